@@ -1,0 +1,39 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, rm } from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * Writes `data` to `file` so that a reader (or a process restarted after a
+ * crash) sees either the old content or the new, never a torn file: the bytes
+ * go to a temporary sibling, are flushed to disk, and the sibling is renamed
+ * over the target, which POSIX makes atomic within one directory.
+ */
+export async function atomicWriteFile(file: string, data: string | Uint8Array): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await open(tmp, "w");
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, file);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
+  // Persist the rename itself; some filesystems do not support fsync on a directory.
+  try {
+    const dirHandle = await open(dir, "r");
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
+  } catch {
+    // best effort
+  }
+}
