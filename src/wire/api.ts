@@ -1,1 +1,391 @@
-export {};
+// Request and response shapes of the Training Service's REST endpoints, as they
+// travel (snake_case). Requests are strict enough to reject a bad call before it
+// is sent; responses are loose so fields the service adds later are kept.
+import { z } from "zod";
+import { TrajectoryGroupWireSchema } from "./trajectory.js";
+
+const uuid = z.string().min(1);
+
+// ---------------------------------------------------------------- models
+
+/**
+ * Body of `POST /v1/preview/models`.
+ *
+ * @example
+ * ModelCreateParamsSchema.parse({ project: "demo", name: "agent-001", base_model: "OpenPipe/Qwen3-14B-Instruct" });
+ */
+export const ModelCreateParamsSchema = z.strictObject({
+  project: z.string().min(1),
+  name: z.string().min(1),
+  base_model: z.string().min(1),
+  entity: z.string().min(1).nullish(),
+  return_existing: z.boolean().optional(),
+});
+export type ModelCreateParams = z.input<typeof ModelCreateParamsSchema>;
+
+/**
+ * A trainable model as the service returns it.
+ *
+ * @example
+ * const model: Model = ModelSchema.parse(await res.json());
+ */
+export const ModelSchema = z.looseObject({
+  id: z.string(),
+  entity: z.string(),
+  project: z.string(),
+  name: z.string(),
+  base_model: z.string(),
+  run_id: z.string().nullish(),
+});
+export type Model = z.infer<typeof ModelSchema>;
+
+/**
+ * Response of `DELETE /v1/preview/models/{model_id}`.
+ *
+ * @example
+ * const { deleted_checkpoints } = ModelDeleteResponseSchema.parse(body);
+ */
+export const ModelDeleteResponseSchema = z.looseObject({
+  model_id: z.string(),
+  deleted_checkpoints: z.number().int(),
+  deleted_run: z.boolean(),
+});
+export type ModelDeleteResponse = z.infer<typeof ModelDeleteResponseSchema>;
+
+// ---------------------------------------------------------------- checkpoints
+
+/**
+ * One checkpoint of a model: its training step and free-form metrics.
+ *
+ * @example
+ * const cp: Checkpoint = CheckpointSchema.parse({ id, step: 3, metrics: { reward: 0.5 } });
+ */
+export const CheckpointSchema = z.looseObject({
+  id: z.string(),
+  step: z.number().int(),
+  metrics: z.record(z.string(), z.unknown()).default({}),
+});
+export type Checkpoint = z.infer<typeof CheckpointSchema>;
+
+/**
+ * Query of `GET /v1/preview/models/{model_id}/checkpoints`.
+ *
+ * @example
+ * CheckpointListParamsSchema.parse({ limit: 1, order: "desc" });
+ */
+export const CheckpointListParamsSchema = z.strictObject({
+  after: z.string().min(1).optional(),
+  limit: z.number().int().min(1).max(100).optional(),
+  order: z.enum(["asc", "desc"]).optional(),
+});
+export type CheckpointListParams = z.input<typeof CheckpointListParamsSchema>;
+
+/**
+ * Body of `DELETE /v1/preview/models/{model_id}/checkpoints`.
+ *
+ * @example
+ * CheckpointDeleteParamsSchema.parse({ steps: [1, 2] });
+ */
+export const CheckpointDeleteParamsSchema = z.strictObject({
+  steps: z.array(z.number().int().min(0)),
+});
+export type CheckpointDeleteParams = z.input<typeof CheckpointDeleteParamsSchema>;
+
+/**
+ * Response of `DELETE /v1/preview/models/{model_id}/checkpoints`: steps that did
+ * not exist are reported, not treated as an error.
+ *
+ * @example
+ * const { deleted_count, not_found_steps } = CheckpointDeleteResponseSchema.parse(body);
+ */
+export const CheckpointDeleteResponseSchema = z.looseObject({
+  deleted_count: z.number().int(),
+  not_found_steps: z.array(z.number().int()).default([]),
+});
+export type CheckpointDeleteResponse = z.infer<typeof CheckpointDeleteResponseSchema>;
+
+// ---------------------------------------------------------------- log
+
+/**
+ * Body of `POST /v1/preview/models/{model_id}/log`.
+ *
+ * @example
+ * LogParamsSchema.parse({ split: "val", trajectory_groups: [{ trajectories: [] }] });
+ */
+export const LogParamsSchema = z.strictObject({
+  split: z.string().min(1),
+  trajectory_groups: z.array(TrajectoryGroupWireSchema),
+});
+export type LogParams = z.input<typeof LogParamsSchema>;
+
+/**
+ * Response of the log endpoint; the service documents it as "anything".
+ *
+ * @example
+ * const out: LogResponse = LogResponseSchema.parse(body ?? {});
+ */
+export const LogResponseSchema = z.looseObject({});
+export type LogResponse = z.infer<typeof LogResponseSchema>;
+
+// ---------------------------------------------------------------- RL training jobs
+
+const nullableNumber = z.number().nullish();
+const nullableBool = z.boolean().nullish();
+const nullableInt = z.number().int().nullish();
+
+/**
+ * Optional knobs of an RL training job (`experimental_config`). Every key is
+ * optional and may be `null`; unknown keys are rejected so a typo is caught
+ * before the job is created.
+ *
+ * @example
+ * ExperimentalTrainingConfigSchema.parse({ learning_rate: 5e-6, importance_sampling_level: "token" });
+ */
+export const ExperimentalTrainingConfigSchema = z.strictObject({
+  advantage_balance: nullableNumber,
+  allow_training_without_logprobs: nullableBool,
+  epsilon: nullableNumber,
+  epsilon_high: nullableNumber,
+  importance_sampling_level: z
+    .enum(["token", "sequence", "average", "geometric_average"])
+    .nullish(),
+  kimi_k2_tau: nullableNumber,
+  kl_penalty_coef: nullableNumber,
+  kl_penalty_reference_step: z.number().int().min(0).nullish(),
+  kl_penalty_source: z.enum(["current_learner", "sample"]).nullish(),
+  kl_penalty_step_lag: z.number().int().min(1).nullish(),
+  kl_ref_adapter_path: z.string().nullish(),
+  learning_rate: nullableNumber,
+  logprob_calculation_chunk_size: nullableInt,
+  loss_fn: z.enum(["cispo", "ppo"]).nullish(),
+  mask_prob_ratio: nullableBool,
+  max_negative_advantage_importance_sampling_weight: nullableNumber,
+  normalize_advantages: nullableBool,
+  num_trajectories_learning_rate_multiplier_power: nullableNumber,
+  packed_sequence_length: nullableInt,
+  plot_tensors: nullableBool,
+  ppo: nullableBool,
+  precalculate_logprobs: nullableBool,
+  scale_learning_rate_by_reward_std_dev: nullableBool,
+  scale_rewards: nullableBool,
+  truncated_importance_sampling: nullableNumber,
+});
+export type ExperimentalTrainingConfig = z.input<typeof ExperimentalTrainingConfigSchema>;
+
+/**
+ * Body of `POST /v1/preview/training-jobs`.
+ *
+ * @example
+ * TrainingJobCreateParamsSchema.parse({ model_id, trajectory_groups: groups });
+ */
+export const TrainingJobCreateParamsSchema = z.strictObject({
+  model_id: uuid,
+  trajectory_groups: z.array(TrajectoryGroupWireSchema).min(1),
+  experimental_config: ExperimentalTrainingConfigSchema.nullish(),
+});
+export type TrainingJobCreateParams = z.input<typeof TrainingJobCreateParamsSchema>;
+
+/**
+ * A training job. The spec only promises `id`; the status fields some
+ * deployments add are typed when present and kept otherwise.
+ *
+ * @example
+ * const job: TrainingJob = TrainingJobSchema.parse({ id });
+ */
+export const TrainingJobSchema = z.looseObject({
+  id: z.string(),
+  status: z.string().nullish(),
+  training_start: z.string().nullish(),
+  training_end: z.string().nullish(),
+  error_message: z.string().nullish(),
+});
+export type TrainingJob = z.infer<typeof TrainingJobSchema>;
+
+/** The four kinds of training job event, in the order a job emits them. */
+export const TrainingJobEventTypeSchema = z.enum([
+  "training_started",
+  "gradient_step",
+  "training_ended",
+  "training_failed",
+]);
+export type TrainingJobEventType = z.infer<typeof TrainingJobEventTypeSchema>;
+
+/**
+ * One event of a training job (`training_started` carries `num_sequences`,
+ * `gradient_step` carries numeric metrics, `training_failed` an `error_message`).
+ *
+ * @example
+ * const ev: TrainingJobEvent = TrainingJobEventSchema.parse({ id, type: "gradient_step", data: { loss: 0.1 } });
+ */
+export const TrainingJobEventSchema = z.looseObject({
+  id: z.string(),
+  type: TrainingJobEventTypeSchema,
+  data: z.record(z.string(), z.unknown()).default({}),
+});
+export type TrainingJobEvent = z.infer<typeof TrainingJobEventSchema>;
+
+/**
+ * Query of `GET /v1/preview/training-jobs/{id}/events`.
+ *
+ * @example
+ * EventListParamsSchema.parse({ after: lastEventId, limit: 100 });
+ */
+export const EventListParamsSchema = z.strictObject({
+  after: z.string().min(1).optional(),
+  limit: z.number().int().min(1).max(100).optional(),
+});
+export type EventListParams = z.input<typeof EventListParamsSchema>;
+
+// ---------------------------------------------------------------- SFT training jobs
+
+/**
+ * `config` of an SFT job. `batch_size` may be `"auto"`; `learning_rate` may be a
+ * per-batch list.
+ *
+ * @example
+ * SFTTrainingConfigSchema.parse({ batch_size: 2, learning_rate: 5e-5 });
+ */
+export const SFTTrainingConfigSchema = z.looseObject({
+  batch_size: z.union([z.number().int().min(1), z.literal("auto")]).nullish(),
+  learning_rate: z.union([z.number(), z.array(z.number())]).nullish(),
+  metric_logging: z
+    .looseObject({
+      enabled: z.boolean().optional(),
+      target_training_step: z.number().int().optional(),
+    })
+    .nullish(),
+});
+export type SFTTrainingConfig = z.input<typeof SFTTrainingConfigSchema>;
+
+/**
+ * Body of `POST /v1/preview/sft-training-jobs`.
+ *
+ * @example
+ * SFTTrainingJobCreateParamsSchema.parse({ model_id, training_data_url: "wandb-artifact:///e/p/data:v0" });
+ */
+export const SFTTrainingJobCreateParamsSchema = z.strictObject({
+  model_id: uuid,
+  training_data_url: z.string().min(1),
+  config: SFTTrainingConfigSchema.nullish(),
+  experimental_config: z.record(z.string(), z.unknown()).nullish(),
+});
+export type SFTTrainingJobCreateParams = z.input<typeof SFTTrainingJobCreateParamsSchema>;
+
+// ---------------------------------------------------------------- pagination
+
+/**
+ * Builds the schema of a cursor page of `item`: `{object: "list", data, first_id,
+ * last_id, has_more}`.
+ *
+ * @example
+ * const CheckpointPage = PaginatedResponseSchema(CheckpointSchema);
+ */
+export function PaginatedResponseSchema<T extends z.ZodType>(item: T) {
+  return z.looseObject({
+    object: z.string().default("list"),
+    data: z.array(item),
+    first_id: z.string().nullish(),
+    last_id: z.string().nullish(),
+    has_more: z.boolean().default(false),
+  });
+}
+/** A page of items as it travels. */
+export type PaginatedResponse<T> = {
+  object: string;
+  data: T[];
+  first_id?: string | null;
+  last_id?: string | null;
+  has_more: boolean;
+  [key: string]: unknown;
+};
+
+/** Schema of a page of checkpoints. */
+export const CheckpointPageSchema = PaginatedResponseSchema(CheckpointSchema);
+/** Schema of a page of training job events. */
+export const TrainingJobEventPageSchema = PaginatedResponseSchema(TrainingJobEventSchema);
+
+// ---------------------------------------------------------------- errors and checks
+
+/**
+ * One item of a FastAPI-style validation error.
+ *
+ * @example
+ * const item: ValidationErrorItem = { loc: ["body", "split"], msg: "Field required", type: "missing" };
+ */
+export const ValidationErrorItemSchema = z.looseObject({
+  loc: z.array(z.union([z.string(), z.number()])),
+  msg: z.string(),
+  type: z.string(),
+});
+export type ValidationErrorItem = z.infer<typeof ValidationErrorItemSchema>;
+
+/**
+ * The service's 422 body: `{detail: [{loc, msg, type}]}`.
+ *
+ * @example
+ * const parsed = HTTPValidationErrorSchema.safeParse(body);
+ */
+export const HTTPValidationErrorSchema = z.looseObject({
+  detail: z.array(ValidationErrorItemSchema),
+});
+export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
+
+/**
+ * Response of `GET /v1/health`; its shape is not documented, so anything is kept.
+ *
+ * @example
+ * const { status } = HealthResponseSchema.parse(body);
+ */
+export const HealthResponseSchema = z.looseObject({ status: z.string().optional() });
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+
+/**
+ * Response of `GET /v1/system-check`; the service answers 503 when a check fails.
+ *
+ * @example
+ * const report = SystemCheckResponseSchema.parse(body);
+ */
+export const SystemCheckResponseSchema = z.looseObject({ status: z.string().optional() });
+export type SystemCheckResponse = z.infer<typeof SystemCheckResponseSchema>;
+
+// ---------------------------------------------------------------- zod issues as FastAPI items
+
+/**
+ * Renders a zod path as `a.b[0].c`, or `(root)` when empty.
+ *
+ * @example
+ * formatZodPath(["trajectory_groups", 0, "trajectories"]); // "trajectory_groups[0].trajectories"
+ */
+export function formatZodPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out === "" ? "(root)" : out;
+}
+
+/**
+ * Turns a zod error into FastAPI-style `{loc, msg, type}` items, `loc` starting
+ * with where the value came from (`"body"`, `"query"` or `"path"`).
+ *
+ * @example
+ * const r = LogParamsSchema.safeParse(body);
+ * if (!r.success) reply(422, { detail: zodIssuesToValidationItems(r.error, "body") });
+ */
+export function zodIssuesToValidationItems(
+  error: z.ZodError,
+  location: "body" | "query" | "path",
+): ValidationErrorItem[] {
+  return error.issues.map((issue) => ({
+    loc: [location, ...issue.path.map((k) => (typeof k === "number" ? k : String(k)))],
+    msg: issue.message,
+    type: issueType(issue),
+  }));
+}
+
+function issueType(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) return "missing";
+  if (issue.code === "unrecognized_keys") return "extra_forbidden";
+  return issue.code;
+}
