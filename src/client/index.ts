@@ -1,1 +1,45 @@
-export {};
+// The client of the Training Service: request core, errors, pagination, resources.
+export { APIPromise, type WithResponse } from "./api-promise.js";
+export {
+  type CreateOpenAIOptions,
+  DEFAULT_BASE_URL,
+  TrainingClient,
+  type TrainingClientOptions,
+} from "./client.js";
+export type { RequestOptions } from "./core.js";
+export {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  MissingAPIKeyError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  RequestValidationError,
+  TrainingClientError,
+  UnprocessableEntityError,
+} from "./errors.js";
+export { type InferenceModelRef, inferenceModelName } from "./model-name.js";
+export { CursorPage, PagePromise } from "./pagination.js";
+export {
+  Chat,
+  ChatCompletions,
+  type ServiceChatParams,
+  serviceErrorFetch,
+} from "./resources/chat.js";
+export { Checkpoints } from "./resources/checkpoints.js";
+export { Models } from "./resources/models.js";
+export { SFTTrainingJobs, TrainingJobEvents, TrainingJobs } from "./resources/training-jobs.js";
+export {
+  type BackoffOptions,
+  isRetryableError,
+  isRetryableStatus,
+  retryDelay,
+  serverRequestedDelay,
+  sleep,
+} from "./retry.js";

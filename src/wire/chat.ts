@@ -48,6 +48,60 @@ export const StructuredOutputsSchema = z.looseObject({
 });
 
 /**
+ * The serving engine's own chat request fields (beyond OpenAI's), all optional.
+ * `recorder` and `training` add these to an `openai` request body as is.
+ *
+ * @example
+ * const extra: ChatEngineParams = { top_k: 20, return_token_ids: true };
+ */
+export const ChatEngineParamsSchema = z.looseObject({
+  use_beam_search: z.boolean().optional(),
+  top_k: int.nullish(),
+  min_p: z.number().nullish(),
+  repetition_penalty: z.number().nullish(),
+  length_penalty: z.number().optional(),
+  stop_token_ids: z.array(int).nullish(),
+  include_stop_str_in_output: z.boolean().optional(),
+  ignore_eos: z.boolean().optional(),
+  min_tokens: int.min(0).optional(),
+  skip_special_tokens: z.boolean().optional(),
+  spaces_between_special_tokens: z.boolean().optional(),
+  truncate_prompt_tokens: int.min(-1).nullish(),
+  prompt_logprobs: int.nullish(),
+  allowed_token_ids: z.array(int).nullish(),
+  bad_words: z.array(z.string()).optional(),
+  echo: z.boolean().optional(),
+  add_generation_prompt: z.boolean().optional(),
+  continue_final_message: z.boolean().optional(),
+  add_special_tokens: z.boolean().optional(),
+  documents: z.array(z.record(z.string(), z.unknown())).nullish(),
+  chat_template: z.string().nullish(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  mm_processor_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  structured_outputs: StructuredOutputsSchema.nullish(),
+  priority: int.optional(),
+  request_id: z.string().optional(),
+  return_tokens_as_token_ids: z.boolean().nullish(),
+  return_token_ids: z.boolean().nullish(),
+  cache_salt: z.string().nullish(),
+  kv_transfer_params: z.record(z.string(), z.unknown()).nullish(),
+  vllm_xargs: z
+    .record(
+      z.string(),
+      z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]),
+    )
+    .nullish(),
+  repetition_detection: z
+    .looseObject({
+      max_pattern_size: int.optional(),
+      min_pattern_size: int.optional(),
+      min_count: int.optional(),
+    })
+    .nullish(),
+});
+export type ChatEngineParams = z.input<typeof ChatEngineParamsSchema>;
+
+/**
  * Body of `POST /v1/chat/completions`: the OpenAI fields and every
  * engine-specific field of the service. Unknown keys pass through.
  *
@@ -101,49 +155,6 @@ export const ChatCompletionCreateParamsSchema = z.looseObject({
   include_reasoning: z.boolean().optional(),
   parallel_tool_calls: z.boolean().nullish(),
   user: z.string().nullish(),
-  // engine-specific fields
-  use_beam_search: z.boolean().optional(),
-  top_k: int.nullish(),
-  min_p: z.number().nullish(),
-  repetition_penalty: z.number().nullish(),
-  length_penalty: z.number().optional(),
-  stop_token_ids: z.array(int).nullish(),
-  include_stop_str_in_output: z.boolean().optional(),
-  ignore_eos: z.boolean().optional(),
-  min_tokens: int.min(0).optional(),
-  skip_special_tokens: z.boolean().optional(),
-  spaces_between_special_tokens: z.boolean().optional(),
-  truncate_prompt_tokens: int.min(-1).nullish(),
-  prompt_logprobs: int.nullish(),
-  allowed_token_ids: z.array(int).nullish(),
-  bad_words: z.array(z.string()).optional(),
-  echo: z.boolean().optional(),
-  add_generation_prompt: z.boolean().optional(),
-  continue_final_message: z.boolean().optional(),
-  add_special_tokens: z.boolean().optional(),
-  documents: z.array(z.record(z.string(), z.unknown())).nullish(),
-  chat_template: z.string().nullish(),
-  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
-  mm_processor_kwargs: z.record(z.string(), z.unknown()).nullish(),
-  structured_outputs: StructuredOutputsSchema.nullish(),
-  priority: int.optional(),
-  request_id: z.string().optional(),
-  return_tokens_as_token_ids: z.boolean().nullish(),
-  return_token_ids: z.boolean().nullish(),
-  cache_salt: z.string().nullish(),
-  kv_transfer_params: z.record(z.string(), z.unknown()).nullish(),
-  vllm_xargs: z
-    .record(
-      z.string(),
-      z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]),
-    )
-    .nullish(),
-  repetition_detection: z
-    .looseObject({
-      max_pattern_size: int.optional(),
-      min_pattern_size: int.optional(),
-      min_count: int.optional(),
-    })
-    .nullish(),
+  ...ChatEngineParamsSchema.shape,
 });
 export type ChatCompletionCreateParams = z.input<typeof ChatCompletionCreateParamsSchema>;

@@ -1,0 +1,65 @@
+// A Promise of the parsed body that can also hand back the raw Response.
+
+/** The parsed body of a call together with the HTTP response it came from. */
+export interface WithResponse<T> {
+  data: T;
+  response: Response;
+}
+
+/**
+ * What every client call returns: a real Promise of the parsed body, plus
+ * `withResponse()` for the body and the `Response`, and `asResponse()` for the
+ * `Response` alone (its body already read: use `withResponse()` for data).
+ *
+ * @example
+ * const { data: model, response } = await client.models.create(params).withResponse();
+ * console.log(response.headers.get("x-request-id"));
+ */
+export class APIPromise<T> extends Promise<T> {
+  readonly #raw: Promise<WithResponse<T>>;
+  #parsed: Promise<T> | undefined;
+
+  constructor(raw: Promise<WithResponse<T>>) {
+    // The executor is a placeholder: every Promise method below reads #raw.
+    super((resolve) => resolve(null as T));
+    this.#raw = raw;
+  }
+
+  // Derived promises (from then/catch) are plain Promises, not APIPromises.
+  static override get [Symbol.species]() {
+    return Promise;
+  }
+
+  /** The parsed body and the `Response`. */
+  withResponse(): Promise<WithResponse<T>> {
+    return this.#raw;
+  }
+
+  /** The `Response` alone. */
+  asResponse(): Promise<Response> {
+    return this.#raw.then((r) => r.response);
+  }
+
+  #data(): Promise<T> {
+    this.#parsed ??= this.#raw.then((r) => r.data);
+    return this.#parsed;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: this class is a Promise on purpose.
+  override then<R1 = T, R2 = never>(
+    onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#data().then(onfulfilled, onrejected);
+  }
+
+  override catch<R = never>(
+    onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null,
+  ): Promise<T | R> {
+    return this.#data().catch(onrejected);
+  }
+
+  override finally(onfinally?: (() => void) | null): Promise<T> {
+    return this.#data().finally(onfinally);
+  }
+}

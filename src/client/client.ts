@@ -1,0 +1,165 @@
+import OpenAI from "openai";
+import {
+  type HealthResponse,
+  HealthResponseSchema,
+  type SystemCheckResponse,
+  SystemCheckResponseSchema,
+} from "../wire/index.js";
+import type { APIPromise } from "./api-promise.js";
+import { RequestCore, type RequestOptions } from "./core.js";
+import { MissingAPIKeyError } from "./errors.js";
+import { Chat, serviceErrorFetch } from "./resources/chat.js";
+import { Models } from "./resources/models.js";
+import { SFTTrainingJobs, TrainingJobs } from "./resources/training-jobs.js";
+
+/** The service's public address, used when neither option nor env gives one. */
+export const DEFAULT_BASE_URL = "https://api.training.wandb.ai/v1";
+
+/** Options of {@link TrainingClient}. */
+export interface TrainingClientOptions {
+  /** API key sent as a bearer token. Default: `process.env.WANDB_API_KEY`. Required. */
+  apiKey?: string | undefined;
+  /**
+   * Base URL ending in `/v1`. Default: `process.env.TRAINING_SERVICE_BASE_URL`,
+   * then `https://api.training.wandb.ai/v1`.
+   */
+  baseURL?: string | undefined;
+  /** Timeout of one attempt, in ms. Default 120000. */
+  timeout?: number | undefined;
+  /** Retries of a failed request that is safe to repeat. Default 2. */
+  maxRetries?: number | undefined;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch | undefined;
+  /** Headers added to every request. */
+  defaultHeaders?: Record<string, string> | undefined;
+}
+
+/** Options of {@link TrainingClient.createOpenAI}: the `openai` constructor's, minus key and URL. */
+export type CreateOpenAIOptions = Omit<
+  NonNullable<ConstructorParameters<typeof OpenAI>[0]>,
+  "apiKey" | "baseURL"
+>;
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_MAX_RETRIES = 2;
+
+/**
+ * Typed client of the Training Service: models, checkpoints, RL and SFT
+ * training jobs, chat completions, health. Each call validates its arguments,
+ * then returns an {@link APIPromise}. The API key is kept in a private field
+ * and never appears in errors, logs or `JSON.stringify(client)`.
+ *
+ * @example
+ * import { TrainingClient } from "trajectory-recorder";
+ * const client = new TrainingClient(); // WANDB_API_KEY from the environment
+ * const model = await client.models.create({ project: "demo", name: "agent-001", base_model: "Qwen/Qwen3-4B", return_existing: true });
+ */
+export class TrainingClient {
+  /** The base URL every path is appended to. */
+  readonly baseURL: string;
+  readonly timeout: number;
+  readonly maxRetries: number;
+  readonly models: Models;
+  readonly trainingJobs: TrainingJobs;
+  readonly sftTrainingJobs: SFTTrainingJobs;
+  readonly chat: Chat;
+
+  readonly #apiKey: string;
+  readonly #core: RequestCore;
+  readonly #fetch: typeof fetch | undefined;
+  readonly #defaultHeaders: Record<string, string>;
+  #openai: OpenAI | undefined;
+
+  constructor(options: TrainingClientOptions = {}) {
+    const apiKey = options.apiKey ?? readEnv("WANDB_API_KEY");
+    if (!apiKey) throw new MissingAPIKeyError();
+    this.#apiKey = apiKey;
+    this.baseURL = (
+      options.baseURL ??
+      readEnv("TRAINING_SERVICE_BASE_URL") ??
+      DEFAULT_BASE_URL
+    ).replace(/\/+$/, "");
+    this.timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
+    this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.#fetch = options.fetch;
+    this.#defaultHeaders = { ...options.defaultHeaders };
+    this.#core = new RequestCore(apiKey, {
+      baseURL: this.baseURL,
+      timeout: this.timeout,
+      maxRetries: this.maxRetries,
+      fetch: options.fetch,
+      defaultHeaders: this.#defaultHeaders,
+      userAgent: "trajectory-recorder",
+    });
+    this.models = new Models(this.#core);
+    this.trainingJobs = new TrainingJobs(this.#core);
+    this.sftTrainingJobs = new SFTTrainingJobs(this.#core);
+    this.chat = new Chat(() => {
+      this.#openai ??= this.createOpenAI();
+      return this.#openai;
+    });
+  }
+
+  /**
+   * An `openai` client aimed at the service (same key, base URL, timeout,
+   * retries and headers), whose errors carry the service's `detail`.
+   *
+   * @example
+   * const openai = client.createOpenAI();
+   * await openai.chat.completions.create({ model, messages });
+   */
+  createOpenAI(options: CreateOpenAIOptions = {}): OpenAI {
+    return new OpenAI({
+      timeout: this.timeout,
+      maxRetries: this.maxRetries,
+      ...options,
+      defaultHeaders: { ...this.#defaultHeaders, ...options.defaultHeaders },
+      apiKey: this.#apiKey,
+      baseURL: this.baseURL,
+      fetch: serviceErrorFetch(options.fetch ?? this.#fetch),
+    });
+  }
+
+  /**
+   * `GET /v1/health`.
+   *
+   * @example
+   * await client.health();
+   */
+  health(options?: RequestOptions): APIPromise<HealthResponse> {
+    return this.#core.request({
+      operation: "health",
+      method: "GET",
+      path: "/health",
+      responseSchema: HealthResponseSchema,
+      options,
+      safeToRetry: true,
+    });
+  }
+
+  /**
+   * `GET /v1/system-check`; a failed check answers 503 (an `InternalServerError`).
+   *
+   * @example
+   * const report = await client.systemCheck({ maxRetries: 0 });
+   */
+  systemCheck(options?: RequestOptions): APIPromise<SystemCheckResponse> {
+    return this.#core.request({
+      operation: "systemCheck",
+      method: "GET",
+      path: "/system-check",
+      responseSchema: SystemCheckResponseSchema,
+      options,
+      safeToRetry: true,
+    });
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { baseURL: this.baseURL, timeout: this.timeout, maxRetries: this.maxRetries };
+  }
+}
+
+function readEnv(name: string): string | undefined {
+  const value = typeof process === "undefined" ? undefined : process.env[name];
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}

@@ -1,0 +1,197 @@
+// The one request path every resource goes through: URL building, auth,
+// validation, timeouts, retries and error mapping.
+import { z } from "zod";
+import { APIPromise, type WithResponse } from "./api-promise.js";
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  type RequestTarget,
+  RequestValidationError,
+} from "./errors.js";
+import { isRetryableError, retryDelay, sleep } from "./retry.js";
+
+const PathParamsSchema = z.record(
+  z.string(),
+  z
+    .string({ error: "expected a non-empty id string" })
+    .min(1, { error: "expected a non-empty id string" }),
+);
+
+/** Per-call options accepted by every client method as its last argument. */
+export interface RequestOptions {
+  /** Overrides the client's timeout for this call, in ms. */
+  timeout?: number;
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number;
+  /** Aborts the call (and its retries). */
+  signal?: AbortSignal;
+  /** Extra headers for this call. */
+  headers?: Record<string, string>;
+  /**
+   * Marks a POST as safe to repeat, so it is retried like a GET. Training job
+   * creation is never retried unless this is `true`: a lost answer followed by
+   * a retry could start a second job.
+   */
+  idempotent?: boolean;
+}
+
+/** Settings of the request core, resolved by `TrainingClient`. */
+export interface CoreSettings {
+  baseURL: string;
+  timeout: number;
+  maxRetries: number;
+  fetch: typeof fetch | undefined;
+  defaultHeaders: Record<string, string>;
+  userAgent: string;
+}
+
+/** One call, as a resource describes it. */
+export interface RequestSpec<Out> {
+  /** Name used in validation messages, e.g. `models.create`. */
+  operation: string;
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Validates the body or query before sending; a failure rejects with RequestValidationError. */
+  paramsSchema?: z.ZodType;
+  params?: unknown;
+  /** Ids that go into the path; each must be a non-empty string. */
+  pathParams?: Record<string, unknown>;
+  responseSchema: z.ZodType<Out>;
+  options?: RequestOptions | undefined;
+  /** Whether this call may be repeated safely without the caller saying so. */
+  safeToRetry?: boolean;
+}
+
+/** Runs requests for the client. Holds the key in a private field only. */
+export class RequestCore {
+  readonly #apiKey: string;
+  readonly #settings: CoreSettings;
+
+  constructor(apiKey: string, settings: CoreSettings) {
+    this.#apiKey = apiKey;
+    this.#settings = settings;
+  }
+
+  request<Out>(spec: RequestSpec<Out>): APIPromise<Out> {
+    return new APIPromise(this.#run(spec));
+  }
+
+  /** Like {@link request} but resolves to the raw `{data, response}`. */
+  requestRaw<Out>(spec: RequestSpec<Out>): Promise<WithResponse<Out>> {
+    return this.#run(spec);
+  }
+
+  async #run<Out>(spec: RequestSpec<Out>): Promise<WithResponse<Out>> {
+    if (spec.pathParams) {
+      const checked = PathParamsSchema.safeParse(spec.pathParams);
+      if (!checked.success) throw new RequestValidationError(spec.operation, checked.error);
+    }
+    if (spec.paramsSchema) {
+      const checked = spec.paramsSchema.safeParse(spec.params);
+      if (!checked.success) throw new RequestValidationError(spec.operation, checked.error);
+    }
+    const url = this.#url(spec.path, spec.query);
+    const target: RequestTarget = { method: spec.method, path: url.pathname };
+    const opts = spec.options ?? {};
+    const retryAllowed = spec.safeToRetry === true || opts.idempotent === true;
+    const maxRetries = retryAllowed ? (opts.maxRetries ?? this.#settings.maxRetries) : 0;
+
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#attempt(spec, url, target, opts);
+      } catch (err) {
+        if (attempt >= maxRetries || !isRetryableError(err)) throw err;
+        const headers = err instanceof APIError ? err.headers : undefined;
+        try {
+          await sleep(retryDelay(attempt, { headers }), opts.signal);
+        } catch {
+          throw new APIUserAbortError(target);
+        }
+      }
+    }
+  }
+
+  async #attempt<Out>(
+    spec: RequestSpec<Out>,
+    url: URL,
+    target: RequestTarget,
+    opts: RequestOptions,
+  ): Promise<WithResponse<Out>> {
+    const timeout = opts.timeout ?? this.#settings.timeout;
+    const timer = new AbortController();
+    const handle = setTimeout(() => timer.abort(), timeout);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timer.signal]) : timer.signal;
+    const doFetch = this.#settings.fetch ?? globalThis.fetch;
+    let response: Response;
+    let text: string;
+    try {
+      response = await doFetch(url, {
+        method: spec.method,
+        headers: this.#headers(spec.body !== undefined, opts.headers),
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        signal,
+      });
+      text = await response.text();
+    } catch (err) {
+      if (opts.signal?.aborted) throw new APIUserAbortError(target);
+      if (timer.signal.aborted) throw new APIConnectionTimeoutError(target, timeout);
+      throw new APIConnectionError(target, err);
+    } finally {
+      clearTimeout(handle);
+    }
+    const body = parseBody(text);
+    if (!response.ok) throw APIError.generate(target, response.status, body, response.headers);
+    const parsed = spec.responseSchema.safeParse(body ?? {});
+    if (!parsed.success) {
+      throw new APIError(
+        target,
+        response.status,
+        body,
+        response.headers,
+        `${target.method} ${target.path} returned a body this client does not understand: ${parsed.error.issues
+          .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+          .join("; ")}.`,
+      );
+    }
+    return { data: parsed.data, response };
+  }
+
+  #url(path: string, query: RequestSpec<unknown>["query"]): URL {
+    const base = this.#settings.baseURL.replace(/\/+$/, "");
+    const url = new URL(`${base}${path}`);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  #headers(hasBody: boolean, extra: Record<string, string> | undefined): Headers {
+    const headers = new Headers({
+      accept: "application/json",
+      "user-agent": this.#settings.userAgent,
+      ...this.#settings.defaultHeaders,
+      ...extra,
+    });
+    if (hasBody) headers.set("content-type", "application/json");
+    headers.set("authorization", `Bearer ${this.#apiKey}`);
+    return headers;
+  }
+}
+
+function parseBody(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Encodes one path segment (ids are user input). */
+export function segment(id: string): string {
+  return encodeURIComponent(id);
+}

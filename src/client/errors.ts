@@ -1,0 +1,264 @@
+// Error classes of the client. Messages are sentences naming the method, the
+// path and what the server said; none of them ever holds the API key.
+import type { z } from "zod";
+import { formatZodPath, type ValidationErrorItem } from "../wire/index.js";
+
+/**
+ * Base class of every error this client throws.
+ *
+ * @example
+ * try { await client.health(); } catch (err) { if (err instanceof TrainingClientError) console.error(err.message); }
+ */
+export class TrainingClientError extends Error {
+  override name = "TrainingClientError";
+}
+
+/**
+ * The client was constructed without an API key (neither `apiKey` nor `WANDB_API_KEY`).
+ *
+ * @example
+ * new TrainingClient({ apiKey: process.env.MY_KEY });
+ */
+export class MissingAPIKeyError extends TrainingClientError {
+  override name = "MissingAPIKeyError";
+  constructor() {
+    super(
+      "No API key was given to TrainingClient: pass { apiKey } or set the WANDB_API_KEY environment variable.",
+    );
+  }
+}
+
+/**
+ * A request failed validation before it was sent. `issues` holds zod's issues;
+ * the message names each bad field by its path and what was expected.
+ *
+ * @example
+ * catch (err) { if (err instanceof RequestValidationError) console.log(err.issues[0].path); }
+ */
+export class RequestValidationError extends TrainingClientError {
+  override name = "RequestValidationError";
+  readonly operation: string;
+  readonly issues: z.core.$ZodIssue[];
+  constructor(operation: string, error: z.ZodError) {
+    const parts = error.issues.map((i) => `${formatZodPath(i.path)}: ${i.message}`);
+    super(`Invalid arguments to ${operation}, nothing was sent: ${parts.join("; ")}.`);
+    this.operation = operation;
+    this.issues = error.issues;
+  }
+}
+
+/** Where a failed request was going: used to build messages. */
+export interface RequestTarget {
+  method: string;
+  path: string;
+}
+
+/**
+ * The service answered with an error status. Subclasses exist per status; the
+ * parsed `body`, the response `headers` and the `requestID` are kept.
+ *
+ * @example
+ * catch (err) { if (err instanceof APIError) console.log(err.status, err.body); }
+ */
+export class APIError extends TrainingClientError {
+  override name = "APIError";
+  readonly status: number | undefined;
+  readonly headers: Headers | undefined;
+  readonly body: unknown;
+  readonly requestID: string | null;
+  readonly method: string;
+  readonly path: string;
+  constructor(
+    target: RequestTarget,
+    status: number | undefined,
+    body: unknown,
+    headers: Headers | undefined,
+    message?: string,
+  ) {
+    super(message ?? describeFailure(target, status, body));
+    this.method = target.method;
+    this.path = target.path;
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+    this.requestID = headers?.get("x-request-id") ?? null;
+  }
+
+  /**
+   * Builds the subclass matching `status`.
+   *
+   * @example
+   * throw APIError.generate({ method: "GET", path: "/v1/health" }, 503, body, headers);
+   */
+  static generate(
+    target: RequestTarget,
+    status: number,
+    body: unknown,
+    headers: Headers,
+  ): APIError {
+    const Class = classForStatus(status);
+    return new Class(target, status, body, headers);
+  }
+}
+
+/** 400 Bad Request. */
+export class BadRequestError extends APIError {
+  override name = "BadRequestError";
+}
+/** 401: the API key was refused. */
+export class AuthenticationError extends APIError {
+  override name = "AuthenticationError";
+}
+/** 403: the key may not do this. */
+export class PermissionDeniedError extends APIError {
+  override name = "PermissionDeniedError";
+}
+/** 404: the model, job or path does not exist. */
+export class NotFoundError extends APIError {
+  override name = "NotFoundError";
+}
+/** 409: the request conflicts with the resource's state. */
+export class ConflictError extends APIError {
+  override name = "ConflictError";
+}
+/**
+ * 422: the service rejected the request body, query or path. `detail` holds its
+ * `{loc, msg, type}` items.
+ *
+ * @example
+ * catch (err) { if (err instanceof UnprocessableEntityError) console.log(err.detail[0].loc); }
+ */
+export class UnprocessableEntityError extends APIError {
+  override name = "UnprocessableEntityError";
+  get detail(): ValidationErrorItem[] {
+    return validationDetail(this.body) ?? [];
+  }
+}
+/** 429: too many requests or concurrent requests. */
+export class RateLimitError extends APIError {
+  override name = "RateLimitError";
+}
+/** Any 5xx answer. */
+export class InternalServerError extends APIError {
+  override name = "InternalServerError";
+}
+
+/**
+ * The request never got an answer (DNS, refused connection, reset socket...).
+ *
+ * @example
+ * catch (err) { if (err instanceof APIConnectionError) console.log(err.cause); }
+ */
+export class APIConnectionError extends APIError {
+  override name = "APIConnectionError";
+  constructor(target: RequestTarget, cause?: unknown, message?: string) {
+    super(
+      target,
+      undefined,
+      undefined,
+      undefined,
+      message ??
+        `${target.method} ${target.path} could not reach the Training Service: ${causeText(cause)}.`,
+    );
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+/** The request did not complete within the client's `timeout`. */
+export class APIConnectionTimeoutError extends APIConnectionError {
+  override name = "APIConnectionTimeoutError";
+  constructor(target: RequestTarget, timeoutMs: number) {
+    super(target, undefined, `${target.method} ${target.path} timed out after ${timeoutMs} ms.`);
+  }
+}
+/** The caller aborted the request through its `signal`. */
+export class APIUserAbortError extends APIError {
+  override name = "APIUserAbortError";
+  constructor(target: RequestTarget) {
+    super(
+      target,
+      undefined,
+      undefined,
+      undefined,
+      `${target.method} ${target.path} was aborted by the caller.`,
+    );
+  }
+}
+
+type APIErrorClass = new (
+  target: RequestTarget,
+  status: number,
+  body: unknown,
+  headers: Headers,
+) => APIError;
+
+function classForStatus(status: number): APIErrorClass {
+  switch (status) {
+    case 400:
+      return BadRequestError;
+    case 401:
+      return AuthenticationError;
+    case 403:
+      return PermissionDeniedError;
+    case 404:
+      return NotFoundError;
+    case 409:
+      return ConflictError;
+    case 422:
+      return UnprocessableEntityError;
+    case 429:
+      return RateLimitError;
+    default:
+      return status >= 500 ? InternalServerError : APIError;
+  }
+}
+
+/** The `{loc, msg, type}` items of a FastAPI-style body, if it is one. */
+export function validationDetail(body: unknown): ValidationErrorItem[] | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const detail = (body as { detail?: unknown }).detail;
+  if (!Array.isArray(detail)) return undefined;
+  return detail.filter(
+    (d): d is ValidationErrorItem => typeof d === "object" && d !== null && Array.isArray(d.loc),
+  );
+}
+
+/**
+ * What the server said, as one line: the 422 items as `loc: msg`, else a
+ * `detail` / `error.message` / `message` string, else the raw text.
+ */
+export function serverMessage(body: unknown): string | undefined {
+  const items = validationDetail(body);
+  if (items && items.length > 0) {
+    return items.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; ");
+  }
+  if (typeof body === "string") return body.trim() === "" ? undefined : body.trim().slice(0, 500);
+  if (typeof body !== "object" || body === null) return undefined;
+  const b = body as Record<string, unknown>;
+  if (typeof b.detail === "string") return b.detail;
+  const err = b.error;
+  if (typeof err === "string") return err;
+  if (
+    typeof err === "object" &&
+    err !== null &&
+    typeof (err as { message?: unknown }).message === "string"
+  ) {
+    return (err as { message: string }).message;
+  }
+  if (typeof b.message === "string") return b.message;
+  return JSON.stringify(body).slice(0, 500);
+}
+
+function describeFailure(target: RequestTarget, status: number | undefined, body: unknown): string {
+  const said = serverMessage(body);
+  const head = `${target.method} ${target.path} failed with status ${status ?? "unknown"}`;
+  return said ? `${head}: ${said}.` : `${head} and no error body.`;
+}
+
+function causeText(cause: unknown): string {
+  if (cause instanceof Error) {
+    const inner = (cause as { cause?: unknown }).cause;
+    const innerText = inner instanceof Error ? ` (${inner.message})` : "";
+    return `${cause.message}${innerText}`;
+  }
+  return cause === undefined ? "unknown error" : String(cause);
+}

@@ -1,0 +1,94 @@
+// Cursor pages: one page of items, the way to the next, and iteration over all.
+import { APIPromise, type WithResponse } from "./api-promise.js";
+
+/** Fetches the page that follows `after` (the id of the last item seen). */
+export type PageFetcher<T extends { id: string }> = (after: string) => APIPromise<CursorPage<T>>;
+
+/**
+ * One page of a list call, following the service's `after` cursor. Iterating
+ * it with `for await` yields every item of this page and of every later page.
+ *
+ * @example
+ * const page = await client.models.checkpoints.list(modelId, { limit: 50 });
+ * for await (const checkpoint of page) console.log(checkpoint.step);
+ */
+export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
+  readonly object: string;
+  readonly data: T[];
+  readonly has_more: boolean;
+  readonly first_id: string | null;
+  readonly last_id: string | null;
+  readonly #fetchAfter: PageFetcher<T>;
+
+  constructor(
+    body: {
+      object?: string;
+      data: T[];
+      has_more?: boolean;
+      first_id?: string | null;
+      last_id?: string | null;
+    },
+    fetchAfter: PageFetcher<T>,
+  ) {
+    this.object = body.object ?? "list";
+    this.data = body.data;
+    this.has_more = body.has_more ?? false;
+    this.first_id = body.first_id ?? null;
+    this.last_id = body.last_id ?? null;
+    this.#fetchAfter = fetchAfter;
+  }
+
+  /** True when the service says more items follow this page. */
+  hasNextPage(): boolean {
+    return this.has_more && this.data.length > 0;
+  }
+
+  /**
+   * The next page, fetched with `after` set to this page's last item id.
+   * Throws when there is none: check `hasNextPage()` first.
+   */
+  getNextPage(): APIPromise<CursorPage<T>> {
+    const last = this.data.at(-1);
+    if (!this.hasNextPage() || !last) {
+      return new APIPromise(
+        Promise.reject(new Error("There is no next page: check hasNextPage() first.")),
+      );
+    }
+    return this.#fetchAfter(last.id);
+  }
+
+  /** Every page from this one on. */
+  async *iterPages(): AsyncGenerator<CursorPage<T>> {
+    let page: CursorPage<T> = this;
+    yield page;
+    while (page.hasNextPage()) {
+      page = await page.getNextPage();
+      yield page;
+    }
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for await (const page of this.iterPages()) yield* page.data;
+  }
+}
+
+/**
+ * What a list call returns: an {@link APIPromise} of the first page that is also
+ * async-iterable over every item of every page.
+ *
+ * @example
+ * for await (const event of client.trainingJobs.events.list(jobId)) console.log(event.type);
+ */
+export class PagePromise<T extends { id: string }>
+  extends APIPromise<CursorPage<T>>
+  implements AsyncIterable<T>
+{
+  constructor(raw: Promise<WithResponse<CursorPage<T>>>) {
+    super(raw);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    const page = await this;
+    yield* page;
+  }
+}

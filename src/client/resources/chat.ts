@@ -1,0 +1,112 @@
+// Chat completions through the `openai` SDK itself, so callers get its own
+// objects (APIPromise, Stream), with the service's error bodies made readable.
+import type OpenAI from "openai";
+import type { APIPromise as OpenAIPromise } from "openai/core/api-promise";
+import type { Stream } from "openai/core/streaming";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsBase,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from "openai/resources/chat/completions/completions";
+import { ChatCompletionCreateParamsSchema, type ChatEngineParams } from "../../wire/index.js";
+import { RequestValidationError, serverMessage } from "../errors.js";
+
+type Completions = OpenAI["chat"]["completions"];
+type OpenAIRequestOptions = Parameters<Completions["create"]>[1];
+type NonStreaming = ChatCompletionCreateParamsNonStreaming;
+type Streaming = ChatCompletionCreateParamsStreaming;
+type Base = ChatCompletionCreateParamsBase;
+
+/** The service's chat request: OpenAI's params plus the engine's own fields. */
+export type ServiceChatParams<P> = P & ChatEngineParams;
+
+/**
+ * `client.chat.completions`: the service's chat completions, answered with the
+ * `openai` SDK's own objects (a `Stream` when `stream: true`).
+ *
+ * @example
+ * const completion = await client.chat.completions.create({
+ *   model: inferenceModelName({ entity: "me", project: "demo", name: "agent-001" }),
+ *   messages: [{ role: "user", content: "hi" }],
+ *   logprobs: true,
+ *   top_k: 20,
+ * });
+ */
+export class ChatCompletions {
+  readonly #openai: () => OpenAI;
+  constructor(openai: () => OpenAI) {
+    this.#openai = openai;
+  }
+
+  /**
+   * Creates a chat completion. Malformed params throw `RequestValidationError`
+   * before anything is sent; a 422 from the service comes back as the SDK's
+   * `UnprocessableEntityError` whose message and `error.detail` carry the service's items.
+   */
+  create(
+    body: ServiceChatParams<NonStreaming>,
+    options?: OpenAIRequestOptions,
+  ): OpenAIPromise<ChatCompletion>;
+  create(
+    body: ServiceChatParams<Streaming>,
+    options?: OpenAIRequestOptions,
+  ): OpenAIPromise<Stream<ChatCompletionChunk>>;
+  create(
+    body: ServiceChatParams<Base>,
+    options?: OpenAIRequestOptions,
+  ): OpenAIPromise<Stream<ChatCompletionChunk> | ChatCompletion>;
+  create(body: ServiceChatParams<Base>, options?: OpenAIRequestOptions): unknown {
+    const checked = ChatCompletionCreateParamsSchema.safeParse(body);
+    if (!checked.success)
+      throw new RequestValidationError("chat.completions.create", checked.error);
+    return this.#openai().chat.completions.create(body, options);
+  }
+}
+
+/** `client.chat`. */
+export class Chat {
+  readonly completions: ChatCompletions;
+  constructor(openai: () => OpenAI) {
+    this.completions = new ChatCompletions(openai);
+  }
+}
+
+/**
+ * Wraps a fetch so that error answers shaped `{detail: ...}` (FastAPI's) reach
+ * the `openai` SDK as `{error: {message, detail}}`, the shape it reads. Without
+ * this a 422 shows up as "422 status code (no body)".
+ *
+ * @example
+ * new OpenAI({ apiKey, baseURL, fetch: serviceErrorFetch(globalThis.fetch) });
+ */
+export function serviceErrorFetch(inner?: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const response = await (inner ?? globalThis.fetch)(input, init);
+    if (response.ok) return response;
+    const text = await response.text();
+    const rewritten = rewriteErrorBody(text);
+    const headers = new Headers(response.headers);
+    headers.delete("content-length");
+    headers.delete("content-encoding");
+    if (rewritten !== text) headers.set("content-type", "application/json");
+    return new Response(rewritten, {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    });
+  };
+}
+
+function rewriteErrorBody(text: string): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return text.trim() === "" ? text : JSON.stringify({ error: { message: text.trim() } });
+  }
+  if (typeof body !== "object" || body === null || "error" in body) return text;
+  const message = serverMessage(body);
+  return JSON.stringify({ error: { ...(body as object), message } });
+}

@@ -1,0 +1,92 @@
+import {
+  type LogParams,
+  LogParamsSchema,
+  type LogResponse,
+  LogResponseSchema,
+  type Model,
+  type ModelCreateParams,
+  ModelCreateParamsSchema,
+  type ModelDeleteResponse,
+  ModelDeleteResponseSchema,
+  ModelSchema,
+} from "../../wire/index.js";
+import type { APIPromise } from "../api-promise.js";
+import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { Checkpoints } from "./checkpoints.js";
+
+/**
+ * Trainable models: `client.models`.
+ *
+ * @example
+ * const model = await client.models.create({ project: "demo", name: "agent-001", base_model: "OpenPipe/Qwen3-14B-Instruct", return_existing: true });
+ */
+export class Models {
+  readonly #core: RequestCore;
+  /** The model's checkpoints. */
+  readonly checkpoints: Checkpoints;
+
+  constructor(core: RequestCore) {
+    this.#core = core;
+    this.checkpoints = new Checkpoints(core);
+  }
+
+  /**
+   * Creates a model, or with `return_existing: true` returns the one of the same
+   * name. Only that second form is retried on its own, since it cannot create twice.
+   *
+   * @example
+   * const { id } = await client.models.create({ project: "demo", name: "agent-001", base_model: "Qwen/Qwen3-4B", return_existing: true });
+   */
+  create(params: ModelCreateParams, options?: RequestOptions): APIPromise<Model> {
+    return this.#core.request({
+      operation: "models.create",
+      method: "POST",
+      path: "/preview/models",
+      body: params,
+      params,
+      paramsSchema: ModelCreateParamsSchema,
+      responseSchema: ModelSchema,
+      options,
+      safeToRetry: params?.return_existing === true,
+    });
+  }
+
+  /**
+   * Deletes a model with its checkpoints, artifacts and tracking run.
+   *
+   * @example
+   * const { deleted_checkpoints } = await client.models.delete(modelId);
+   */
+  delete(modelId: string, options?: RequestOptions): APIPromise<ModelDeleteResponse> {
+    return this.#core.request({
+      operation: "models.delete",
+      method: "DELETE",
+      path: `/preview/models/${segment(modelId)}`,
+      pathParams: { model_id: modelId },
+      responseSchema: ModelDeleteResponseSchema,
+      options,
+      safeToRetry: true,
+    });
+  }
+
+  /**
+   * Logs trajectory groups under a split (e.g. `"val"`). Not retried unless
+   * `{ idempotent: true }` is passed, since a repeat would log twice.
+   *
+   * @example
+   * await client.models.log(modelId, { split: "val", trajectory_groups: groups });
+   */
+  log(modelId: string, params: LogParams, options?: RequestOptions): APIPromise<LogResponse> {
+    return this.#core.request({
+      operation: "models.log",
+      method: "POST",
+      path: `/preview/models/${segment(modelId)}/log`,
+      pathParams: { model_id: modelId },
+      body: params,
+      params,
+      paramsSchema: LogParamsSchema,
+      responseSchema: LogResponseSchema,
+      options,
+    });
+  }
+}
