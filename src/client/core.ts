@@ -10,7 +10,7 @@ import {
   type RequestTarget,
   RequestValidationError,
 } from "./errors.js";
-import { isRetryableError, retryDelay, sleep } from "./retry.js";
+import { abortableSleep, isRetryableError, retryDelay } from "./retry.js";
 
 const PathParamsSchema = z.record(
   z.string(),
@@ -107,7 +107,7 @@ export class RequestCore {
         if (attempt >= maxRetries || !isRetryableError(err)) throw err;
         const headers = err instanceof APIError ? err.headers : undefined;
         try {
-          await sleep(retryDelay(attempt, { headers }), opts.signal);
+          await abortableSleep(retryDelay(attempt, { headers }), opts.signal);
         } catch {
           throw new APIUserAbortError(target);
         }

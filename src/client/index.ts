@@ -36,10 +36,10 @@ export { Checkpoints } from "./resources/checkpoints.js";
 export { Models } from "./resources/models.js";
 export { SFTTrainingJobs, TrainingJobEvents, TrainingJobs } from "./resources/training-jobs.js";
 export {
+  abortableSleep,
   type BackoffOptions,
   isRetryableError,
   isRetryableStatus,
   retryDelay,
   serverRequestedDelay,
-  sleep,
 } from "./retry.js";

@@ -22,7 +22,7 @@ export interface BackoffOptions {
  * an exponential backoff with up to 25% jitter taken off.
  *
  * @example
- * await sleep(retryDelay(attempt, { headers: err.headers }));
+ * await abortableSleep(retryDelay(attempt, { headers: err.headers }));
  */
 export function retryDelay(attempt: number, options: BackoffOptions = {}): number {
   const fromServer = serverRequestedDelay(options.headers);
@@ -62,7 +62,7 @@ export function isRetryableStatus(status: number): boolean {
  * Works for this client's errors and for the `openai` SDK's, which carry `status`.
  *
  * @example
- * if (isRetryableError(err) && attempt < 5) await sleep(retryDelay(attempt, { headers: err.headers }));
+ * if (isRetryableError(err) && attempt < 5) await abortableSleep(retryDelay(attempt, { headers: err.headers }));
  */
 export function isRetryableError(err: unknown): boolean {
   if (err instanceof APIUserAbortError) return false;
@@ -86,9 +86,9 @@ export function isRetryableError(err: unknown): boolean {
  * Waits `ms`, ending early with the signal's reason if it aborts.
  *
  * @example
- * await sleep(250, controller.signal);
+ * await abortableSleep(250, controller.signal);
  */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {

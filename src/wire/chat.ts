@@ -10,17 +10,17 @@ const int = z.number().int();
  * keys (`tool_calls`, `tool_call_id`, `reasoning`...) pass through.
  *
  * @example
- * ChatMessageParamSchema.parse({ role: "user", content: "hi" });
+ * ChatRequestMessageSchema.parse({ role: "user", content: "hi" });
  */
-export const ChatMessageParamSchema = z.looseObject({
+export const ChatRequestMessageSchema = z.looseObject({
   role: z.string().min(1),
   content: z.union([z.string(), z.array(z.unknown())]).nullish(),
   name: z.string().optional(),
 });
-export type ChatMessageParam = z.infer<typeof ChatMessageParamSchema>;
+export type ChatRequestMessage = z.infer<typeof ChatRequestMessageSchema>;
 
 /** A function tool offered to the model. */
-export const ChatToolParamSchema = z.looseObject({
+export const ChatRequestToolSchema = z.looseObject({
   type: z.string().default("function"),
   function: z.looseObject({
     name: z.string().min(1),
@@ -29,10 +29,10 @@ export const ChatToolParamSchema = z.looseObject({
     strict: z.boolean().nullish(),
   }),
 });
-export type ChatToolParam = z.input<typeof ChatToolParamSchema>;
+export type ChatRequestTool = z.input<typeof ChatRequestToolSchema>;
 
 /** Guided decoding options of the serving engine. */
-export const StructuredOutputsSchema = z.looseObject({
+export const ChatStructuredOutputsSchema = z.looseObject({
   json: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
   regex: z.string().nullish(),
   choice: z.array(z.string()).nullish(),
@@ -78,7 +78,7 @@ export const ChatEngineParamsSchema = z.looseObject({
   chat_template: z.string().nullish(),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   mm_processor_kwargs: z.record(z.string(), z.unknown()).nullish(),
-  structured_outputs: StructuredOutputsSchema.nullish(),
+  structured_outputs: ChatStructuredOutputsSchema.nullish(),
   priority: int.optional(),
   request_id: z.string().optional(),
   return_tokens_as_token_ids: z.boolean().nullish(),
@@ -116,7 +116,7 @@ export type ChatEngineParams = z.input<typeof ChatEngineParamsSchema>;
 export const ChatCompletionCreateParamsSchema = z.looseObject({
   // OpenAI fields
   model: z.string().min(1),
-  messages: z.array(ChatMessageParamSchema).min(1),
+  messages: z.array(ChatRequestMessageSchema).min(1),
   frequency_penalty: z.number().nullish(),
   logit_bias: z.record(z.string(), z.number()).nullish(),
   logprobs: z.boolean().nullish(),
@@ -149,7 +149,7 @@ export const ChatCompletionCreateParamsSchema = z.looseObject({
     .nullish(),
   temperature: z.number().nullish(),
   top_p: z.number().nullish(),
-  tools: z.array(ChatToolParamSchema).nullish(),
+  tools: z.array(ChatRequestToolSchema).nullish(),
   tool_choice: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
   reasoning_effort: z.enum(["low", "medium", "high"]).nullish(),
   include_reasoning: z.boolean().optional(),

@@ -149,7 +149,9 @@ describe("every endpoint speaks the wire contract", () => {
     const { data, response } = await client.health().withResponse();
     expect(data.status).toBe("ok");
     expect(response.headers.get("x-request-id")).toBe("req-42");
-    const raw = await client.health().asResponse();
+    const promise = client.health();
+    expect(promise).toBeInstanceOf(Promise);
+    const raw = await promise.asResponse();
     expect(raw.status).toBe(200);
   });
 

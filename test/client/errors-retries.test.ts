@@ -5,6 +5,7 @@ import {
   APIError,
   APIUserAbortError,
   AuthenticationError,
+  abortableSleep,
   BadRequestError,
   ConflictError,
   InternalServerError,
@@ -224,6 +225,15 @@ describe("retries", () => {
 });
 
 describe("timeouts and aborts", () => {
+  it("abortableSleep waits, and ends early with the signal's reason", async () => {
+    const start = Date.now();
+    await abortableSleep(30);
+    expect(Date.now() - start).toBeGreaterThanOrEqual(25);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("stop")), 10);
+    await expect(abortableSleep(5_000, controller.signal)).rejects.toThrow("stop");
+  });
+
   it("a slow answer becomes APIConnectionTimeoutError naming the limit", async () => {
     nock(BASE).get("/v1/health").delay(500).reply(200, { status: "ok" });
     const err = await makeClient({ timeout: 50 })
