@@ -166,6 +166,26 @@ describe("retries", () => {
     ).rejects.toBeInstanceOf(APIConnectionError);
   });
 
+  it("retries models.create only when return_existing makes it safe", async () => {
+    const params = { project: "p", name: "n", base_model: "b" };
+    const model = { id: MODEL_ID, entity: "e", ...params };
+    let plain = 0;
+    nock(BASE)
+      .post("/v1/preview/models", params)
+      .reply(() => {
+        plain++;
+        return [503, {}, fast];
+      })
+      .post("/v1/preview/models", { ...params, return_existing: true })
+      .reply(503, {}, fast)
+      .post("/v1/preview/models", { ...params, return_existing: true })
+      .reply(200, model);
+    const client = makeClient({ maxRetries: 3 });
+    await expect(client.models.create(params)).rejects.toBeInstanceOf(InternalServerError);
+    expect(plain).toBe(1);
+    expect((await client.models.create({ ...params, return_existing: true })).id).toBe(MODEL_ID);
+  });
+
   it("retries a training job creation when the caller marks it idempotent", async () => {
     nock(BASE)
       .post("/v1/preview/training-jobs")
