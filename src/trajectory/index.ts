@@ -1,1 +1,19 @@
-export {};
+// The trajectory data model and its ART wire JSON, groups, and gathering.
+export { TooManyExceptionsError, TrajectoryValidationError } from "./errors.js";
+export { exceptionToWire } from "./exception.js";
+export {
+  PendingGroup,
+  type Rollout,
+  TrajectoryGroup,
+  type TrajectoryGroupOptions,
+} from "./group.js";
+export { History, type HistoryInit } from "./history.js";
+export {
+  type ChoiceLike,
+  isChoice,
+  type MessageOrChoice,
+  type MessageParam,
+  type ToolParam,
+  toChatMessages,
+} from "./messages.js";
+export { type MetricValue, Trajectory, type TrajectoryInit } from "./trajectory.js";

@@ -1,13 +1,194 @@
-// PLACEHOLDER until the trajectory work lands: the final schemas keep these names.
+// Trajectories as OpenPipe ART dumps them with `model_dump(mode="json")`.
+// Parsing is lenient (unknown keys are kept, missing keys take ART's defaults)
+// so that JSON written by any ART version survives a round-trip through us.
 import { z } from "zod";
 
+const json = z.unknown();
+const int = z.number().int();
+
+/**
+ * A function tool offered to the model, as in OpenAI's `ChatCompletionToolParam`.
+ *
+ * @example
+ * ToolWireSchema.parse({ type: "function", function: { name: "search", parameters: { type: "object" } } });
+ */
+export const ToolWireSchema = z.looseObject({
+  type: z.string().default("function"),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), json).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+export type ToolWire = z.infer<typeof ToolWireSchema>;
+
+const content = z.union([z.string(), z.array(json)]).nullish();
+
+/** A tool call made by an assistant message or a Choice. */
+export const ToolCallWireSchema = z.looseObject({
+  id: z.string(),
+  type: z.string().default("function"),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+export type ToolCallWire = z.infer<typeof ToolCallWireSchema>;
+
+const SystemMessage = z.looseObject({
+  role: z.literal("system"),
+  content,
+  name: z.string().optional(),
+});
+const DeveloperMessage = z.looseObject({
+  role: z.literal("developer"),
+  content,
+  name: z.string().optional(),
+});
+const UserMessage = z.looseObject({
+  role: z.literal("user"),
+  content,
+  name: z.string().optional(),
+});
+const AssistantMessage = z.looseObject({
+  role: z.literal("assistant"),
+  content,
+  name: z.string().optional(),
+  refusal: z.string().nullish(),
+  tool_calls: z.array(ToolCallWireSchema).optional(),
+});
+const ToolMessage = z.looseObject({ role: z.literal("tool"), content, tool_call_id: z.string() });
+const FunctionMessage = z.looseObject({ role: z.literal("function"), content, name: z.string() });
+
+/**
+ * A chat message param of any role (`system`, `developer`, `user`, `assistant`,
+ * `tool`, `function`): context the model saw, never trained on. Extra keys such
+ * as `reasoning_content` are kept.
+ *
+ * @example
+ * MessageWireSchema.parse({ role: "tool", tool_call_id: "call_1", content: "42" });
+ */
+export const MessageWireSchema = z.discriminatedUnion("role", [
+  SystemMessage,
+  DeveloperMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolMessage,
+  FunctionMessage,
+]);
+export type MessageWire = z.infer<typeof MessageWireSchema>;
+
+const TopLogprob = z.looseObject({
+  token: z.string(),
+  bytes: z.array(int).nullable().default(null),
+  logprob: z.number(),
+});
+/** One sampled token with its logprob, as in OpenAI's `ChatCompletionTokenLogprob`. */
+export const TokenLogprobWireSchema = z.looseObject({
+  token: z.string(),
+  bytes: z.array(int).nullable().default(null),
+  logprob: z.number(),
+  top_logprobs: z.array(TopLogprob).default([]),
+});
+export type TokenLogprobWire = z.infer<typeof TokenLogprobWireSchema>;
+
+/**
+ * A model-sampled assistant turn: OpenAI's chat completion `Choice` with its
+ * `logprobs` and the engine's extras (`token_ids`, `prompt_token_ids`), which
+ * are what the trainer learns from.
+ *
+ * @example
+ * ChoiceWireSchema.parse({
+ *   finish_reason: "stop", index: 0, logprobs: null,
+ *   message: { role: "assistant", content: "Paris" },
+ * });
+ */
+export const ChoiceWireSchema = z.looseObject({
+  finish_reason: z.string().nullable(),
+  index: int,
+  logprobs: z
+    .looseObject({
+      content: z.array(TokenLogprobWireSchema).nullable().default(null),
+      refusal: z.array(TokenLogprobWireSchema).nullable().default(null),
+    })
+    .nullable()
+    .default(null),
+  message: z.looseObject({
+    content: z.string().nullable().default(null),
+    refusal: z.string().nullable().default(null),
+    role: z.literal("assistant"),
+    tool_calls: z.array(ToolCallWireSchema).nullish(),
+  }),
+});
+export type ChoiceWire = z.infer<typeof ChoiceWireSchema>;
+
+/**
+ * One element of `messages_and_choices`: a Choice (it has a `message` key) or a
+ * plain message param (it has a `role`).
+ */
+export const MessageOrChoiceWireSchema = z.union([ChoiceWireSchema, MessageWireSchema]);
+export type MessageOrChoiceWire = z.infer<typeof MessageOrChoiceWireSchema>;
+
+/**
+ * An extra conversation of a trajectory (a sub-agent, a judge), trained with
+ * the trajectory's reward. ART calls it `History` (later `LegacyHistory`).
+ *
+ * @example
+ * HistoryWireSchema.parse({ messages_and_choices: [{ role: "user", content: "hi" }] });
+ */
+export const HistoryWireSchema = z.looseObject({
+  messages_and_choices: z.array(MessageOrChoiceWireSchema),
+  tools: z.array(ToolWireSchema).nullable().default(null),
+});
+export type HistoryWire = z.infer<typeof HistoryWireSchema>;
+
+/** A metric value: ART accepts numbers and booleans only. */
+export const MetricValueWireSchema = z.union([z.number(), z.boolean()]);
+
+/**
+ * A trajectory as ART serializes it. Every key has ART's default, so `{}` is a
+ * valid (empty) trajectory. `start_time` is never dumped by ART; when present
+ * in input (older service schemas list it) it is kept as a string.
+ *
+ * @example
+ * const t = TrajectoryWireSchema.parse({ messages_and_choices: [], reward: 1 });
+ * t.metrics; // {}
+ */
 export const TrajectoryWireSchema = z.looseObject({
-  messages_and_choices: z.array(z.any()).default([]),
+  messages_and_choices: z.array(MessageOrChoiceWireSchema).default([]),
+  tools: z.array(ToolWireSchema).nullable().default(null),
+  additional_histories: z.array(HistoryWireSchema).default([]),
   reward: z.number().default(0),
+  initial_policy_version: int.nullable().default(null),
+  final_policy_version: int.nullable().default(null),
+  metrics: z.record(z.string(), MetricValueWireSchema).default({}),
+  metadata: z.record(z.string(), json).default({}),
+  logs: z.array(z.string()).default([]),
+  start_time: z.string().optional(),
 });
 export type TrajectoryWire = z.infer<typeof TrajectoryWireSchema>;
 
+/**
+ * A failed rollout as ART records it on its group (`PydanticException`):
+ * `type` is `"<class 'Name'>"`, `traceback` the formatted stack.
+ */
+export const ExceptionWireSchema = z.looseObject({
+  type: z.string(),
+  message: z.string(),
+  traceback: z.string().default(""),
+});
+export type ExceptionWire = z.infer<typeof ExceptionWireSchema>;
+
+/**
+ * A group of trajectories for the same scenario, as ART serializes it; the
+ * rewards inside a group are compared against each other in training.
+ *
+ * @example
+ * TrajectoryGroupWireSchema.parse({ trajectories: [{ reward: 1 }, { reward: 0 }] });
+ */
 export const TrajectoryGroupWireSchema = z.looseObject({
-  trajectories: z.array(TrajectoryWireSchema),
+  trajectories: z.array(TrajectoryWireSchema).default([]),
+  exceptions: z.array(ExceptionWireSchema).default([]),
+  metadata: z.record(z.string(), json).default({}),
+  metrics: z.record(z.string(), MetricValueWireSchema).default({}),
+  logs: z.array(z.string()).default([]),
 });
 export type TrajectoryGroupWire = z.infer<typeof TrajectoryGroupWireSchema>;

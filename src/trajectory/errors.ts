@@ -1,0 +1,47 @@
+import type { z } from "zod";
+
+/**
+ * Thrown when JSON given to `fromJSON` is not a valid ART trajectory or group.
+ * The message names each bad field by its path and what was expected.
+ *
+ * @example
+ * try { Trajectory.fromJSON({ reward: "high" }); }
+ * catch (e) { if (e instanceof TrajectoryValidationError) console.error(e.issues); }
+ */
+export class TrajectoryValidationError extends Error {
+  override readonly name = "TrajectoryValidationError";
+  /** The zod issues, each with its `path`. */
+  readonly issues: z.core.$ZodIssue[];
+
+  constructor(what: string, issues: z.core.$ZodIssue[]) {
+    const details = issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ");
+    super(`The ${what} is not valid ART JSON: ${details}.`);
+    this.issues = issues;
+  }
+}
+
+/**
+ * Thrown by `gatherTrajectoryGroups` when more rollouts failed than
+ * `maxExceptions` allows. `cause` is the rollout error that crossed the limit.
+ */
+export class TooManyExceptionsError extends Error {
+  override readonly name = "TooManyExceptionsError";
+  constructor(
+    readonly failures: number,
+    readonly limit: number,
+    options: { cause: unknown },
+  ) {
+    const cause = options.cause instanceof Error ? options.cause.message : String(options.cause);
+    super(
+      `${failures} rollouts failed, more than maxExceptions allows (${limit}); the last error was: ${cause}`,
+      options,
+    );
+  }
+}
+
+function formatPath(path: PropertyKey[]): string {
+  if (path.length === 0) return "(root)";
+  return path
+    .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join("");
+}

@@ -1,0 +1,180 @@
+import {
+  type ExceptionWire,
+  type TrajectoryGroupWire,
+  TrajectoryGroupWireSchema,
+} from "../wire/index.js";
+import { exceptionToWire } from "./exception.js";
+import { cloneJson, extraKeys, parseWire } from "./parse.js";
+import { type MetricValue, Trajectory } from "./trajectory.js";
+
+const KNOWN = ["trajectories", "exceptions", "metadata", "metrics", "logs"] as const;
+
+/** A rollout: a trajectory, a promise of one, or a function that starts one (so it can be scheduled). */
+export type Rollout =
+  | Trajectory
+  | PromiseLike<Trajectory>
+  | (() => Trajectory | PromiseLike<Trajectory>);
+
+/** Group-level fields, all optional. */
+export interface TrajectoryGroupOptions {
+  /** Failed rollouts: errors (converted as ART does) or ready records. */
+  exceptions?: Iterable<unknown>;
+  metadata?: Record<string, unknown>;
+  metrics?: Record<string, MetricValue>;
+  logs?: string[];
+}
+
+/**
+ * Trajectories of the same scenario, scored against each other: training
+ * learns from the differences between their rewards. Failed rollouts are kept
+ * as `exceptions` records (`{type, message, traceback}`), as ART does.
+ *
+ * @example
+ * const group = new TrajectoryGroup([t1, t2, t3], { metadata: { scenario: "q42" } });
+ * // or from rollouts still running; failures become group.exceptions:
+ * const group2 = await TrajectoryGroup.from([rollout(), rollout(), rollout()]);
+ */
+export class TrajectoryGroup {
+  trajectories: Trajectory[];
+  exceptions: ExceptionWire[];
+  metadata: Record<string, unknown>;
+  metrics: Record<string, MetricValue>;
+  logs: string[];
+  #extra: Record<string, unknown> = {};
+
+  /**
+   * @param items trajectories; an `Error` found among them is recorded in
+   *   `exceptions` instead, as ART's constructor does.
+   */
+  constructor(items: Iterable<Trajectory | Error> = [], options: TrajectoryGroupOptions = {}) {
+    this.trajectories = [];
+    this.exceptions = [];
+    for (const item of items) {
+      if (item instanceof Trajectory) this.trajectories.push(item);
+      else this.exceptions.push(exceptionToWire(item));
+    }
+    for (const e of options.exceptions ?? []) this.exceptions.push(toExceptionRecord(e));
+    this.metadata = options.metadata ?? {};
+    this.metrics = options.metrics ?? {};
+    this.logs = options.logs ?? [];
+  }
+
+  /**
+   * A group from rollouts that may still be running or not yet started. The
+   * result is a {@link PendingGroup}: await it to run every rollout (each
+   * failure becomes an exception record), or hand it to
+   * `gatherTrajectoryGroups`, which schedules its rollouts with bounded
+   * concurrency and enforces `maxExceptions`.
+   *
+   * @example
+   * const pending = TrajectoryGroup.from(Array.from({ length: 4 }, () => () => rollout(scenario)), { metadata: { scenario: scenario.id } });
+   * const group = await pending;
+   */
+  static from(rollouts: Iterable<Rollout>, options: TrajectoryGroupOptions = {}): PendingGroup {
+    return new PendingGroup([...rollouts], options);
+  }
+
+  /** Appends a free-form line to the group's `logs`. */
+  log(message: string): void {
+    this.logs.push(message);
+  }
+
+  /** ART's `model_dump(mode="json")` of the group, in ART's key order. */
+  toJSON(): TrajectoryGroupWire {
+    return {
+      trajectories: this.trajectories.map((t) => t.toJSON()),
+      exceptions: cloneJson(this.exceptions),
+      metadata: cloneJson(this.metadata),
+      metrics: { ...this.metrics },
+      logs: [...this.logs],
+      ...cloneJson(this.#extra),
+    } as TrajectoryGroupWire;
+  }
+
+  /**
+   * Reads a group from ART's JSON (an object or a string), keeping unknown keys.
+   *
+   * @throws TrajectoryValidationError naming the bad field, e.g. `trajectories[1].reward`.
+   * @example
+   * const group = TrajectoryGroup.fromJSON(JSON.parse(line));
+   */
+  static fromJSON(json: unknown): TrajectoryGroup {
+    const parsed = parseWire(TrajectoryGroupWireSchema, json, "trajectory group");
+    const raw = (typeof json === "string" ? JSON.parse(json) : json) as Record<string, unknown>;
+    const rawTrajectories = (raw.trajectories ?? []) as Record<string, unknown>[];
+    const group = new TrajectoryGroup(
+      rawTrajectories.map((t, i) => Trajectory.fromValid(t, parsed.trajectories[i] as never)),
+      {
+        exceptions: cloneJson((raw.exceptions ?? []) as ExceptionWire[]),
+        metadata: cloneJson(raw.metadata ?? {}) as Record<string, unknown>,
+        metrics: { ...parsed.metrics },
+        logs: [...parsed.logs],
+      },
+    );
+    group.#extra = cloneJson(extraKeys(raw, KNOWN));
+    return group;
+  }
+}
+
+/**
+ * A group whose rollouts have not all finished: a promise of a
+ * {@link TrajectoryGroup} that also exposes its rollouts, so that
+ * `gatherTrajectoryGroups` can schedule them one by one.
+ */
+export class PendingGroup implements PromiseLike<TrajectoryGroup> {
+  #promise: Promise<TrajectoryGroup> | undefined;
+
+  constructor(
+    /** The rollouts, in order. */
+    readonly rollouts: readonly Rollout[],
+    /** Group-level fields for the finished group. */
+    readonly options: TrajectoryGroupOptions,
+  ) {}
+
+  // Runs lazily, on first await, so that gather can run the rollouts itself.
+  // biome-ignore lint/suspicious/noThenProperty: a pending group is meant to be awaited.
+  then<A = TrajectoryGroup, B = never>(
+    onfulfilled?: ((value: TrajectoryGroup) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): PromiseLike<A | B> {
+    this.#promise ??= Promise.allSettled(this.rollouts.map(runRollout)).then(
+      (results) => new TrajectoryGroup(results.map(settledItem), this.options),
+    );
+    return this.#promise.then(onfulfilled, onrejected);
+  }
+}
+
+/** Starts a rollout (calling it if it is a function) and checks it gave a Trajectory. */
+export async function runRollout(rollout: Rollout): Promise<Trajectory> {
+  const value = await (typeof rollout === "function" ? rollout() : rollout);
+  if (!(value instanceof Trajectory)) {
+    throw new TypeError(
+      `A rollout must resolve to a Trajectory, but it resolved to ${describe(value)}.`,
+    );
+  }
+  return value;
+}
+
+function settledItem(result: PromiseSettledResult<Trajectory>): Trajectory | Error {
+  if (result.status === "fulfilled") return result.value;
+  return result.reason instanceof Error ? result.reason : new Error(String(result.reason));
+}
+
+function toExceptionRecord(e: unknown): ExceptionWire {
+  if (e instanceof Error) return exceptionToWire(e);
+  if (e && typeof e === "object" && "type" in e && "message" in e) {
+    const r = e as ExceptionWire;
+    return {
+      type: String(r.type),
+      message: String(r.message),
+      traceback: String(r.traceback ?? ""),
+    };
+  }
+  return exceptionToWire(e);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "object") return `an object of class ${value.constructor?.name ?? "Object"}`;
+  return typeof value;
+}

@@ -1,0 +1,63 @@
+import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
+import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
+import { toChatMessages } from "./messages.js";
+import { cloneJson, extraKeys, parseWire } from "./parse.js";
+
+const KNOWN = ["messages_and_choices", "tools"] as const;
+
+/** What a History is made from; every field is optional. */
+export interface HistoryInit {
+  messages_and_choices?: MessageOrChoice[];
+  tools?: ToolParam[] | null;
+}
+
+/**
+ * An extra conversation of a trajectory (a sub-agent, a judge, a summariser),
+ * trained with the trajectory's reward: ART's `History`.
+ *
+ * @example
+ * t.additional_histories.push(new History({ messages_and_choices: [{ role: "user", content: "sum up" }, choice] }));
+ */
+export class History {
+  messages_and_choices: MessageOrChoice[];
+  tools: ToolParam[] | null;
+  #extra: Record<string, unknown> = {};
+
+  constructor(init: HistoryInit = {}) {
+    this.messages_and_choices = init.messages_and_choices ?? [];
+    this.tools = init.tools ?? null;
+  }
+
+  /** The conversation as plain chat messages (Choices become assistant messages). */
+  messages(): MessageParam[] {
+    return toChatMessages(this.messages_and_choices);
+  }
+
+  /** ART's wire JSON: `{ messages_and_choices, tools }` plus any unknown keys read in. */
+  toJSON(): HistoryWire {
+    return {
+      messages_and_choices: cloneJson(this.messages_and_choices),
+      tools: cloneJson(this.tools),
+      ...cloneJson(this.#extra),
+    } as HistoryWire;
+  }
+
+  /**
+   * Reads a History from ART's JSON (an object or a string), validating it.
+   * @throws TrajectoryValidationError naming the bad field.
+   */
+  static fromJSON(json: unknown): History {
+    parseWire(HistoryWireSchema, json, "history");
+    return History.fromValid(typeof json === "string" ? JSON.parse(json) : json);
+  }
+
+  /** @internal Builds from input already validated, keeping it verbatim. */
+  static fromValid(raw: Record<string, unknown>): History {
+    const h = new History({
+      messages_and_choices: cloneJson(raw.messages_and_choices as MessageOrChoice[]),
+      tools: cloneJson((raw.tools as ToolParam[] | null | undefined) ?? null),
+    });
+    h.#extra = cloneJson(extraKeys(raw, KNOWN));
+    return h;
+  }
+}

@@ -1,0 +1,61 @@
+// In-memory shapes of `messages_and_choices`. They are structural on purpose,
+// so that the `openai` SDK's own message params and `Choice` objects (of any
+// major version) can be pushed in as they are.
+
+/** A chat message param of any role: context the model saw. */
+export interface MessageParam {
+  role: string;
+  content?: unknown;
+}
+
+/** A model-sampled turn: an OpenAI chat completion `Choice` (trainable when it has `logprobs`). */
+export interface ChoiceLike {
+  finish_reason: string | null;
+  index: number;
+  logprobs?: unknown;
+  message: { role: "assistant"; content?: string | null; tool_calls?: readonly unknown[] | null };
+}
+
+/** One element of `messages_and_choices`. */
+export type MessageOrChoice = MessageParam | ChoiceLike;
+
+/** A tool definition as sent to the model (OpenAI `ChatCompletionTool`). */
+export interface ToolParam {
+  type: string;
+}
+
+/**
+ * Tells a Choice (it has a `message` key) from a plain message param.
+ *
+ * @example
+ * trajectory.messages_and_choices.filter(isChoice).length; // sampled turns
+ */
+export function isChoice(item: MessageOrChoice): item is ChoiceLike {
+  return typeof item === "object" && item !== null && "message" in item;
+}
+
+/**
+ * Turns `messages_and_choices` into plain chat messages, as ART's
+ * `Trajectory.messages()` does: each Choice becomes
+ * `{ role: "assistant", content, tool_calls? }` (content `""` when null,
+ * `tool_calls` only when there are some, other fields dropped), and a message
+ * whose content is null gets `""`.
+ *
+ * @example
+ * toChatMessages(t.messages_and_choices); // ready for an SFT line or a judge
+ */
+export function toChatMessages(items: readonly MessageOrChoice[]): MessageParam[] {
+  return items.map((item) => {
+    if (isChoice(item)) {
+      const { content, tool_calls } = item.message;
+      const message: MessageParam & { tool_calls?: unknown[] } = {
+        role: "assistant",
+        content: content ?? "",
+      };
+      if (tool_calls && tool_calls.length > 0) message.tool_calls = [...tool_calls];
+      return message;
+    }
+    if (item.content === null || item.content === undefined) return { ...item, content: "" };
+    return item;
+  });
+}

@@ -1,0 +1,28 @@
+import type { z } from "zod";
+import { TrajectoryValidationError } from "./errors.js";
+
+/** Validates `input` against `schema`, throwing a TrajectoryValidationError with zod paths. */
+export function parseWire<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  what: string,
+): z.infer<S> {
+  const result = schema.safeParse(typeof input === "string" ? JSON.parse(input) : input);
+  if (!result.success) throw new TrajectoryValidationError(what, result.error.issues);
+  return result.data;
+}
+
+/** Keys of `obj` not in `known`, in their original order. */
+export function extraKeys(
+  obj: Record<string, unknown>,
+  known: readonly string[],
+): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) if (!known.includes(k)) extra[k] = v;
+  return extra;
+}
+
+/** A deep copy of plain JSON data. */
+export function cloneJson<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
