@@ -1,6 +1,7 @@
 // The trajectory data model and its ART wire JSON, groups, and gathering.
 export { TooManyExceptionsError, TrajectoryValidationError } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
+export { type GatherOptions, type GroupInput, gatherTrajectoryGroups } from "./gather.js";
 export {
   PendingGroup,
   type Rollout,
@@ -16,4 +17,11 @@ export {
   type ToolParam,
   toChatMessages,
 } from "./messages.js";
+export {
+  createProgressBar,
+  formatProgress,
+  type GatherProgress,
+  type ProgressStream,
+} from "./progress.js";
+export type { GroupSink } from "./sink.js";
 export { type MetricValue, Trajectory, type TrajectoryInit } from "./trajectory.js";

@@ -1,0 +1,146 @@
+import PQueue from "p-queue";
+import { TooManyExceptionsError } from "./errors.js";
+import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
+import { createProgressBar, type GatherProgress, type ProgressStream } from "./progress.js";
+import type { GroupSink } from "./sink.js";
+import type { Trajectory } from "./trajectory.js";
+
+/** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
+export type GroupInput =
+  | PendingGroup
+  | TrajectoryGroup
+  | PromiseLike<TrajectoryGroup>
+  | readonly Rollout[];
+
+/** Options of {@link gatherTrajectoryGroups}. */
+export interface GatherOptions {
+  /**
+   * How many rollouts may fail before the gather gives up. A number below 1
+   * (and above 0) is a fraction of all rollouts; otherwise a count. Default `0`:
+   * the first failure aborts, as in ART.
+   */
+  maxExceptions?: number;
+  /** How many rollouts run at once. Default `Infinity` (bounded only for rollouts given as functions). */
+  concurrency?: number;
+  /** Called after each rollout finishes. */
+  onProgress?: (progress: GatherProgress) => void;
+  /** Receives each group as soon as it finishes (e.g. the shipper). */
+  sink?: GroupSink;
+  /** Label of the progress bar. Default `"gather"`. */
+  label?: string;
+  /** Where the progress bar draws; it draws only if this is a TTY. Default `process.stderr`. */
+  progressStream?: ProgressStream;
+}
+
+/**
+ * Runs groups of rollouts with bounded concurrency and returns the finished
+ * groups in input order. A failed rollout is recorded in its group's
+ * `exceptions` until more than `maxExceptions` have failed; then the gather
+ * throws a {@link TooManyExceptionsError} and starts nothing new. A group given
+ * as a promise that rejects counts as one failure and is dropped. Each finished
+ * group goes to `sink.add`; a progress bar with the running reward mean shows
+ * on stderr when it is a terminal.
+ *
+ * @example
+ * const groups = await gatherTrajectoryGroups(
+ *   scenarios.map((s) => TrajectoryGroup.from(Array.from({ length: 8 }, () => () => rollout(s)))),
+ *   { concurrency: 16, maxExceptions: 0.05, sink: shipper },
+ * );
+ */
+export async function gatherTrajectoryGroups(
+  groups: Iterable<GroupInput>,
+  options: GatherOptions = {},
+): Promise<TrajectoryGroup[]> {
+  const inputs = [...groups];
+  const queue = new PQueue({ concurrency: options.concurrency ?? Number.POSITIVE_INFINITY });
+  const total = inputs.reduce((n, g) => n + rolloutCount(g), 0);
+  const max = options.maxExceptions ?? 0;
+  const limit = max > 0 && max < 1 ? max * total : max;
+  const bar = createProgressBar(options.label ?? "gather", options.progressStream);
+  const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0, failed: undefined as unknown };
+
+  const report = () => {
+    const p: GatherProgress = {
+      done: state.done,
+      total,
+      exceptions: state.exceptions,
+      rewardMean: state.rewards > 0 ? state.rewardSum / state.rewards : null,
+    };
+    options.onProgress?.(p);
+    bar.update(p);
+  };
+  const succeed = (t: Trajectory) => {
+    state.done++;
+    state.rewardSum += t.reward;
+    state.rewards++;
+    report();
+  };
+  const fail = (error: unknown) => {
+    state.done++;
+    state.exceptions++;
+    report();
+    if (state.exceptions > limit) {
+      state.failed ??= new TooManyExceptionsError(state.exceptions, limit, { cause: error });
+      queue.clear();
+      throw state.failed;
+    }
+  };
+
+  const runGroup = async (input: GroupInput): Promise<TrajectoryGroup | undefined> => {
+    let group: TrajectoryGroup;
+    if (input instanceof TrajectoryGroup) {
+      group = input;
+      for (const t of group.trajectories) succeed(t);
+    } else if (input instanceof PendingGroup || Array.isArray(input)) {
+      const pending =
+        input instanceof PendingGroup ? input : new PendingGroup(input as Rollout[], {});
+      const items = await Promise.all(
+        pending.rollouts.map((r) =>
+          queue.add(async () => {
+            if (state.failed) throw state.failed;
+            try {
+              const t = await runRollout(r);
+              succeed(t);
+              return t;
+            } catch (error) {
+              if (error === state.failed) throw error;
+              fail(error);
+              return error instanceof Error ? error : new Error(String(error));
+            }
+          }),
+        ),
+      );
+      group = new TrajectoryGroup(items as (Trajectory | Error)[], pending.options);
+    } else {
+      try {
+        group = await (input as PromiseLike<TrajectoryGroup>);
+      } catch (error) {
+        fail(error);
+        return undefined;
+      }
+      // A promised group counts as one step of the bar.
+      state.done++;
+      for (const t of group.trajectories) {
+        state.rewardSum += t.reward;
+        state.rewards++;
+      }
+      report();
+    }
+    await options.sink?.add(group);
+    return group;
+  };
+
+  try {
+    const results = await Promise.all(inputs.map(runGroup));
+    return results.filter((g): g is TrajectoryGroup => g !== undefined);
+  } finally {
+    bar.end();
+  }
+}
+
+function rolloutCount(input: GroupInput): number {
+  if (input instanceof PendingGroup) return input.rollouts.length;
+  if (Array.isArray(input)) return input.length;
+  if (input instanceof TrajectoryGroup) return input.trajectories.length;
+  return 1;
+}

@@ -1,0 +1,14 @@
+import type { TrajectoryGroup } from "./group.js";
+
+/**
+ * Where finished groups go: the shipper implements it, and the recorder and
+ * `gatherTrajectoryGroups` accept one. `add` may be sync or async; a rejection
+ * fails the gather, so nothing is lost silently.
+ *
+ * @example
+ * const collected: TrajectoryGroup[] = [];
+ * const sink: GroupSink = { add: (g) => { collected.push(g); } };
+ */
+export interface GroupSink {
+  add(group: TrajectoryGroup): Promise<void> | void;
+}
