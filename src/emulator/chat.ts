@@ -1,0 +1,219 @@
+// POST /v1/chat/completions: OpenAI-shaped answers and streams from the policy.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ChatCompletionCreateParams } from "../wire/index.js";
+import { type Generation, type GenOptions, type GenToken, generate } from "./generate.js";
+import {
+  contentText,
+  EOS_ID,
+  initialParams,
+  type Params,
+  promptFeature,
+  tokenize,
+} from "./model.js";
+
+type Body = ChatCompletionCreateParams & Record<string, unknown>;
+
+export function genOptions(body: Body, choiceIndex: number): GenOptions {
+  const tools = (body.tools ?? []).map((t) => ({
+    name: t.function.name,
+    parameters: t.function.parameters as Record<string, unknown> | undefined,
+  }));
+  const tc = body.tool_choice;
+  let toolMode: GenOptions["toolMode"] = "auto";
+  if (tc === "none" || tc === "required") toolMode = tc;
+  else if (tc && typeof tc === "object") {
+    const fn = (tc as { function?: { name?: string } }).function;
+    if (fn?.name) toolMode = { name: fn.name };
+  }
+  const seed = typeof body.seed === "number" ? body.seed : Math.floor(Math.random() * 2 ** 31);
+  return {
+    feature: promptFeature(body.messages),
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? 16,
+    temperature: body.temperature ?? 1,
+    topP: body.top_p ?? 1,
+    seed: seed * 1009 + choiceIndex,
+    stop: body.stop == null ? [] : Array.isArray(body.stop) ? body.stop : [body.stop],
+    topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : 0,
+    tools,
+    toolMode,
+  };
+}
+
+function promptIds(body: Body): number[] {
+  const ids: number[] = [];
+  for (const m of body.messages) ids.push(...tokenize(contentText(m.content)), EOS_ID);
+  return ids;
+}
+
+function tokenLabel(t: { id: number; text: string }, asIds: boolean): string {
+  return asIds ? `token_id:${t.id}` : t.text;
+}
+
+function logprobEntry(t: GenToken, asIds: boolean) {
+  const label = tokenLabel(t, asIds);
+  return {
+    token: label,
+    logprob: t.logprob,
+    bytes: [...Buffer.from(label, "utf8")],
+    top_logprobs: t.top.map((x) => {
+      const l = tokenLabel(x, asIds);
+      return { token: l, logprob: x.logprob, bytes: [...Buffer.from(l, "utf8")] };
+    }),
+  };
+}
+
+function messageOf(g: Generation) {
+  return {
+    role: "assistant" as const,
+    content: g.content,
+    refusal: null,
+    tool_calls: g.toolCall
+      ? [
+          {
+            id: g.toolCall.id,
+            type: "function",
+            function: { name: g.toolCall.name, arguments: g.toolCall.arguments },
+          },
+        ]
+      : [],
+  };
+}
+
+/** Answers a chat completion request from `params` (the resolved checkpoint's). */
+export async function serveChat(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Body,
+  params: Params | undefined,
+): Promise<void> {
+  const p = params ?? initialParams();
+  const n = body.n ?? 1;
+  const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i)));
+  const asIds = body.return_tokens_as_token_ids === true;
+  const wantIds = body.return_token_ids === true;
+  const prompt = promptIds(body);
+  const completionTokens = gens.reduce((a, g) => a + g.tokens.length, 0);
+  const usage = {
+    prompt_tokens: prompt.length,
+    completion_tokens: completionTokens,
+    total_tokens: prompt.length + completionTokens,
+  };
+  const id = `chatcmpl-${randomUUID()}`;
+  const created = Math.floor(Date.now() / 1000);
+  if (!body.stream) {
+    const out = {
+      id,
+      object: "chat.completion",
+      created,
+      model: body.model,
+      choices: gens.map((g, index) => ({
+        index,
+        message: messageOf(g),
+        logprobs: body.logprobs
+          ? { content: g.tokens.map((t) => logprobEntry(t, asIds)), refusal: null }
+          : null,
+        finish_reason: g.finishReason,
+        ...(wantIds ? { token_ids: g.tokens.map((t) => t.id) } : {}),
+      })),
+      usage,
+      ...(wantIds ? { prompt_token_ids: prompt } : {}),
+    };
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(out));
+    return;
+  }
+  let closed = false;
+  req.on("close", () => {
+    closed = true;
+  });
+  res.on("close", () => {
+    closed = true;
+  });
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  const includeUsage = body.stream_options?.include_usage === true;
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) => {
+    const chunk = {
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model: body.model,
+      choices,
+      ...(includeUsage ? { usage: null } : {}),
+      ...extra,
+    };
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  };
+  const tick = () => new Promise<void>((r) => setImmediate(r));
+  for (const [index, g] of gens.entries()) {
+    if (closed) return;
+    let emitted = 0;
+    send(
+      [{ index, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }],
+      index === 0 && wantIds ? { prompt_token_ids: prompt } : {},
+    );
+    for (const t of g.tokens) {
+      await tick();
+      if (closed) return;
+      // A stop string may cut the last token short: deltas follow the final content.
+      const piece = (g.content ?? "").slice(emitted, emitted + t.text.length);
+      emitted += piece.length;
+      const delta = { content: piece };
+      if (g.toolCall) {
+        // The tool token's logprob travels with the tool call's first delta.
+        const tc = g.toolCall;
+        send([
+          {
+            index,
+            delta: {
+              tool_calls: [
+                {
+                  index: 0,
+                  id: tc.id,
+                  type: "function",
+                  function: { name: tc.name, arguments: "" },
+                },
+              ],
+            },
+            logprobs: body.logprobs ? { content: [logprobEntry(t, asIds)], refusal: null } : null,
+            finish_reason: null,
+            ...(wantIds ? { token_ids: [t.id] } : {}),
+          },
+        ]);
+        const args = tc.arguments;
+        const step = Math.max(1, Math.ceil(args.length / 3));
+        for (let i = 0; i < args.length; i += step) {
+          await tick();
+          if (closed) return;
+          send([
+            {
+              index,
+              delta: {
+                tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + step) } }],
+              },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ]);
+        }
+        continue;
+      }
+      send([
+        {
+          index,
+          delta,
+          logprobs: body.logprobs ? { content: [logprobEntry(t, asIds)], refusal: null } : null,
+          finish_reason: null,
+          ...(wantIds ? { token_ids: [t.id] } : {}),
+        },
+      ]);
+    }
+    send([{ index, delta: {}, logprobs: null, finish_reason: g.finishReason }]);
+  }
+  if (includeUsage) send([], { usage });
+  res.end("data: [DONE]\n\n");
+}

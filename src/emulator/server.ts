@@ -1,0 +1,390 @@
+// The emulator's HTTP layer: routing, bearer keys, validation (422 with
+// FastAPI-style detail), pagination, and the background job runner.
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { z } from "zod";
+import {
+  ChatCompletionCreateParamsSchema,
+  CheckpointDeleteParamsSchema,
+  CheckpointListParamsSchema,
+  EventListParamsSchema,
+  LogParamsSchema,
+  ModelCreateParamsSchema,
+  SFTTrainingJobCreateParamsSchema,
+  TrainingJobCreateParamsSchema,
+  zodIssuesToValidationItems,
+} from "../wire/index.js";
+import { serveChat } from "./chat.js";
+import type { Params } from "./model.js";
+import type { Store, StoredJob } from "./store.js";
+import { runJob } from "./training.js";
+import { forwardChat } from "./upstream.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(typeof body === "string" ? body : JSON.stringify(body));
+  }
+}
+const detail = (status: number, message: string) => new HttpError(status, { detail: message });
+
+export interface ServerOptions {
+  store: Store;
+  /** key → entity; undefined accepts any non-empty key as entity "local". */
+  keys: Map<string, string> | undefined;
+  upstream: string | undefined;
+}
+
+export interface RunningServer {
+  server: Server;
+  stop(): Promise<void>;
+}
+
+export function buildServer(opts: ServerOptions): RunningServer {
+  const { store } = opts;
+  let stopped = false;
+  const running = new Set<Promise<void>>();
+
+  const startJob = (job: StoredJob) => {
+    const p = runJob({ store, stopped: () => stopped }, job).finally(() => running.delete(p));
+    running.add(p);
+  };
+
+  const entityOf = (req: IncomingMessage): string => {
+    const header = req.headers.authorization ?? "";
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    if (!m)
+      throw new HttpError(401, { detail: "Missing bearer API key in the Authorization header." });
+    const key = (m[1] as string).trim();
+    if (!opts.keys) return "local";
+    const entity = opts.keys.get(key);
+    if (!entity) throw new HttpError(401, { detail: "The API key is not valid for this server." });
+    return entity;
+  };
+
+  const parse = <S extends z.ZodType>(
+    schema: S,
+    value: unknown,
+    where: "body" | "query",
+  ): z.infer<S> => {
+    const r = schema.safeParse(value);
+    if (!r.success)
+      throw new HttpError(422, { detail: zodIssuesToValidationItems(r.error, where) });
+    return r.data;
+  };
+
+  const pathId = (value: string, name: string): string => {
+    if (!UUID.test(value)) {
+      throw new HttpError(422, {
+        detail: [
+          { loc: ["path", name], msg: "Input should be a valid UUID", type: "uuid_parsing" },
+        ],
+      });
+    }
+    return value;
+  };
+
+  const modelOr404 = (id: string) => {
+    const model = store.models.get(id);
+    if (!model) throw detail(404, `Model ${id} not found.`);
+    return model;
+  };
+
+  const pageQuery = (url: URL, withOrder: boolean) => {
+    const q: Record<string, unknown> = {};
+    const after = url.searchParams.get("after");
+    const limit = url.searchParams.get("limit");
+    const order = url.searchParams.get("order");
+    if (after !== null) q.after = after;
+    if (limit !== null) q.limit = /^-?\d+$/.test(limit) ? Number(limit) : limit;
+    if (withOrder && order !== null) q.order = order;
+    return q;
+  };
+
+  function page<T extends { id: string }>(items: T[], after: string | undefined, limit: number) {
+    let start = 0;
+    if (after !== undefined) {
+      const i = items.findIndex((x) => x.id === after);
+      if (i === -1) throw detail(404, `The cursor after=${after} is not an item of this list.`);
+      start = i + 1;
+    }
+    const data = items.slice(start, start + limit);
+    return {
+      object: "list",
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: start + limit < items.length,
+    };
+  }
+
+  const resolveModelParams = (name: string): Params | undefined => {
+    const m = /^wandb-artifact:\/\/\/([^/]+)\/([^/]+)\/([^:]+)(?::(.+))?$/.exec(name);
+    if (!m) return undefined;
+    const [, entity, project, modelName, tag] = m as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string?,
+    ];
+    const model = store.findModel(entity, project, modelName);
+    if (!model) throw chatError(404, `The model ${name} does not exist.`, "model_not_found");
+    if (!tag || tag === "latest") return store.latestCheckpoint(model.id)?.params;
+    const step = /^step(\d+)$/.exec(tag);
+    const cp = step
+      ? store.modelCheckpoints(model.id).find((c) => c.step === Number(step[1]))
+      : undefined;
+    if (!cp) throw chatError(404, `The model ${name} has no checkpoint ${tag}.`, "model_not_found");
+    return cp.params;
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const method = req.method ?? "GET";
+    const parts = url.pathname.replace(/\/+$/, "").split("/").filter(Boolean);
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    if (parts[0] !== "v1") throw detail(404, `No route for ${method} ${url.pathname}.`);
+    const rest = parts.slice(1);
+
+    if (method === "GET" && rest.join("/") === "health") return send(200, { status: "ok" });
+    if (method === "GET" && rest.join("/") === "system-check") {
+      return send(200, { status: "ok", checks: { api: "ok", trainer: "ok", storage: "ok" } });
+    }
+    const entity = entityOf(req);
+
+    if (method === "POST" && rest.join("/") === "chat/completions") {
+      const raw = await readJson(req);
+      if (opts.upstream) return forwardChat(opts.upstream, raw, req, res);
+      const body = parse(ChatCompletionCreateParamsSchema, raw, "body");
+      if (body.priority !== undefined && body.priority !== 0) {
+        throw chatError(
+          400,
+          "priority is not supported: this model does not use priority scheduling; send priority 0 or omit it.",
+          "invalid_request_error",
+        );
+      }
+      const params = resolveModelParams(body.model);
+      return serveChat(req, res, body as never, params);
+    }
+
+    if (rest[0] !== "preview") throw detail(404, `No route for ${method} ${url.pathname}.`);
+    const r = rest.slice(1);
+    if (method === "POST" && r.length === 1 && r[0] === "models") {
+      const body = parse(ModelCreateParamsSchema, await readJson(req), "body");
+      const owner = body.entity ?? entity;
+      const existing = store.findModel(owner, body.project, body.name);
+      if (existing) {
+        if (body.return_existing) return send(200, publicModel(existing));
+        throw detail(
+          409,
+          `A model named ${body.name} already exists in project ${body.project}; pass return_existing: true to reuse it.`,
+        );
+      }
+      const model = store.createModel({
+        entity: owner,
+        project: body.project,
+        name: body.name,
+        base_model: body.base_model,
+      });
+      return send(200, publicModel(model));
+    }
+    if (r[0] === "models" && r.length >= 2) {
+      const id = pathId(r[1] as string, "model_id");
+      if (method === "DELETE" && r.length === 2) {
+        modelOr404(id);
+        const deleted = store.deleteModel(id);
+        return send(200, { model_id: id, deleted_checkpoints: deleted, deleted_run: true });
+      }
+      if (r[2] === "checkpoints" && r.length === 3) {
+        if (method === "GET") {
+          const q = parse(CheckpointListParamsSchema, pageQuery(url, true), "query");
+          modelOr404(id);
+          let cps = store.modelCheckpoints(id);
+          if (q.order === "desc") cps = [...cps].reverse();
+          const p = page(cps, q.after, q.limit ?? 20);
+          return send(200, {
+            ...p,
+            data: p.data.map(({ id: cid, step, metrics }) => ({ id: cid, step, metrics })),
+          });
+        }
+        if (method === "DELETE") {
+          const body = parse(CheckpointDeleteParamsSchema, await readJson(req), "body");
+          modelOr404(id);
+          const cps = store.modelCheckpoints(id);
+          const notFound = body.steps.filter((s) => !cps.some((c) => c.step === s));
+          const steps = new Set(body.steps);
+          const before = store.checkpoints.length;
+          store.checkpoints = store.checkpoints.filter(
+            (c) => !(c.model_id === id && steps.has(c.step)),
+          );
+          store.save();
+          return send(200, {
+            deleted_count: before - store.checkpoints.length,
+            not_found_steps: notFound,
+          });
+        }
+      }
+      if (method === "POST" && r[2] === "log" && r.length === 3) {
+        const raw = (await readJson(req)) as Record<string, unknown> | null;
+        // ART sends model_id in the body too; it is not part of the schema.
+        if (raw && typeof raw === "object") delete raw.model_id;
+        const body = parse(LogParamsSchema, raw, "body");
+        modelOr404(id);
+        const rewards = body.trajectory_groups.flatMap((g) => g.trajectories.map((t) => t.reward));
+        const mean = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0;
+        const std = rewards.length
+          ? Math.sqrt(rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / rewards.length)
+          : 0;
+        const metrics = {
+          num_groups: body.trajectory_groups.length,
+          num_trajectories: rewards.length,
+          reward: mean,
+          reward_std_dev: std,
+          reward_min: rewards.length ? Math.min(...rewards) : 0,
+          reward_max: rewards.length ? Math.max(...rewards) : 0,
+        };
+        store.logs.push({
+          id: randomUUID(),
+          model_id: id,
+          split: body.split,
+          trajectory_groups: body.trajectory_groups,
+          metrics,
+        });
+        store.save();
+        return send(200, { split: body.split, ...metrics });
+      }
+    }
+    if (
+      method === "POST" &&
+      r.length === 1 &&
+      (r[0] === "training-jobs" || r[0] === "sft-training-jobs")
+    ) {
+      const sft = r[0] === "sft-training-jobs";
+      const body = parse(
+        sft ? SFTTrainingJobCreateParamsSchema : TrainingJobCreateParamsSchema,
+        await readJson(req),
+        "body",
+      );
+      if (!UUID.test(body.model_id)) {
+        throw new HttpError(422, {
+          detail: [
+            {
+              loc: ["body", "model_id"],
+              msg: "Input should be a valid UUID",
+              type: "uuid_parsing",
+            },
+          ],
+        });
+      }
+      modelOr404(body.model_id);
+      const job = store.createJob(sft ? "sft" : "rl", body.model_id, body);
+      startJob(job);
+      return send(200, { id: job.id });
+    }
+    if (
+      method === "GET" &&
+      r[0] === "training-jobs" &&
+      (r.length === 2 || (r.length === 3 && r[2] === "events"))
+    ) {
+      const id = pathId(r[1] as string, "training_job_id");
+      if (r.length === 2) {
+        const job = store.jobs.get(id);
+        if (!job) throw detail(404, `Training job ${id} not found.`);
+        return send(200, publicJob(job));
+      }
+      const q = parse(EventListParamsSchema, pageQuery(url, false), "query");
+      if (!store.jobs.has(id)) throw detail(404, `Training job ${id} not found.`);
+      const events = store.events.filter((e) => e.job_id === id);
+      const p = page(events, q.after, q.limit ?? 20);
+      return send(200, {
+        ...p,
+        data: p.data.map(({ id: eid, type, data }) => ({ id: eid, type, data })),
+      });
+    }
+    throw detail(404, `No route for ${method} ${url.pathname}.`);
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    route(req, res, url).catch((error: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const status = error instanceof HttpError ? error.status : 500;
+      const body =
+        error instanceof HttpError
+          ? error.body
+          : { detail: `Internal error: ${(error as Error).message}` };
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    });
+  });
+
+  return {
+    server,
+    async stop() {
+      stopped = true;
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+function chatError(status: number, message: string, code: string): HttpError {
+  return new HttpError(status, {
+    error: { message, type: "invalid_request_error", param: null, code },
+  });
+}
+
+function publicModel(m: {
+  id: string;
+  entity: string;
+  project: string;
+  name: string;
+  base_model: string;
+  run_id: string;
+}) {
+  return {
+    id: m.id,
+    entity: m.entity,
+    project: m.project,
+    name: m.name,
+    base_model: m.base_model,
+    run_id: m.run_id,
+  };
+}
+
+function publicJob(j: StoredJob) {
+  return {
+    id: j.id,
+    status: j.status,
+    kind: j.kind,
+    model_id: j.model_id,
+    created_at: j.created_at,
+    training_start: j.training_start,
+    training_end: j.training_end,
+    error_message: j.error_message,
+    checkpoint_step: j.checkpoint_step,
+  };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(422, {
+      detail: [{ loc: ["body"], msg: "The request body is not valid JSON.", type: "json_invalid" }],
+    });
+  }
+}

@@ -1,0 +1,214 @@
+// The emulator's state: models, checkpoints (with their parameters), jobs,
+// events and logged trajectories. In memory, optionally mirrored to one JSON
+// file in a data directory, written atomically after every change.
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { atomicWriteFile } from "../util/atomic-write.js";
+import { initialParams, type Params } from "./model.js";
+
+export interface StoredModel {
+  id: string;
+  entity: string;
+  project: string;
+  name: string;
+  base_model: string;
+  run_id: string;
+  created: number;
+}
+export interface StoredCheckpoint {
+  id: string;
+  model_id: string;
+  step: number;
+  metrics: Record<string, number>;
+  params: Params;
+}
+/** Job status values: `QUEUED`, `RUNNING`, `COMPLETED`, `FAILED`. */
+export type JobStatus = "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+export interface StoredJob {
+  id: string;
+  kind: "rl" | "sft";
+  model_id: string;
+  status: JobStatus;
+  created_at: string;
+  training_start: string | null;
+  training_end: string | null;
+  error_message: string | null;
+  checkpoint_step: number | null;
+  request: unknown;
+}
+export interface StoredEvent {
+  id: string;
+  job_id: string;
+  type: "training_started" | "gradient_step" | "training_ended" | "training_failed";
+  data: Record<string, unknown>;
+  created_at: string;
+}
+export interface StoredLog {
+  id: string;
+  model_id: string;
+  split: string;
+  trajectory_groups: unknown[];
+  metrics: Record<string, number>;
+}
+
+interface Snapshot {
+  models: StoredModel[];
+  checkpoints: StoredCheckpoint[];
+  jobs: StoredJob[];
+  events: StoredEvent[];
+  logs: StoredLog[];
+}
+
+export class Store {
+  models = new Map<string, StoredModel>();
+  checkpoints: StoredCheckpoint[] = [];
+  jobs = new Map<string, StoredJob>();
+  events: StoredEvent[] = [];
+  logs: StoredLog[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private dirty = false;
+
+  private constructor(private readonly file: string | undefined) {}
+
+  static async open(dataDir: string | undefined): Promise<Store> {
+    const store = new Store(dataDir ? path.join(dataDir, "emulator-state.json") : undefined);
+    if (store.file) {
+      let text: string | undefined;
+      try {
+        text = await readFile(store.file, "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+      if (text !== undefined) {
+        const snap = JSON.parse(text) as Snapshot;
+        for (const m of snap.models) store.models.set(m.id, m);
+        store.checkpoints = snap.checkpoints;
+        for (const j of snap.jobs) store.jobs.set(j.id, j);
+        store.events = snap.events;
+        store.logs = snap.logs;
+        // A job that was running when the process stopped cannot resume.
+        for (const job of store.jobs.values()) {
+          if (job.status === "QUEUED" || job.status === "RUNNING") {
+            store.fail(job, "The emulator stopped before this job finished.");
+          }
+        }
+      }
+    }
+    return store;
+  }
+
+  /** Schedules a write of the whole state; writes are serialized and coalesced. */
+  save(): void {
+    if (!this.file) return;
+    if (this.dirty) return;
+    this.dirty = true;
+    const file = this.file;
+    this.writing = this.writing.then(async () => {
+      this.dirty = false;
+      const snap: Snapshot = {
+        models: [...this.models.values()],
+        checkpoints: this.checkpoints,
+        jobs: [...this.jobs.values()],
+        events: this.events,
+        logs: this.logs,
+      };
+      await atomicWriteFile(file, JSON.stringify(snap));
+    });
+  }
+
+  /** Resolves when every scheduled write is on disk. */
+  async flush(): Promise<void> {
+    await this.writing;
+  }
+
+  createModel(fields: Omit<StoredModel, "id" | "run_id" | "created">): StoredModel {
+    const model: StoredModel = {
+      ...fields,
+      id: randomUUID(),
+      run_id: randomUUID().slice(0, 8),
+      created: Date.now(),
+    };
+    this.models.set(model.id, model);
+    this.addCheckpoint(model.id, 0, {}, initialParams());
+    return model;
+  }
+
+  findModel(entity: string | undefined, project: string, name: string): StoredModel | undefined {
+    for (const m of this.models.values()) {
+      if (m.project === project && m.name === name && (entity === undefined || m.entity === entity))
+        return m;
+    }
+    return undefined;
+  }
+
+  modelCheckpoints(modelId: string): StoredCheckpoint[] {
+    return this.checkpoints.filter((c) => c.model_id === modelId).sort((a, b) => a.step - b.step);
+  }
+
+  latestCheckpoint(modelId: string): StoredCheckpoint | undefined {
+    return this.modelCheckpoints(modelId).at(-1);
+  }
+
+  addCheckpoint(
+    modelId: string,
+    step: number,
+    metrics: Record<string, number>,
+    params: Params,
+  ): StoredCheckpoint {
+    const cp = { id: randomUUID(), model_id: modelId, step, metrics, params };
+    this.checkpoints.push(cp);
+    this.save();
+    return cp;
+  }
+
+  deleteModel(modelId: string): number {
+    const before = this.checkpoints.length;
+    this.checkpoints = this.checkpoints.filter((c) => c.model_id !== modelId);
+    const deleted = before - this.checkpoints.length;
+    const jobIds = new Set<string>();
+    for (const job of this.jobs.values()) if (job.model_id === modelId) jobIds.add(job.id);
+    for (const id of jobIds) this.jobs.delete(id);
+    this.events = this.events.filter((e) => !jobIds.has(e.job_id));
+    this.logs = this.logs.filter((l) => l.model_id !== modelId);
+    this.models.delete(modelId);
+    this.save();
+    return deleted;
+  }
+
+  createJob(kind: "rl" | "sft", modelId: string, request: unknown): StoredJob {
+    const job: StoredJob = {
+      id: randomUUID(),
+      kind,
+      model_id: modelId,
+      status: "QUEUED",
+      created_at: new Date().toISOString(),
+      training_start: null,
+      training_end: null,
+      error_message: null,
+      checkpoint_step: null,
+      request,
+    };
+    this.jobs.set(job.id, job);
+    this.save();
+    return job;
+  }
+
+  emit(job: StoredJob, type: StoredEvent["type"], data: Record<string, unknown>): void {
+    this.events.push({
+      id: randomUUID(),
+      job_id: job.id,
+      type,
+      data,
+      created_at: new Date().toISOString(),
+    });
+    this.save();
+  }
+
+  fail(job: StoredJob, message: string): void {
+    job.status = "FAILED";
+    job.error_message = message;
+    job.training_end = new Date().toISOString();
+    this.emit(job, "training_failed", { error_message: message });
+  }
+}

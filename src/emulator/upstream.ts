@@ -1,0 +1,35 @@
+// --upstream: chat completions forwarded to an OpenAI-compatible server, with
+// logprobs requested so the answers stay trainable.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+
+export async function forwardChat(
+  upstream: string,
+  body: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const payload = body && typeof body === "object" ? { ...(body as Record<string, unknown>) } : {};
+  if (payload.logprobs == null) payload.logprobs = true;
+  const controller = new AbortController();
+  res.on("close", () => controller.abort());
+  const target = `${upstream.replace(/\/+$/, "")}/chat/completions`;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  const upstreamKey = process.env.EMULATOR_UPSTREAM_API_KEY;
+  if (upstreamKey) headers.authorization = `Bearer ${upstreamKey}`;
+  const answer = await fetch(target, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(payload),
+    signal: controller.signal,
+  });
+  res.writeHead(answer.status, {
+    "content-type": answer.headers.get("content-type") ?? "application/json",
+  });
+  if (!answer.body) {
+    res.end();
+    return;
+  }
+  Readable.fromWeb(answer.body as never).pipe(res);
+  void req;
+}
