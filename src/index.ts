@@ -1,6 +1,7 @@
 // The root entry point only re-exports; each folder has one way in.
 export * from "./client/index.js";
 export * from "./recorder/index.js";
+export * from "./rewards/index.js";
 export * from "./shipper/index.js";
 export * from "./telemetry/index.js";
 export * from "./training/index.js";

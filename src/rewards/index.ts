@@ -1,0 +1,12 @@
+// Reward functions: per trajectory, relative within a group, and a model judge.
+export { applyGroupReward, applyReward, type GroupReward, type TrajectoryReward } from "./apply.js";
+export {
+  applyJudge,
+  type JudgeClient,
+  type JudgeOptions,
+  JudgeResponseError,
+  type JudgeScore,
+  judgeGroup,
+} from "./judge.js";
+export { DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
+export { minMaxRewards, rankRewards, zScores } from "./relative.js";

@@ -1,0 +1,166 @@
+import { z } from "zod";
+import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
+
+/** The part of an `openai` client the judge uses; any OpenAI-compatible client fits. */
+export interface JudgeClient {
+  chat: {
+    completions: {
+      // Loosely typed so that every SDK version's overloads fit.
+      create(body: any, options?: any): PromiseLike<any>;
+    };
+  };
+}
+
+/** Options of {@link judgeGroup}. */
+export interface JudgeOptions {
+  /** An `openai` client (or any compatible one) pointing at the judge model's server. */
+  client: JudgeClient;
+  /** The judge model's name. */
+  model: string;
+  /** What a good trajectory looks like. Default {@link DEFAULT_JUDGE_RUBRIC}. */
+  rubric?: string;
+  /** Extra fields for the chat request (`temperature`, `response_format`, ...). */
+  requestOptions?: Record<string, unknown>;
+}
+
+/** The judge's verdict on one trajectory. */
+export interface JudgeScore {
+  /** Between 0 and 1, relative to the other trajectories of the group. */
+  reward: number;
+  explanation: string;
+}
+
+/**
+ * Thrown when the judge model's answer could not be used, even after one retry.
+ * `answer` is the last raw text it gave.
+ */
+export class JudgeResponseError extends Error {
+  override readonly name = "JudgeResponseError";
+  constructor(
+    message: string,
+    readonly answer: string,
+  ) {
+    super(message);
+  }
+}
+
+const JudgeAnswerSchema = z.object({
+  scores: z.array(
+    z.object({
+      id: z.coerce.number().int(),
+      reward: z.number().min(0).max(1),
+      explanation: z.string().default(""),
+    }),
+  ),
+});
+
+/**
+ * Asks a chat model to score a group's trajectories against each other (the
+ * idea of ART's RULER, with our own prompt). The model sees the shared start
+ * of the conversations once, the tools, and each trajectory's own turns; it
+ * answers JSON, which is validated; a malformed answer is retried once. If all
+ * trajectories are identical, one is judged and its score copied.
+ *
+ * @returns one `{ reward, explanation }` per trajectory, in order.
+ * @throws JudgeResponseError when the answer is still unusable after the retry.
+ * @example
+ * const scores = await judgeGroup(group, { client: new OpenAI(), model: "gpt-4.1-mini" });
+ */
+export async function judgeGroup(
+  group: TrajectoryGroup,
+  options: JudgeOptions,
+): Promise<JudgeScore[]> {
+  const all = group.trajectories.map((t) => t.messages());
+  if (all.length === 0) return [];
+  const identical = all.every((c) => JSON.stringify(c) === JSON.stringify(all[0]));
+  const conversations = identical ? all.slice(0, 1) : all;
+  const messages: { role: string; content: string }[] = buildJudgePrompt(conversations, {
+    rubric: options.rubric ?? DEFAULT_JUDGE_RUBRIC,
+    tools: group.trajectories[0]?.tools ?? null,
+  });
+
+  let problem = "";
+  let answer = "";
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const completion = await options.client.chat.completions.create({
+      ...options.requestOptions,
+      model: options.model,
+      messages,
+    });
+    answer = String(completion?.choices?.[0]?.message?.content ?? "");
+    const result = readAnswer(answer, conversations.length);
+    if (typeof result !== "string") {
+      return identical ? all.map(() => ({ ...(result[0] as JudgeScore) })) : result;
+    }
+    problem = result;
+    messages.push(
+      { role: "assistant", content: answer },
+      {
+        role: "user",
+        content: `That answer could not be used: ${problem} Reply again with the JSON only.`,
+      },
+    );
+  }
+  throw new JudgeResponseError(
+    `The judge model ${options.model} gave an unusable answer twice: ${problem}`,
+    answer,
+  );
+}
+
+/**
+ * Judges the group and writes the result onto it: `reward` becomes the judge's
+ * score, the previous reward is kept in `metrics.independent_reward`, the score
+ * in `metrics.judge_score`, and the explanation is logged on each trajectory.
+ *
+ * @example
+ * await gatherTrajectoryGroups(groups, { sink: { add: (g) => applyJudge(g, { client, model: "o4-mini" }) } });
+ */
+export async function applyJudge(
+  group: TrajectoryGroup,
+  options: JudgeOptions,
+): Promise<TrajectoryGroup> {
+  const scores = await judgeGroup(group, options);
+  scores.forEach((score, i) => {
+    const t = group.trajectories[i] as Trajectory;
+    t.metrics.independent_reward = t.reward;
+    t.metrics.judge_score = score.reward;
+    t.reward = score.reward;
+    t.log(`Judge explanation: ${score.explanation}`);
+  });
+  return group;
+}
+
+// The scores in id order, or a sentence saying what is wrong with the answer.
+function readAnswer(answer: string, expected: number): JudgeScore[] | string {
+  const json = extractJson(answer);
+  if (json === undefined) return "it did not contain a JSON object.";
+  const parsed = JudgeAnswerSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return `${issue?.path.join(".") || "(root)"}: ${issue?.message}.`;
+  }
+  const byId = new Map(parsed.data.scores.map((s) => [s.id, s]));
+  const scores: JudgeScore[] = [];
+  for (let id = 1; id <= expected; id++) {
+    const s = byId.get(id);
+    if (!s) return `it has no score for id ${id}; expected ids 1 to ${expected}.`;
+    scores.push({ reward: s.reward, explanation: s.explanation });
+  }
+  if (parsed.data.scores.length !== expected) {
+    return `it has ${parsed.data.scores.length} scores; expected exactly ${expected}.`;
+  }
+  return scores;
+}
+
+// Models wrap JSON in prose or code fences; take the outermost object.
+function extractJson(text: string): unknown {
+  const start = text.indexOf("{");
+  const end = text.lastIndexOf("}");
+  if (start < 0 || end <= start) return undefined;
+  try {
+    return JSON.parse(text.slice(start, end + 1));
+  } catch {
+    return undefined;
+  }
+}
