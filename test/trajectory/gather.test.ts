@@ -1,0 +1,215 @@
+import {
+  createProgressBar,
+  formatProgress,
+  type GatherProgress,
+  type GroupSink,
+  gatherTrajectoryGroups,
+  TooManyExceptionsError,
+  Trajectory,
+  TrajectoryGroup,
+} from "trajectory-recorder";
+import { describe, expect, it } from "vitest";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ok =
+  (reward: number, ms = 1) =>
+  async () => {
+    await sleep(ms);
+    return new Trajectory({ reward });
+  };
+const boom =
+  (message: string, ms = 1) =>
+  async (): Promise<Trajectory> => {
+    await sleep(ms);
+    throw new Error(message);
+  };
+
+describe("TrajectoryGroup.from", () => {
+  it("awaits rollout promises and functions, recording each failure as an exception", async () => {
+    const group = await TrajectoryGroup.from(
+      [ok(1), Promise.resolve(new Trajectory({ reward: 0.5 })), boom("no tool")],
+      {
+        metadata: { scenario: "s1" },
+      },
+    );
+    expect(group).toBeInstanceOf(TrajectoryGroup);
+    expect(group.trajectories.map((t) => t.reward)).toEqual([1, 0.5]);
+    expect(group.exceptions).toMatchObject([{ type: "<class 'Error'>", message: "no tool" }]);
+    expect(group.metadata).toEqual({ scenario: "s1" });
+  });
+
+  it("says so when a rollout resolves to something other than a Trajectory", async () => {
+    const group = await TrajectoryGroup.from([async () => ({ reward: 1 }) as never]);
+    expect(group.exceptions[0]?.message).toMatch(/must resolve to a Trajectory/);
+  });
+});
+
+describe("gatherTrajectoryGroups", () => {
+  it("returns finished groups in input order and hands each to the sink", async () => {
+    const sunk: TrajectoryGroup[] = [];
+    const sink: GroupSink = {
+      add: async (g) => {
+        await sleep(1);
+        sunk.push(g);
+      },
+    };
+    const groups = await gatherTrajectoryGroups(
+      [
+        TrajectoryGroup.from([ok(1, 20), ok(0, 20)], { metadata: { i: 0 } }),
+        [ok(0.5, 1)],
+        new TrajectoryGroup([new Trajectory({ reward: 0.25 })]),
+        Promise.resolve(new TrajectoryGroup([new Trajectory({ reward: 0.75 })])),
+      ],
+      { sink },
+    );
+    expect(groups.map((g) => g.trajectories.map((t) => t.reward))).toEqual([
+      [1, 0],
+      [0.5],
+      [0.25],
+      [0.75],
+    ]);
+    expect(groups[0]?.metadata).toEqual({ i: 0 });
+    expect(sunk).toHaveLength(4);
+    expect(new Set(sunk)).toEqual(new Set(groups));
+  });
+
+  it("never runs more rollouts at once than the concurrency allows", async () => {
+    let running = 0;
+    let peak = 0;
+    const rollout = async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await sleep(5);
+      running--;
+      return new Trajectory({ reward: 1 });
+    };
+    const groups = Array.from({ length: 5 }, () =>
+      TrajectoryGroup.from(Array.from({ length: 4 }, () => rollout)),
+    );
+    const result = await gatherTrajectoryGroups(groups, { concurrency: 3 });
+    expect(result.flatMap((g) => g.trajectories)).toHaveLength(20);
+    expect(peak).toBe(3);
+  });
+
+  it("keeps going past failures up to maxExceptions and records them on their group", async () => {
+    const groups = await gatherTrajectoryGroups(
+      [TrajectoryGroup.from([ok(1), boom("a")]), TrajectoryGroup.from([boom("b"), ok(0)])],
+      { maxExceptions: 2 },
+    );
+    expect(groups[0]?.exceptions.map((e) => e.message)).toEqual(["a"]);
+    expect(groups[1]?.exceptions.map((e) => e.message)).toEqual(["b"]);
+    expect(groups.flatMap((g) => g.trajectories)).toHaveLength(2);
+  });
+
+  it("treats a maxExceptions below 1 as a fraction of all rollouts", async () => {
+    // 10 rollouts, 0.2 allows 2 failures; the third aborts.
+    const rollouts = (fail: number) =>
+      Array.from({ length: 5 }, (_, i) => (i < fail ? boom(`f${i}`) : ok(1)));
+    await expect(
+      gatherTrajectoryGroups(
+        [TrajectoryGroup.from(rollouts(1)), TrajectoryGroup.from(rollouts(1))],
+        {
+          maxExceptions: 0.2,
+        },
+      ),
+    ).resolves.toHaveLength(2);
+    await expect(
+      gatherTrajectoryGroups(
+        [TrajectoryGroup.from(rollouts(2)), TrajectoryGroup.from(rollouts(1))],
+        {
+          maxExceptions: 0.2,
+        },
+      ),
+    ).rejects.toThrow(TooManyExceptionsError);
+  });
+
+  it("throws a clear error at the first failure by default and starts nothing more", async () => {
+    let started = 0;
+    const counted = (r: () => Promise<Trajectory>) => () => {
+      started++;
+      return r();
+    };
+    const sunk: TrajectoryGroup[] = [];
+    const error = await gatherTrajectoryGroups(
+      [
+        TrajectoryGroup.from([
+          counted(boom("rate limited")),
+          ...Array.from({ length: 9 }, () => counted(ok(1, 5))),
+        ]),
+      ],
+      { concurrency: 1, sink: { add: (g) => void sunk.push(g) } },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TooManyExceptionsError);
+    expect((error as Error).message).toBe(
+      "1 rollouts failed, more than maxExceptions allows (0); the last error was: rate limited",
+    );
+    expect(((error as Error).cause as Error).message).toBe("rate limited");
+    expect(started).toBe(1);
+    expect(sunk).toHaveLength(0);
+  });
+
+  it("drops a promised group that rejects within the limit, counting it as one failure", async () => {
+    const groups = await gatherTrajectoryGroups(
+      [
+        Promise.reject(new Error("scenario failed")),
+        new TrajectoryGroup([new Trajectory({ reward: 1 })]),
+      ],
+      { maxExceptions: 1 },
+    );
+    expect(groups).toHaveLength(1);
+  });
+
+  it("fails the gather when the sink fails, so no group is lost silently", async () => {
+    await expect(
+      gatherTrajectoryGroups([[ok(1)]], {
+        sink: {
+          add: () => {
+            throw new Error("disk full");
+          },
+        },
+      }),
+    ).rejects.toThrow("disk full");
+  });
+
+  it("reports progress with the running reward mean after each rollout", async () => {
+    const seen: GatherProgress[] = [];
+    await gatherTrajectoryGroups([TrajectoryGroup.from([ok(1, 1), ok(0, 10), boom("x", 20)])], {
+      maxExceptions: 1,
+      concurrency: 1,
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(seen).toEqual([
+      { done: 1, total: 3, exceptions: 0, rewardMean: 1 },
+      { done: 2, total: 3, exceptions: 0, rewardMean: 0.5 },
+      { done: 3, total: 3, exceptions: 1, rewardMean: 0.5 },
+    ]);
+  });
+});
+
+describe("progress bar", () => {
+  it("formats the bar, the count, the reward mean and any exceptions", () => {
+    expect(
+      formatProgress(
+        { done: 5, total: 10, exceptions: 1, rewardMean: 0.42 },
+        { label: "gather", width: 10 },
+      ),
+    ).toBe("gather [#####.....] 5/10 reward=0.420 exceptions=1");
+    expect(
+      formatProgress({ done: 0, total: 4, exceptions: 0, rewardMean: null }, { width: 4 }),
+    ).toBe("gather [....] 0/4 reward=-");
+  });
+
+  it("draws only on a terminal", async () => {
+    const written: string[] = [];
+    const tty = { isTTY: true, write: (s: string) => written.push(s) };
+    await gatherTrajectoryGroups([[ok(1)]], { progressStream: tty, label: "eval" });
+    expect(written).toEqual(["\reval [####################] 1/1 reward=1.000", "\n"]);
+
+    const piped: string[] = [];
+    await gatherTrajectoryGroups([[ok(1)]], {
+      progressStream: { isTTY: false, write: (s: string) => piped.push(s) },
+    });
+    expect(piped).toEqual([]);
+    expect(createProgressBar("x", { write: () => true }).enabled).toBe(false);
+  });
+});
