@@ -55,7 +55,7 @@ function sequencesOf(
     const tokenIds = Array.isArray(item.token_ids) ? (item.token_ids as number[]) : null;
     let tokens: number[];
     let old: (number | null)[];
-    if (content && content.length > 0) {
+    if (content) {
       tokens = tokenIds ?? content.map((c) => tokenId(String(c.token)));
       old = content.map((c) => (typeof c.logprob === "number" ? c.logprob : null));
     } else if (allowWithoutLogprobs) {
