@@ -6,7 +6,7 @@ import type { GroupSink } from "./sink.js";
 import type { Trajectory } from "./trajectory.js";
 
 /** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
-export type GroupInput =
+export type GatherGroupInput =
   | PendingGroup
   | TrajectoryGroup
   | PromiseLike<TrajectoryGroup>
@@ -48,7 +48,7 @@ export interface GatherOptions {
  * );
  */
 export async function gatherTrajectoryGroups(
-  groups: Iterable<GroupInput>,
+  groups: Iterable<GatherGroupInput>,
   options: GatherOptions = {},
 ): Promise<TrajectoryGroup[]> {
   const inputs = [...groups];
@@ -86,7 +86,7 @@ export async function gatherTrajectoryGroups(
     }
   };
 
-  const runGroup = async (input: GroupInput): Promise<TrajectoryGroup | undefined> => {
+  const runGroup = async (input: GatherGroupInput): Promise<TrajectoryGroup | undefined> => {
     let group: TrajectoryGroup;
     if (input instanceof TrajectoryGroup) {
       group = input;
@@ -138,7 +138,7 @@ export async function gatherTrajectoryGroups(
   }
 }
 
-function rolloutCount(input: GroupInput): number {
+function rolloutCount(input: GatherGroupInput): number {
   if (input instanceof PendingGroup) return input.rollouts.length;
   if (Array.isArray(input)) return input.length;
   if (input instanceof TrajectoryGroup) return input.trajectories.length;

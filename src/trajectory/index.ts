@@ -1,7 +1,7 @@
 // The trajectory data model and its ART wire JSON, groups, and gathering.
 export { TooManyExceptionsError, TrajectoryValidationError } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
-export { type GatherOptions, type GroupInput, gatherTrajectoryGroups } from "./gather.js";
+export { type GatherGroupInput, type GatherOptions, gatherTrajectoryGroups } from "./gather.js";
 export {
   PendingGroup,
   type Rollout,

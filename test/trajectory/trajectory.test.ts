@@ -113,7 +113,7 @@ describe("Trajectory wire JSON", () => {
 describe("Trajectory helpers", () => {
   it("messages() turns Choices into plain assistant messages as ART does", () => {
     const t = Trajectory.fromJSON(fixture("trajectory-tool-calling.json"));
-    const messages = t.messages() as Record<string, unknown>[];
+    const messages = t.messages() as unknown as Record<string, unknown>[];
     expect(messages).toHaveLength(6);
     expect(messages[2]).toEqual({
       role: "assistant",

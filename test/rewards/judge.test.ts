@@ -1,0 +1,157 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import OpenAI from "openai";
+import {
+  applyJudge,
+  JudgeResponseError,
+  judgeGroup,
+  Trajectory,
+  TrajectoryGroup,
+} from "trajectory-recorder";
+import { afterEach, describe, expect, it } from "vitest";
+
+// A tiny OpenAI-compatible chat endpoint: answers with the queued texts in turn
+// and keeps every request body it received.
+async function judgeServer(answers: string[]) {
+  const requests: { model: string; messages: { role: string; content: string }[] }[] = [];
+  const server: Server = createServer(async (req: IncomingMessage, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    requests.push(JSON.parse(body));
+    const content = answers.shift() ?? "";
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 0,
+        model: "judge",
+        choices: [
+          {
+            index: 0,
+            finish_reason: "stop",
+            logprobs: null,
+            message: { role: "assistant", content },
+          },
+        ],
+      }),
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  const client = new OpenAI({
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    apiKey: "test-key",
+    maxRetries: 0,
+  });
+  return { client, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+const task = { role: "user", content: "What is the capital of Australia?" };
+const answer = (content: string) => ({
+  finish_reason: "stop",
+  index: 0,
+  logprobs: null,
+  message: { role: "assistant" as const, content },
+});
+const sampleGroup = () =>
+  new TrajectoryGroup([
+    new Trajectory({ messages_and_choices: [task, answer("Sydney")], reward: 0.2 }),
+    new Trajectory({ messages_and_choices: [task, answer("Canberra")], reward: 0.9 }),
+    new Trajectory({ messages_and_choices: [task, answer("Canberra, since 1913.")] }),
+  ]);
+
+describe("judgeGroup", () => {
+  it("sends the trajectories to the judge model and puts each reward on the right trajectory", async () => {
+    const server = await judgeServer([
+      'Here you go:\n```json\n{"scores": [{"id": 3, "reward": 1, "explanation": "Correct with context."}, {"id": 1, "reward": 0, "explanation": "Wrong city."}, {"id": 2, "reward": 0.8, "explanation": "Correct."}]}\n```',
+    ]);
+    close = server.close;
+    const scores = await judgeGroup(sampleGroup(), { client: server.client, model: "judge-model" });
+    expect(scores).toEqual([
+      { reward: 0, explanation: "Wrong city." },
+      { reward: 0.8, explanation: "Correct." },
+      { reward: 1, explanation: "Correct with context." },
+    ]);
+    expect(server.requests).toHaveLength(1);
+    const request = server.requests[0];
+    expect(request?.model).toBe("judge-model");
+    const prompt = request?.messages.map((m) => m.content).join("\n") ?? "";
+    // The shared task is sent once; each attempt carries its own turns.
+    expect(prompt.split("capital of Australia").length - 1).toBe(1);
+    expect(prompt).toMatch(/<attempt id="1">\n.*"Sydney"/);
+    expect(prompt).toMatch(/<attempt id="2">\n.*"Canberra"/);
+    expect(prompt).toMatch(/<attempt id="3">\n.*"Canberra, since 1913\."/);
+    expect(prompt).toContain("ids 1 to 3");
+  });
+
+  it("retries once on a malformed answer, telling the model what was wrong", async () => {
+    const server = await judgeServer([
+      '{"scores": [{"id": 1, "reward": 0.1}, {"id": 2, "reward": 7}]}',
+      '{"scores": [{"id": 1, "reward": 0.1, "explanation": "a"}, {"id": 2, "reward": 0.7, "explanation": "b"}, {"id": 3, "reward": 0.9, "explanation": "c"}]}',
+    ]);
+    close = server.close;
+    const scores = await judgeGroup(sampleGroup(), { client: server.client, model: "judge-model" });
+    expect(scores.map((s) => s.reward)).toEqual([0.1, 0.7, 0.9]);
+    expect(server.requests).toHaveLength(2);
+    const retry = server.requests[1]?.messages ?? [];
+    expect(retry.at(-2)).toEqual({
+      role: "assistant",
+      content: '{"scores": [{"id": 1, "reward": 0.1}, {"id": 2, "reward": 7}]}',
+    });
+    expect(retry.at(-1)?.content).toContain("scores.1.reward");
+  });
+
+  it("throws a JudgeResponseError after a second unusable answer", async () => {
+    const server = await judgeServer([
+      "I think the second one is best.",
+      '{"scores": [{"id": 1, "reward": 0.5}]}',
+    ]);
+    close = server.close;
+    const error = await judgeGroup(sampleGroup(), {
+      client: server.client,
+      model: "judge-model",
+    }).catch((e) => e);
+    expect(error).toBeInstanceOf(JudgeResponseError);
+    expect(error.message).toBe(
+      "The judge model judge-model gave an unusable answer twice: it has no score for id 2; expected ids 1 to 3.",
+    );
+    expect(error.answer).toBe('{"scores": [{"id": 1, "reward": 0.5}]}');
+  });
+
+  it("judges identical trajectories once and copies the score", async () => {
+    const server = await judgeServer([
+      '{"scores": [{"id": 1, "reward": 0.6, "explanation": "Fine."}]}',
+    ]);
+    close = server.close;
+    const same = () => new Trajectory({ messages_and_choices: [task, answer("Canberra")] });
+    const scores = await judgeGroup(new TrajectoryGroup([same(), same()]), {
+      client: server.client,
+      model: "j",
+    });
+    expect(scores).toEqual([
+      { reward: 0.6, explanation: "Fine." },
+      { reward: 0.6, explanation: "Fine." },
+    ]);
+    expect(server.requests[0]?.messages[1]?.content).not.toContain('<attempt id="2">');
+  });
+});
+
+describe("applyJudge", () => {
+  it("writes the judge's reward, keeps the old one in metrics and logs the explanation", async () => {
+    const server = await judgeServer([
+      '{"scores": [{"id": 1, "reward": 0, "explanation": "Wrong."}, {"id": 2, "reward": 0.8, "explanation": "Right."}, {"id": 3, "reward": 1, "explanation": "Best."}]}',
+    ]);
+    close = server.close;
+    const group = await applyJudge(sampleGroup(), { client: server.client, model: "judge-model" });
+    expect(group.trajectories.map((t) => t.reward)).toEqual([0, 0.8, 1]);
+    expect(group.trajectories[0]?.metrics).toEqual({ independent_reward: 0.2, judge_score: 0 });
+    expect(group.trajectories[2]?.logs).toEqual(["Judge explanation: Best."]);
+  });
+});
