@@ -109,12 +109,13 @@ function topOf(lp: number[], k: number, pos: number): GenToken["top"] {
 }
 
 function pickTool(o: GenOptions, random: () => number): GenOptions["tools"][number] {
+  const r = random();
   if (typeof o.toolMode === "object") {
     const named = o.toolMode.name;
     const found = o.tools.find((t) => t.name === named);
     if (found) return found;
   }
-  return o.tools[Math.floor(random() * o.tools.length)] as GenOptions["tools"][number];
+  return o.tools[Math.floor(r * o.tools.length)] as GenOptions["tools"][number];
 }
 
 /** A value that satisfies a (simple) JSON schema; words are sampled from the policy. */
