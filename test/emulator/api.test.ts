@@ -17,13 +17,20 @@ function choice(content: string, withLogprobs = true) {
     finish_reason: "stop",
     message: { role: "assistant", content },
     logprobs: withLogprobs
-      ? { content: content.split(" ").map((w, i) => ({ token: i ? ` ${w}` : w, logprob: -1, top_logprobs: [] })) }
+      ? {
+          content: content
+            .split(" ")
+            .map((w, i) => ({ token: i ? ` ${w}` : w, logprob: -1, top_logprobs: [] })),
+        }
       : null,
   };
 }
 const group = (rewards: number[], withLogprobs = true) => ({
   trajectories: rewards.map((r) => ({
-    messages_and_choices: [{ role: "user", content: "say red" }, choice(r > 0 ? "red" : "blue", withLogprobs)],
+    messages_and_choices: [
+      { role: "user", content: "say red" },
+      choice(r > 0 ? "red" : "blue", withLogprobs),
+    ],
     reward: r,
   })),
 });
@@ -44,8 +51,18 @@ describe("auth", () => {
     expect(wrong.json.detail).toMatch(/not valid/);
   });
   it("creates models under the key's entity", async () => {
-    const a = await call(emu, "POST", "/preview/models", { project: "p", name: "x", base_model: "b" });
-    const b = await call(emu, "POST", "/preview/models", { project: "p", name: "x", base_model: "b" }, "other");
+    const a = await call(emu, "POST", "/preview/models", {
+      project: "p",
+      name: "x",
+      base_model: "b",
+    });
+    const b = await call(
+      emu,
+      "POST",
+      "/preview/models",
+      { project: "p", name: "x", base_model: "b" },
+      "other",
+    );
     expect(a.json.entity).toBe("alice");
     expect(b.json.entity).toBe("bob");
     expect(a.json.id).not.toBe(b.json.id);
@@ -63,7 +80,11 @@ describe("models", () => {
   });
   it("answers 409 for a duplicate name and returns the same model with return_existing", async () => {
     const m = await createModel(emu, "dup");
-    const again = await call(emu, "POST", "/preview/models", { project: "demo", name: "dup", base_model: "b" });
+    const again = await call(emu, "POST", "/preview/models", {
+      project: "demo",
+      name: "dup",
+      base_model: "b",
+    });
     expect(again.status).toBe(409);
     expect(again.json.detail).toMatch(/already exists.*return_existing/);
     const reuse = await call(emu, "POST", "/preview/models", {
@@ -79,7 +100,10 @@ describe("models", () => {
   });
   it("deletes a model with its checkpoints and jobs (cascade), then 404s", async () => {
     const m = await createModel(emu, "doomed");
-    const job = await call(emu, "POST", "/preview/training-jobs", { model_id: m.id, trajectory_groups: [group([1, 0])] });
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [group([1, 0])],
+    });
     await waitForJob(emu, job.json.id);
     const del = await call(emu, "DELETE", `/preview/models/${m.id}`);
     expect(del.json).toEqual({ model_id: m.id, deleted_checkpoints: 2, deleted_run: true });
@@ -91,9 +115,13 @@ describe("models", () => {
     const bad = await call(emu, "GET", "/preview/models/not-a-uuid/checkpoints");
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(["path", "model_id"]);
-    expect((await call(emu, "GET", `/preview/models/${randomUUID()}/checkpoints`)).status).toBe(404);
+    expect((await call(emu, "GET", `/preview/models/${randomUUID()}/checkpoints`)).status).toBe(
+      404,
+    );
     expect((await call(emu, "GET", "/preview/training-jobs/123")).status).toBe(422);
-    expect((await call(emu, "GET", `/preview/training-jobs/${randomUUID()}/events`)).status).toBe(404);
+    expect((await call(emu, "GET", `/preview/training-jobs/${randomUUID()}/events`)).status).toBe(
+      404,
+    );
   });
 });
 
@@ -101,7 +129,10 @@ describe("checkpoints", () => {
   it("pages through random sizes in both orders without skipping or repeating", async () => {
     const m = await createModel(emu, "paged");
     for (let i = 0; i < 7; i++) {
-      const job = await call(emu, "POST", "/preview/training-jobs", { model_id: m.id, trajectory_groups: [group([1, 0])] });
+      const job = await call(emu, "POST", "/preview/training-jobs", {
+        model_id: m.id,
+        trajectory_groups: [group([1, 0])],
+      });
       await waitForJob(emu, job.json.id);
     }
     for (const order of ["asc", "desc"] as const) {
@@ -134,20 +165,24 @@ describe("checkpoints", () => {
       expect(r.status).toBe(422);
       expect(r.json.detail[0].loc).toEqual(["query", "limit"]);
     }
-    expect((await call(emu, "GET", `/preview/models/${m.id}/checkpoints?order=up`)).json.detail[0].loc).toEqual([
-      "query",
-      "order",
-    ]);
+    expect(
+      (await call(emu, "GET", `/preview/models/${m.id}/checkpoints?order=up`)).json.detail[0].loc,
+    ).toEqual(["query", "order"]);
   });
   it("deletes steps and reports the ones that did not exist", async () => {
     const m = await createModel(emu, "cp-del");
-    const job = await call(emu, "POST", "/preview/training-jobs", { model_id: m.id, trajectory_groups: [group([1, 0])] });
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [group([1, 0])],
+    });
     await waitForJob(emu, job.json.id);
     const r = await call(emu, "DELETE", `/preview/models/${m.id}/checkpoints`, { steps: [0, 5] });
     expect(r.json).toEqual({ deleted_count: 1, not_found_steps: [5] });
     const left = await call(emu, "GET", `/preview/models/${m.id}/checkpoints`);
     expect(left.json.data.map((c: any) => c.step)).toEqual([1]);
-    expect((await call(emu, "DELETE", `/preview/models/${m.id}/checkpoints`, { steps: "x" })).status).toBe(422);
+    expect(
+      (await call(emu, "DELETE", `/preview/models/${m.id}/checkpoints`, { steps: "x" })).status,
+    ).toBe(422);
   });
 });
 
@@ -160,7 +195,14 @@ describe("log", () => {
       trajectory_groups: [group([1, 0]), group([0.5, 0.5])],
     });
     expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ split: "val", num_groups: 2, num_trajectories: 4, reward: 0.5, reward_min: 0, reward_max: 1 });
+    expect(r.json).toMatchObject({
+      split: "val",
+      num_groups: 2,
+      num_trajectories: 4,
+      reward: 0.5,
+      reward_min: 0,
+      reward_max: 1,
+    });
     expect(r.json.reward_std_dev).toBeCloseTo(Math.sqrt(0.125));
     const bad = await call(emu, "POST", `/preview/models/${m.id}/log`, { trajectory_groups: [] });
     expect(bad.status).toBe(422);
@@ -188,12 +230,21 @@ describe("training jobs", () => {
     const latest = await call(emu, "GET", `/preview/models/${m.id}/checkpoints?order=desc&limit=1`);
     expect(latest.json.data[0].step).toBe(1);
     const status = await call(emu, "GET", `/preview/training-jobs/${job.json.id}`);
-    expect(status.json).toMatchObject({ id: job.json.id, status: "COMPLETED", error_message: null, checkpoint_step: 1 });
+    expect(status.json).toMatchObject({
+      id: job.json.id,
+      status: "COMPLETED",
+      error_message: null,
+      checkpoint_step: 1,
+    });
     // Event pages: after is exclusive, one at a time reaches the end.
     const seen: string[] = [];
     let after = "";
     for (;;) {
-      const r = await call(emu, "GET", `/preview/training-jobs/${job.json.id}/events?limit=1${after ? `&after=${after}` : ""}`);
+      const r = await call(
+        emu,
+        "GET",
+        `/preview/training-jobs/${job.json.id}/events?limit=1${after ? `&after=${after}` : ""}`,
+      );
       seen.push(...r.json.data.map((e: any) => e.id));
       if (!r.json.has_more) break;
       after = r.json.last_id;
@@ -202,10 +253,15 @@ describe("training jobs", () => {
   });
   it("fails the job with a clear message for choices without logprobs, unless allowed", async () => {
     const m = await createModel(emu, "nolp");
-    const job = await call(emu, "POST", "/preview/training-jobs", { model_id: m.id, trajectory_groups: [group([1, 0], false)] });
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [group([1, 0], false)],
+    });
     const events = await waitForJob(emu, job.json.id);
     expect(events.map((e) => e.type)).toEqual(["training_failed"]);
-    expect(events[0].data.error_message).toMatch(/trajectory_groups\[0\]\.trajectories\[0\].*without logprobs/);
+    expect(events[0].data.error_message).toMatch(
+      /trajectory_groups\[0\]\.trajectories\[0\].*without logprobs/,
+    );
     const status = await call(emu, "GET", `/preview/training-jobs/${job.json.id}`);
     expect(status.json).toMatchObject({ status: "FAILED" });
     const ok = await call(emu, "POST", "/preview/training-jobs", {
@@ -217,14 +273,27 @@ describe("training jobs", () => {
   });
   it("fails when every group has equal rewards", async () => {
     const m = await createModel(emu, "flat");
-    const job = await call(emu, "POST", "/preview/training-jobs", { model_id: m.id, trajectory_groups: [group([1, 1]), group([0, 0])] });
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [group([1, 1]), group([0, 0])],
+    });
     const events = await waitForJob(emu, job.json.id);
     expect(events).toHaveLength(1);
     expect(events[0].data.error_message).toMatch(/all equal.*nothing to learn/);
   });
   it("rejects an unknown model up front with 404 and bad ids or config with 422", async () => {
-    expect((await call(emu, "POST", "/preview/training-jobs", { model_id: randomUUID(), trajectory_groups: [group([1, 0])] })).status).toBe(404);
-    const bad = await call(emu, "POST", "/preview/training-jobs", { model_id: "m1", trajectory_groups: [group([1, 0])] });
+    expect(
+      (
+        await call(emu, "POST", "/preview/training-jobs", {
+          model_id: randomUUID(),
+          trajectory_groups: [group([1, 0])],
+        })
+      ).status,
+    ).toBe(404);
+    const bad = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: "m1",
+      trajectory_groups: [group([1, 0])],
+    });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(["body", "model_id"]);
     const m = await createModel(emu, "cfg");
@@ -240,13 +309,19 @@ describe("training jobs", () => {
     const m = await createModel(emu, "hist");
     const traj = (r: number) => ({
       messages_and_choices: [{ role: "user", content: "say cat" }, choice(r ? "cat" : "dog")],
-      additional_histories: [{ messages_and_choices: [{ role: "user", content: "say fish" }, choice(r ? "fish" : "dog")] }],
+      additional_histories: [
+        {
+          messages_and_choices: [{ role: "user", content: "say fish" }, choice(r ? "fish" : "dog")],
+        },
+      ],
       reward: r,
     });
-    const job = await call(emu, "POST", "/preview/training-jobs", { model_id: m.id, trajectory_groups: [{ trajectories: [traj(1), traj(0)] }] });
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [{ trajectories: [traj(1), traj(0)] }],
+    });
     const events = await waitForJob(emu, job.json.id);
     // Two trajectories, each with two trainable turns of one word plus the end token.
     expect(events[1].data.num_trainable_tokens).toBe(8);
   });
 });
-

@@ -25,9 +25,23 @@ async function reassemble(params: Record<string, unknown>) {
 
 describe("chat completions", () => {
   it("gives the same output for the same seed and real logprobs that map back to the vocabulary", async () => {
-    const a = await client.chat.completions.create({ ...base, seed: 7, logprobs: true, top_logprobs: 3, n: 3 });
-    const b = await client.chat.completions.create({ ...base, seed: 7, logprobs: true, top_logprobs: 3, n: 3 });
-    expect(a.choices.map((c) => c.message.content)).toEqual(b.choices.map((c) => c.message.content));
+    const a = await client.chat.completions.create({
+      ...base,
+      seed: 7,
+      logprobs: true,
+      top_logprobs: 3,
+      n: 3,
+    });
+    const b = await client.chat.completions.create({
+      ...base,
+      seed: 7,
+      logprobs: true,
+      top_logprobs: 3,
+      n: 3,
+    });
+    expect(a.choices.map((c) => c.message.content)).toEqual(
+      b.choices.map((c) => c.message.content),
+    );
     expect(a.choices).toHaveLength(3);
     const c0 = a.choices[0]!;
     const lp = c0.logprobs!.content!;
@@ -38,19 +52,36 @@ describe("chat completions", () => {
       expect(t.top_logprobs).toHaveLength(3);
       expect(VOCAB).toContain(t.token.trim());
     }
-    expect(a.usage!.completion_tokens).toBe(a.choices.reduce((s, c) => s + c.logprobs!.content!.length, 0));
+    expect(a.usage!.completion_tokens).toBe(
+      a.choices.reduce((s, c) => s + c.logprobs!.content!.length, 0),
+    );
     expect(a.usage!.prompt_tokens).toBe(3);
   });
   it("honours max_tokens, max_completion_tokens, stop and temperature", async () => {
     const short = await client.chat.completions.create({ ...base, seed: 1, max_tokens: 2, n: 8 });
-    for (const c of short.choices) expect((c.message.content ?? "").split(" ").filter(Boolean).length).toBeLessThanOrEqual(2);
+    for (const c of short.choices)
+      expect((c.message.content ?? "").split(" ").filter(Boolean).length).toBeLessThanOrEqual(2);
     expect(short.choices.some((c) => c.finish_reason === "length")).toBe(true);
-    const mct = await client.chat.completions.create({ ...base, seed: 1, max_completion_tokens: 1 });
+    const mct = await client.chat.completions.create({
+      ...base,
+      seed: 1,
+      max_completion_tokens: 1,
+    });
     expect(mct.usage!.completion_tokens).toBeLessThanOrEqual(1);
-    const full = await client.chat.completions.create({ ...base, seed: 3, max_tokens: 30, temperature: 1 });
+    const full = await client.chat.completions.create({
+      ...base,
+      seed: 3,
+      max_tokens: 30,
+      temperature: 1,
+    });
     const words = (full.choices[0]!.message.content ?? "").split(" ");
     if (words.length > 1) {
-      const stopped = await client.chat.completions.create({ ...base, seed: 3, max_tokens: 30, stop: [` ${words[1]}`] });
+      const stopped = await client.chat.completions.create({
+        ...base,
+        seed: 3,
+        max_tokens: 30,
+        stop: [` ${words[1]}`],
+      });
       expect(stopped.choices[0]!.message.content).toBe(words[0]);
       expect(stopped.choices[0]!.finish_reason).toBe("stop");
     }
@@ -67,8 +98,14 @@ describe("chat completions", () => {
       return_tokens_as_token_ids: true,
     });
     const c = r.json.choices[0];
-    expect(r.json.prompt_token_ids).toEqual([VOCAB.indexOf("say") === -1 ? VOCAB.indexOf("<unk>") : 0, 0, VOCAB.indexOf("<eos>")]);
-    expect(c.logprobs.content.map((t: any) => t.token)).toEqual(c.token_ids.map((id: number) => `token_id:${id}`));
+    expect(r.json.prompt_token_ids).toEqual([
+      VOCAB.indexOf("say") === -1 ? VOCAB.indexOf("<unk>") : 0,
+      0,
+      VOCAB.indexOf("<eos>"),
+    ]);
+    expect(c.logprobs.content.map((t: any) => t.token)).toEqual(
+      c.token_ids.map((id: number) => `token_id:${id}`),
+    );
     expect(c.token_ids.map((id: number) => VOCAB[id]).join(" ")).toBe(c.message.content);
   });
   it("answers with tool calls whose arguments follow the schema", async () => {
@@ -79,13 +116,24 @@ describe("chat completions", () => {
           name: "paint",
           parameters: {
             type: "object",
-            properties: { color: { type: "string" }, coats: { type: "integer", minimum: 1, maximum: 3 }, glossy: { type: "boolean" }, finish: { enum: ["matte", "satin"] } },
+            properties: {
+              color: { type: "string" },
+              coats: { type: "integer", minimum: 1, maximum: 3 },
+              glossy: { type: "boolean" },
+              finish: { enum: ["matte", "satin"] },
+            },
             required: ["color", "coats", "glossy", "finish"],
           },
         },
       },
     ];
-    const r = await client.chat.completions.create({ ...base, tools, tool_choice: "required", seed: 2, logprobs: true });
+    const r = await client.chat.completions.create({
+      ...base,
+      tools,
+      tool_choice: "required",
+      seed: 2,
+      logprobs: true,
+    });
     const c = r.choices[0]!;
     expect(c.finish_reason).toBe("tool_calls");
     const tc = c.message.tool_calls![0] as any;
@@ -95,16 +143,38 @@ describe("chat completions", () => {
     expect(Number.isInteger(args.coats) && args.coats >= 1 && args.coats <= 3).toBe(true);
     expect(typeof args.glossy).toBe("boolean");
     expect(["matte", "satin"]).toContain(args.finish);
-    const none = await client.chat.completions.create({ ...base, tools, tool_choice: "none", seed: 2, n: 5 });
+    const none = await client.chat.completions.create({
+      ...base,
+      tools,
+      tool_choice: "none",
+      seed: 2,
+      n: 5,
+    });
     for (const ch of none.choices) expect(ch.finish_reason).not.toBe("tool_calls");
-    const chunks = await reassemble({ tools, tool_choice: { type: "function", function: { name: "paint" } }, seed: 2 });
+    const chunks = await reassemble({
+      tools,
+      tool_choice: { type: "function", function: { name: "paint" } },
+      seed: 2,
+    });
     const deltas = chunks.flatMap((ch) => ch.choices.flatMap((c: any) => c.delta.tool_calls ?? []));
-    expect(deltas[0]).toMatchObject({ index: 0, id: tc.id, type: "function", function: { name: "paint", arguments: "" } });
+    expect(deltas[0]).toMatchObject({
+      index: 0,
+      id: tc.id,
+      type: "function",
+      function: { name: "paint", arguments: "" },
+    });
     expect(deltas.map((d: any) => d.function.arguments).join("")).toBe(tc.function.arguments);
     expect(deltas.length).toBeGreaterThan(2);
   });
   it("streams chunks that reassemble to the non-streamed answer, with usage and token ids", async () => {
-    const params = { seed: 11, n: 2, logprobs: true, top_logprobs: 2, return_token_ids: true, max_tokens: 12 };
+    const params = {
+      seed: 11,
+      n: 2,
+      logprobs: true,
+      top_logprobs: 2,
+      return_token_ids: true,
+      max_tokens: 12,
+    };
     const whole = await call(emu, "POST", "/chat/completions", { ...base, ...params });
     const chunks = await reassemble({ ...params, stream_options: { include_usage: true } });
     expect(chunks[0].choices[0].delta.role).toBe("assistant");
@@ -131,7 +201,10 @@ describe("chat completions", () => {
     expect(res.headers.get("content-type")).toMatch(/text\/event-stream/);
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
     const controller = new AbortController();
-    const stream = await client.chat.completions.create({ ...base, stream: true, max_tokens: 200, temperature: 0 }, { signal: controller.signal });
+    const stream = await client.chat.completions.create(
+      { ...base, stream: true, max_tokens: 200, temperature: 0 },
+      { signal: controller.signal },
+    );
     let seen = 0;
     // The SDK ends the iteration quietly on abort; the stream must stop early.
     try {
@@ -148,12 +221,25 @@ describe("chat completions", () => {
   it("serves trained checkpoints by wandb-artifact name and step, and rejects unknown ones", async () => {
     const m = await createModel(emu, "served");
     const name = `wandb-artifact:///${m.entity}/${m.project}/${m.name}`;
-    const r0 = await client.chat.completions.create({ ...base, model: `${name}:step0`, logprobs: true, seed: 1 });
-    expect(r0.choices[0]!.logprobs!.content![0]?.logprob ?? -Math.log(25)).toBeCloseTo(-Math.log(25), 6);
+    const r0 = await client.chat.completions.create({
+      ...base,
+      model: `${name}:step0`,
+      logprobs: true,
+      seed: 1,
+    });
+    expect(r0.choices[0]!.logprobs!.content![0]?.logprob ?? -Math.log(25)).toBeCloseTo(
+      -Math.log(25),
+      6,
+    );
     const traj = (r: number, word: string) => ({
       messages_and_choices: [
         base.messages[0],
-        { index: 0, finish_reason: "length", message: { role: "assistant", content: word }, logprobs: { content: [{ token: word, logprob: -Math.log(25) }] } },
+        {
+          index: 0,
+          finish_reason: "length",
+          message: { role: "assistant", content: word },
+          logprobs: { content: [{ token: word, logprob: -Math.log(25) }] },
+        },
       ],
       reward: r,
     });
@@ -162,15 +248,33 @@ describe("chat completions", () => {
       trajectory_groups: [{ trajectories: [traj(1, "red"), traj(0, "blue")] }],
     });
     await waitForJob(emu, job.json.id);
-    const latest = await client.chat.completions.create({ ...base, model: name, logprobs: true, top_logprobs: 25, max_tokens: 1, temperature: 0 });
+    const latest = await client.chat.completions.create({
+      ...base,
+      model: name,
+      logprobs: true,
+      top_logprobs: 25,
+      max_tokens: 1,
+      temperature: 0,
+    });
     expect(latest.choices[0]!.message.content).toBe("red");
-    const step1 = await client.chat.completions.create({ ...base, model: `${name}:step1`, max_tokens: 1, temperature: 0 });
+    const step1 = await client.chat.completions.create({
+      ...base,
+      model: `${name}:step1`,
+      max_tokens: 1,
+      temperature: 0,
+    });
     expect(step1.choices[0]!.message.content).toBe("red");
-    await expect(client.chat.completions.create({ ...base, model: `${name}:step9` })).rejects.toMatchObject({ status: 404 });
-    await expect(client.chat.completions.create({ ...base, model: "wandb-artifact:///x/y/z" })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      client.chat.completions.create({ ...base, model: `${name}:step9` }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      client.chat.completions.create({ ...base, model: "wandb-artifact:///x/y/z" }),
+    ).rejects.toMatchObject({ status: 404 });
   });
   it("rejects priority other than 0 and invalid bodies with 422 detail", async () => {
-    await expect(client.chat.completions.create({ ...base, priority: 1 } as any)).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client.chat.completions.create({ ...base, priority: 1 } as any),
+    ).rejects.toMatchObject({ status: 400 });
     const ok = await call(emu, "POST", "/chat/completions/", { ...base, priority: 0 });
     expect(ok.status).toBe(200);
     const bad = await call(emu, "POST", "/chat/completions", { ...base, n: 0 });

@@ -1,4 +1,4 @@
-import { startEmulator, type Emulator } from "../../src/emulator/index.js";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 
 export const KEY = "test-key";
 
@@ -26,7 +26,11 @@ export async function call(
 }
 
 export async function createModel(emu: Emulator, name = "agent", project = "demo") {
-  const r = await call(emu, "POST", "/preview/models", { project, name, base_model: "emulator/tiny" });
+  const r = await call(emu, "POST", "/preview/models", {
+    project,
+    name,
+    base_model: "emulator/tiny",
+  });
   if (r.status !== 200) throw new Error(JSON.stringify(r.json));
   return r.json as { id: string; entity: string; project: string; name: string };
 }
@@ -38,7 +42,8 @@ export async function waitForJob(emu: Emulator, jobId: string) {
     const q = after ? `?after=${after}&limit=100` : "?limit=100";
     const r = await call(emu, "GET", `/preview/training-jobs/${jobId}/events${q}`);
     events.push(...r.json.data);
-    if (events.some((e) => e.type === "training_ended" || e.type === "training_failed")) return events;
+    if (events.some((e) => e.type === "training_ended" || e.type === "training_failed"))
+      return events;
     await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error("job did not finish");

@@ -61,7 +61,9 @@ it("raises the expected reward of the toy task over a few RL steps driven throug
     expect(events.at(-1)).toMatchObject({ type: "training_ended" });
     curve.push(await meanReward(name, 1));
   }
-  console.log(`emulator RL toy task, expected reward per step: ${curve.map((x) => x.toFixed(3)).join(" -> ")}`);
+  console.log(
+    `emulator RL toy task, expected reward per step: ${curve.map((x) => x.toFixed(3)).join(" -> ")}`,
+  );
   expect(curve.at(-1)!).toBeGreaterThan(curve[0]! + 0.3);
   expect(curve[2]!).toBeGreaterThan(curve[0]!);
   const cps = await call(emu, "GET", `/preview/models/${m.id}/checkpoints?order=desc&limit=1`);
