@@ -1,1 +1,26 @@
-export {};
+// Training: the model handle, following jobs, SFT data and uploaders.
+export { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
+export { InvalidTrainingOptionsError, TrainingFailedError } from "./errors.js";
+export {
+  type FollowOptions,
+  type FollowResult,
+  followTrainingJob,
+  type TrainingProgress,
+} from "./follow.js";
+export { type GroupInput, toWireGroups } from "./groups.js";
+export {
+  type OpenAIWrapper,
+  type RegisterOptions,
+  TrainableModel,
+  type TrainResult,
+  type TrainRunOptions,
+} from "./model.js";
+export { type SftExample, toSftJsonl } from "./sft-data.js";
+export {
+  type Artifact,
+  type ArtifactUploader,
+  LocalFileUploader,
+  type PresignedTarget,
+  PresignedUrlUploader,
+  type PresignedUrlUploaderOptions,
+} from "./uploaders.js";

@@ -1,0 +1,95 @@
+// Training options as users write them (camelCase) and as they travel (snake_case).
+import {
+  type ExperimentalTrainingConfig,
+  ExperimentalTrainingConfigSchema,
+  formatZodPath,
+  type SFTTrainingConfig,
+  SFTTrainingConfigSchema,
+} from "../wire/index.js";
+import { InvalidTrainingOptionsError } from "./errors.js";
+
+type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
+  ? `${H}${Capitalize<CamelCase<T>>}`
+  : S;
+
+/**
+ * Options of an RL training job: the service's `experimental_config` keys in
+ * camelCase (`learningRate`, `importanceSamplingLevel`, `klPenaltyCoef`, ...).
+ * Keys left out are not sent and take the service's defaults.
+ */
+export type TrainConfig = {
+  [K in keyof ExperimentalTrainingConfig as CamelCase<K & string>]?: ExperimentalTrainingConfig[K];
+};
+
+/** Options of an SFT job, in camelCase. */
+export interface SftConfig {
+  /** Trajectories per batch, or `"auto"` (not sent) for the service's choice. */
+  batchSize?: number | "auto";
+  /** One rate, or one per batch. ART's default is 5e-5. */
+  learningRate?: number | number[];
+}
+
+function snake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+function camel(key: string): string {
+  return key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * Converts camelCase training options to the wire's `experimental_config`,
+ * validated; unknown or ill-typed keys throw {@link InvalidTrainingOptionsError}.
+ *
+ * @example
+ * toExperimentalConfig({ learningRate: 1e-5 }); // { learning_rate: 1e-5 }
+ */
+export function toExperimentalConfig(
+  config: TrainConfig | undefined,
+  method = "train",
+): ExperimentalTrainingConfig | undefined {
+  if (config === undefined) return undefined;
+  if (typeof config !== "object" || config === null) {
+    throw new InvalidTrainingOptionsError(method, ["config: expected an object"]);
+  }
+  const wire: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value !== undefined) wire[snake(key)] = value;
+  }
+  const parsed = ExperimentalTrainingConfigSchema.safeParse(wire);
+  if (!parsed.success) {
+    throw new InvalidTrainingOptionsError(
+      method,
+      parsed.error.issues.map((issue) => {
+        const keys = "keys" in issue ? (issue.keys as string[]).map(camel).join(", ") : "";
+        const path = formatZodPath(issue.path);
+        const where = path === "(root)" ? "config" : camel(path);
+        return issue.code === "unrecognized_keys"
+          ? `unknown option ${keys}`
+          : `${where}: ${issue.message}`;
+      }),
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Converts SFT options to the wire's `config`; `batchSize: "auto"` is left out.
+ *
+ * @example
+ * toSftConfig({ batchSize: 4, learningRate: 5e-5 }); // { batch_size: 4, learning_rate: 5e-5 }
+ */
+export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
+  const wire: Record<string, unknown> = {};
+  if (config.batchSize !== undefined && config.batchSize !== "auto") {
+    wire.batch_size = config.batchSize;
+  }
+  wire.learning_rate = config.learningRate ?? 5e-5;
+  const parsed = SFTTrainingConfigSchema.safeParse(wire);
+  if (!parsed.success) {
+    throw new InvalidTrainingOptionsError(
+      "trainSft",
+      parsed.error.issues.map((i) => `${camel(formatZodPath(i.path))}: ${i.message}`),
+    );
+  }
+  return parsed.data;
+}

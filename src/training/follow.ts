@@ -1,0 +1,150 @@
+// Following a training job's events until it ends, as ART's client does:
+// poll every second, page through `has_more`, advance the cursor on each
+// gradient step, stop at the terminal event.
+import type { Span } from "@opentelemetry/api";
+import {
+  abortableSleep,
+  isRetryableError,
+  retryDelay,
+  type TrainingClient,
+} from "../client/index.js";
+import { recordGradientStepEvent } from "../telemetry/index.js";
+import type { TrainingJobEvent } from "../wire/index.js";
+import { TrainingFailedError } from "./errors.js";
+
+/** Progress of a job, as given to `onEvent`. */
+export interface TrainingProgress {
+  /** The event's type. */
+  type: TrainingJobEvent["type"];
+  jobId: string;
+  /** The event's `data`, as the service sent it. */
+  data: Record<string, unknown>;
+  /** Gradient steps seen so far. */
+  gradientSteps: number;
+  /** Total announced by `training_started` (`num_sequences`), 0 until then. */
+  totalSteps: number;
+}
+
+/** Options of following a job. */
+export interface FollowOptions {
+  /** Called once per event, in order. */
+  onEvent?: ((progress: TrainingProgress) => void) | undefined;
+  /** Stops following (the job itself keeps running on the service). */
+  signal?: AbortSignal | undefined;
+  /** Wait before each poll, in ms. Default 1000, as ART. */
+  pollIntervalMs?: number | undefined;
+  /** Consecutive failed polls tolerated (retryable errors only). Default 8. */
+  maxPollFailures?: number | undefined;
+  /** `"SFT"` changes the failure message. */
+  kind?: "RL" | "SFT";
+  /** The span that receives a `gradient_step` event per step. */
+  span?: Span | undefined;
+}
+
+/** What a finished job produced. */
+export interface FollowResult {
+  /** Mean of each metric over the gradient steps, plus `num_gradient_steps`. */
+  metrics: Record<string, number>;
+  gradientSteps: number;
+}
+
+/**
+ * Follows a job's events until `training_ended` (resolves) or `training_failed`
+ * (rejects with {@link TrainingFailedError}).
+ *
+ * @example
+ * const { metrics } = await followTrainingJob(client, job.id, { onEvent: (p) => console.log(p.type) });
+ */
+export async function followTrainingJob(
+  client: TrainingClient,
+  jobId: string,
+  options: FollowOptions = {},
+): Promise<FollowResult> {
+  const interval = options.pollIntervalMs ?? 1000;
+  const maxFailures = options.maxPollFailures ?? 8;
+  const seen = new Set<string>();
+  const sums = new Map<string, { total: number; count: number }>();
+  let after: string | undefined;
+  let total = 0;
+  let steps = 0;
+  let failures = 0;
+
+  const emit = (event: TrainingJobEvent) => {
+    options.onEvent?.({
+      type: event.type,
+      jobId,
+      data: event.data,
+      gradientSteps: steps,
+      totalSteps: total,
+    });
+  };
+
+  for (;;) {
+    await abortableSleep(interval, options.signal);
+    try {
+      const params = after === undefined ? {} : { after };
+      for await (const event of client.trainingJobs.events.list(jobId, params, {
+        signal: options.signal,
+      })) {
+        // ART leaves the cursor before the first gradient step, so
+        // `training_started` comes back on every poll until then.
+        if (seen.has(event.id)) continue;
+        seen.add(event.id);
+        if (event.type === "training_started") {
+          const n = Number(event.data.num_sequences ?? 0);
+          total = Number.isFinite(n) ? n : 0;
+          emit(event);
+        } else if (event.type === "gradient_step") {
+          steps += 1;
+          addMetrics(sums, event.data);
+          options.span && recordGradientStepEvent(options.span, steps, event.data);
+          emit(event);
+          after = event.id;
+        } else if (event.type === "training_ended") {
+          emit(event);
+          return { metrics: averages(sums, total || steps), gradientSteps: steps };
+        } else if (event.type === "training_failed") {
+          emit(event);
+          const message =
+            typeof event.data.error_message === "string" && event.data.error_message !== ""
+              ? event.data.error_message
+              : "Training failed with an unknown error";
+          throw new TrainingFailedError(jobId, message, options.kind ?? "RL");
+        }
+      }
+      failures = 0;
+    } catch (error) {
+      if (error instanceof TrainingFailedError || !isRetryableError(error)) throw error;
+      if (options.signal?.aborted) throw options.signal.reason;
+      failures += 1;
+      if (failures > maxFailures) throw error;
+      const headers = (error as { headers?: Headers }).headers;
+      await abortableSleep(retryDelay(failures - 1, { headers }), options.signal);
+    }
+  }
+}
+
+function addMetrics(
+  sums: Map<string, { total: number; count: number }>,
+  data: Record<string, unknown>,
+) {
+  for (const [key, value] of Object.entries(data)) {
+    if (key === "num_gradient_steps") continue;
+    const n = typeof value === "boolean" ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isFinite(n)) continue;
+    const entry = sums.get(key) ?? { total: 0, count: 0 };
+    entry.total += n;
+    entry.count += 1;
+    sums.set(key, entry);
+  }
+}
+
+function averages(
+  sums: Map<string, { total: number; count: number }>,
+  gradientSteps: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, { total, count }] of sums) out[key] = total / count;
+  out.num_gradient_steps = gradientSteps;
+  return out;
+}

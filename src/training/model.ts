@@ -1,0 +1,335 @@
+import { randomUUID } from "node:crypto";
+import type OpenAI from "openai";
+import { inferenceModelName, type TrainingClient } from "../client/index.js";
+import { withTrainingSpan } from "../telemetry/index.js";
+import type { Checkpoint } from "../wire/index.js";
+import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
+import { InvalidTrainingOptionsError } from "./errors.js";
+import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
+import { type GroupInput, toWireGroups } from "./groups.js";
+import { type SftExample, toSftJsonl } from "./sft-data.js";
+import type { ArtifactUploader } from "./uploaders.js";
+
+/** What {@link TrainableModel.register} needs. */
+export interface RegisterOptions {
+  project: string;
+  name: string;
+  /** The base model to fine-tune, e.g. `OpenPipe/Qwen3-14B-Instruct`. */
+  baseModel: string;
+  /** Team or user; default: the owner of the API key. */
+  entity?: string | null;
+}
+
+/** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
+export interface OpenAIWrapper {
+  wrap<T extends object>(client: T): T;
+}
+
+/** Options of following a job from `train` / `trainSft`. */
+export interface TrainRunOptions {
+  /** Called for every event of the job, in order. */
+  onEvent?: (progress: TrainingProgress) => void;
+  /** Stops following the job (it keeps running on the service). */
+  signal?: AbortSignal;
+  /** Wait before each events poll, in ms. Default 1000. */
+  pollIntervalMs?: number;
+}
+
+/** What a finished training job produced. */
+export interface TrainResult {
+  jobId: string;
+  /** The model's latest step once the job ended. */
+  step: number;
+  /** Each metric averaged over the gradient steps, plus `num_gradient_steps`. */
+  metrics: Record<string, number>;
+}
+
+/**
+ * A model on the Training Service that trains from trajectory groups (RL) or
+ * conversations (SFT), and serves its latest checkpoint for chat completions.
+ *
+ * @example
+ * const model = await TrainableModel.register(client, { project: "demo", name: "agent-001", baseModel: "Qwen/Qwen3-4B" });
+ * const openai = model.openai({ recorder });
+ * const { step, metrics } = await model.train(groups, { learningRate: 1e-5 });
+ */
+export class TrainableModel {
+  readonly client: TrainingClient;
+  readonly id: string;
+  readonly entity: string;
+  readonly project: string;
+  readonly name: string;
+  readonly baseModel: string;
+  readonly runId: string | null;
+
+  private constructor(
+    client: TrainingClient,
+    fields: Omit<TrainableModel, "client" | keyof TrainableModelMethods>,
+  ) {
+    this.client = client;
+    this.id = fields.id;
+    this.entity = fields.entity;
+    this.project = fields.project;
+    this.name = fields.name;
+    this.baseModel = fields.baseModel;
+    this.runId = fields.runId;
+  }
+
+  /**
+   * Registers the model, or returns the existing one of the same name.
+   *
+   * @example
+   * const model = await TrainableModel.register(client, { project: "demo", name: "agent-001", baseModel: "Qwen/Qwen3-4B" });
+   */
+  static async register(client: TrainingClient, options: RegisterOptions): Promise<TrainableModel> {
+    const problems: string[] = [];
+    for (const key of ["project", "name", "baseModel"] as const) {
+      if (typeof options?.[key] !== "string" || options[key] === "") {
+        problems.push(`${key}: expected a non-empty string`);
+      }
+    }
+    if (problems.length > 0)
+      throw new InvalidTrainingOptionsError("TrainableModel.register", problems);
+    const created = await client.models.create({
+      entity: options.entity ?? null,
+      project: options.project,
+      name: options.name,
+      base_model: options.baseModel,
+      return_existing: true,
+    });
+    return new TrainableModel(client, {
+      id: created.id,
+      entity: created.entity,
+      project: created.project ?? options.project,
+      name: created.name ?? options.name,
+      baseModel: created.base_model ?? options.baseModel,
+      runId: created.run_id ?? null,
+    });
+  }
+
+  /**
+   * The `model` string of chat completions: the latest checkpoint, or `step`.
+   *
+   * @example
+   * model.inferenceName(3); // "wandb-artifact:///me/demo/agent-001:step3"
+   */
+  inferenceName(step?: number): string {
+    return inferenceModelName({
+      entity: this.entity,
+      project: this.project,
+      name: this.name,
+      step,
+    });
+  }
+
+  /**
+   * An `openai` client for this model's chat completions. Requests whose
+   * `model` is empty get this model's name (latest checkpoint, or the pinned
+   * `step`); with `recorder`, the client is wrapped so every call is recorded.
+   *
+   * @example
+   * const openai = model.openai({ recorder });
+   * await openai.chat.completions.create({ model: "", messages, logprobs: true });
+   */
+  openai(options: { recorder?: OpenAIWrapper; step?: number } = {}): OpenAI {
+    const name = this.inferenceName(options.step);
+    const openai = this.client.createOpenAI();
+    const completions = openai.chat.completions;
+    const create = completions.create.bind(completions) as (
+      body: unknown,
+      opts?: unknown,
+    ) => unknown;
+    // An own property shadows the prototype's method on this instance only.
+    Object.defineProperty(completions, "create", {
+      configurable: true,
+      writable: true,
+      value: (body: { model?: string }, opts?: unknown) =>
+        create({ ...body, model: body?.model ? body.model : name }, opts),
+    });
+    return options.recorder ? options.recorder.wrap(openai) : openai;
+  }
+
+  /**
+   * Trains on `groups` (RL): creates the job, follows its events, and returns
+   * the new step and the metrics averaged over the gradient steps. Throws
+   * `TrainingFailedError` with the service's message when the job fails.
+   *
+   * @example
+   * const { step, metrics } = await model.train(groups, { learningRate: 1e-5 }, { onEvent: (p) => console.log(p.type) });
+   */
+  async train(
+    groups: readonly GroupInput[],
+    config?: TrainConfig,
+    run: TrainRunOptions = {},
+  ): Promise<TrainResult> {
+    const trajectory_groups = toWireGroups(groups, "train");
+    const experimental_config = toExperimentalConfig(config, "train");
+    return withTrainingSpan(
+      "trajectory_recorder.train",
+      {
+        "trajectory_recorder.model_id": this.id,
+        "trajectory_recorder.groups": trajectory_groups.length,
+      },
+      async (span) => {
+        const job = await this.client.trainingJobs.create(
+          { model_id: this.id, trajectory_groups, experimental_config },
+          { signal: run.signal },
+        );
+        span.setAttribute("trajectory_recorder.job_id", job.id);
+        return this.#finish(job.id, { ...run, span, kind: "RL" });
+      },
+    );
+  }
+
+  /**
+   * Logs groups under a split (metrics only, no training).
+   *
+   * @example
+   * await model.log(valGroups, { split: "val" });
+   */
+  async log(
+    groups: readonly GroupInput[],
+    options: { split?: string; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const trajectory_groups = toWireGroups(groups, "log");
+    await this.client.models.log(
+      this.id,
+      { split: options.split ?? "val", trajectory_groups },
+      { signal: options.signal },
+    );
+  }
+
+  /**
+   * The latest checkpoint's step, 0 when there is none.
+   *
+   * @example
+   * const step = await model.getStep();
+   */
+  async getStep(options: { signal?: AbortSignal } = {}): Promise<number> {
+    const page = await this.client.models.checkpoints.list(
+      this.id,
+      { limit: 1, order: "desc" },
+      { signal: options.signal },
+    );
+    return page.data[0]?.step ?? 0;
+  }
+
+  /**
+   * Deletes checkpoints, keeping the latest (unless `keepLatest: false`) and,
+   * with `keepBestBy`, every step whose metric has the highest value.
+   *
+   * @example
+   * const { deleted, kept } = await model.deleteCheckpoints({ keepBestBy: "val/reward" });
+   */
+  async deleteCheckpoints(
+    options: { keepLatest?: boolean; keepBestBy?: string } = {},
+  ): Promise<{ deleted: number[]; kept: number[] }> {
+    const all: Checkpoint[] = [];
+    for await (const cp of this.client.models.checkpoints.list(this.id, { limit: 100 }))
+      all.push(cp);
+    const keep = new Set<number>();
+    if (options.keepLatest !== false && all.length > 0) {
+      keep.add(Math.max(...all.map((c) => c.step)));
+    }
+    if (options.keepBestBy !== undefined) {
+      const key = options.keepBestBy;
+      const score = (c: Checkpoint) => {
+        const v = c.metrics?.[key];
+        return typeof v === "number" && Number.isFinite(v) ? v : Number.NEGATIVE_INFINITY;
+      };
+      const best = Math.max(...all.map(score));
+      if (best > Number.NEGATIVE_INFINITY) {
+        for (const c of all) if (score(c) === best) keep.add(c.step);
+      }
+    }
+    const deleted = all.map((c) => c.step).filter((s) => !keep.has(s));
+    if (deleted.length > 0)
+      await this.client.models.checkpoints.delete(this.id, { steps: deleted });
+    return { deleted, kept: [...keep].sort((a, b) => a - b) };
+  }
+
+  /**
+   * Supervised fine-tuning: writes one `{messages, tools?}` line per
+   * trajectory (or takes your JSONL), uploads it through `uploader`, starts
+   * the SFT job and follows it like `train`.
+   *
+   * @example
+   * await model.trainSft(trajectories, { batchSize: 2, learningRate: 5e-5 }, { uploader: new LocalFileUploader("./artifacts") });
+   */
+  async trainSft(
+    data: readonly SftExample[] | string,
+    config: SftConfig = {},
+    run: TrainRunOptions & { uploader: ArtifactUploader },
+  ): Promise<TrainResult> {
+    if (!run || typeof run.uploader?.upload !== "function") {
+      throw new InvalidTrainingOptionsError("trainSft", [
+        "uploader: expected an ArtifactUploader (LocalFileUploader or PresignedUrlUploader)",
+      ]);
+    }
+    const { jsonl, lines } = toSftJsonl(data);
+    if (lines === 0) {
+      throw new InvalidTrainingOptionsError("trainSft", ["data: expected at least one trajectory"]);
+    }
+    const wireConfig = toSftConfig(config);
+    return withTrainingSpan(
+      "trajectory_recorder.train_sft",
+      { "trajectory_recorder.model_id": this.id, "trajectory_recorder.examples": lines },
+      async (span) => {
+        const url = await run.uploader.upload(
+          {
+            name: `${this.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
+            data: jsonl,
+            contentType: "application/jsonl",
+          },
+          { signal: run.signal },
+        );
+        const job = await this.client.sftTrainingJobs.create(
+          { model_id: this.id, training_data_url: url, config: wireConfig },
+          { signal: run.signal },
+        );
+        span.setAttribute("trajectory_recorder.job_id", job.id);
+        return this.#finish(job.id, { ...run, span, kind: "SFT" });
+      },
+    );
+  }
+
+  /**
+   * Deletes the model with its checkpoints on the service.
+   *
+   * @example
+   * await model.delete();
+   */
+  async delete(): Promise<{ deletedCheckpoints: number }> {
+    const out = await this.client.models.delete(this.id);
+    return { deletedCheckpoints: out.deleted_checkpoints };
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      id: this.id,
+      entity: this.entity,
+      project: this.project,
+      name: this.name,
+      baseModel: this.baseModel,
+    };
+  }
+
+  async #finish(jobId: string, options: FollowOptions): Promise<TrainResult> {
+    const { metrics } = await followTrainingJob(this.client, jobId, options);
+    const step = await this.getStep({ signal: options.signal });
+    return { jobId, step, metrics };
+  }
+}
+
+type TrainableModelMethods = Pick<
+  TrainableModel,
+  | "inferenceName"
+  | "openai"
+  | "train"
+  | "log"
+  | "getStep"
+  | "deleteCheckpoints"
+  | "trainSft"
+  | "delete"
+  | "toJSON"
+>;

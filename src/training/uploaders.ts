@@ -1,0 +1,114 @@
+// Where SFT training files go before a job can read them.
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { abortableSleep, isRetryableStatus, retryDelay } from "../client/index.js";
+import { atomicWriteFile } from "../util/atomic-write.js";
+
+/** A file to upload. */
+export interface Artifact {
+  /** A file name, e.g. `agent-001-sft-1a2b3c.jsonl`. */
+  name: string;
+  data: string | Uint8Array;
+  contentType: string;
+}
+
+/**
+ * Puts a training file somewhere the service can read it, and returns the URL
+ * given to the job as `training_data_url`.
+ *
+ * @example
+ * const uploader: ArtifactUploader = { upload: async (a) => myStore.put(a.name, a.data) };
+ */
+export interface ArtifactUploader {
+  upload(artifact: Artifact, options?: { signal?: AbortSignal }): Promise<string>;
+}
+
+/**
+ * Writes artifacts into a local directory and returns `file://` URLs: for the
+ * emulator and for services that share a filesystem with you.
+ *
+ * @example
+ * await model.trainSft(trajectories, {}, { uploader: new LocalFileUploader("./artifacts") });
+ */
+export class LocalFileUploader implements ArtifactUploader {
+  readonly dir: string;
+  constructor(dir: string) {
+    this.dir = path.resolve(dir);
+  }
+  async upload(artifact: Artifact): Promise<string> {
+    const file = path.join(this.dir, path.basename(artifact.name));
+    await atomicWriteFile(file, artifact.data);
+    return pathToFileURL(file).href;
+  }
+}
+
+/** A pre-signed upload target: where to PUT, and the URL the service reads from. */
+export interface PresignedTarget {
+  /** The pre-signed URL that accepts a PUT. */
+  uploadUrl: string;
+  /** The URL given to the job. Default: `uploadUrl` without its query string. */
+  url?: string;
+}
+
+/** Options of {@link PresignedUrlUploader}. */
+export interface PresignedUrlUploaderOptions {
+  /** Returns a fresh pre-signed target for a file name. */
+  presign: (name: string) => Promise<PresignedTarget> | PresignedTarget;
+  /** Attempts of the PUT on 408/429/5xx or a connection error. Default 3. */
+  maxAttempts?: number;
+  fetch?: typeof fetch;
+}
+
+/**
+ * PUTs artifacts to pre-signed `https://` URLs (S3, GCS, Azure SAS...) and
+ * returns the URL the service reads.
+ *
+ * @example
+ * const uploader = new PresignedUrlUploader({ presign: (name) => myBackend.presign(name) });
+ */
+export class PresignedUrlUploader implements ArtifactUploader {
+  readonly #options: PresignedUrlUploaderOptions;
+  constructor(options: PresignedUrlUploaderOptions) {
+    if (typeof options?.presign !== "function") {
+      throw new TypeError(
+        "PresignedUrlUploader: options.presign must be a function returning { uploadUrl }.",
+      );
+    }
+    this.#options = options;
+  }
+
+  async upload(artifact: Artifact, options: { signal?: AbortSignal } = {}): Promise<string> {
+    const target = await this.#options.presign(artifact.name);
+    const doFetch = this.#options.fetch ?? fetch;
+    const attempts = this.#options.maxAttempts ?? 3;
+    const where = new URL(target.uploadUrl);
+    const readUrl = target.url ?? `${where.origin}${where.pathname}`;
+    for (let attempt = 0; ; attempt++) {
+      let failure: string;
+      let headers: Headers | undefined;
+      try {
+        const response = await doFetch(target.uploadUrl, {
+          method: "PUT",
+          body:
+            typeof artifact.data === "string"
+              ? artifact.data
+              : new Blob([artifact.data as Uint8Array<ArrayBuffer>]),
+          headers: { "content-type": artifact.contentType },
+          signal: options.signal,
+        });
+        if (response.ok) return readUrl;
+        failure = `answered ${response.status}`;
+        headers = response.headers;
+        if (!isRetryableStatus(response.status)) attempt = attempts;
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        failure = `failed: ${(error as Error).message}`;
+      }
+      if (attempt + 1 >= attempts) {
+        // The pre-signed query string is a credential: name only the host and path.
+        throw new Error(`Uploading ${artifact.name} to ${readUrl} ${failure}.`);
+      }
+      await abortableSleep(retryDelay(attempt, { headers, initialDelayMs: 200 }), options.signal);
+    }
+  }
+}

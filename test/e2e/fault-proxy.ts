@@ -1,0 +1,91 @@
+// A loopback proxy between the library and the emulator that injects faults
+// and records which groups the emulator confirmed.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type Fault =
+  | { kind: "status"; status: number; headers?: Record<string, string>; body?: unknown }
+  | { kind: "drop" }
+  | { kind: "slow"; delayMs: number }
+  | { kind: "hold" };
+
+export interface FaultProxy {
+  /** Base URL ending in `/v1`. */
+  url: string;
+  /** Group keys (`metadata.key`) of every group the upstream answered 2xx for, in order. */
+  confirmed: string[];
+  /** Requests seen, per path. */
+  seen: { method: string; path: string }[];
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(
+  upstream: string,
+  plan: (req: { method: string; path: string; n: number }) => Fault | undefined,
+): Promise<FaultProxy> {
+  const origin = new URL(upstream).origin;
+  const confirmed: string[] = [];
+  const seen: { method: string; path: string }[] = [];
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const path = req.url ?? "/";
+    seen.push({ method: req.method ?? "GET", path });
+    const fault = plan({ method: req.method ?? "GET", path, n: seen.length });
+    if (fault?.kind === "drop") return req.socket.destroy();
+    if (fault?.kind === "hold") return void held.push(res);
+    if (fault?.kind === "status") {
+      res.writeHead(fault.status, { "content-type": "application/json", ...fault.headers });
+      return res.end(JSON.stringify(fault.body ?? { detail: "injected fault" }));
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (typeof v === "string" && !["host", "connection", "content-length"].includes(k))
+        headers[k] = v;
+    }
+    const answer = await fetch(origin + path, {
+      method: req.method,
+      headers,
+      body: body.length > 0 ? body : undefined,
+    });
+    const text = Buffer.from(await answer.arrayBuffer());
+    if (answer.ok && path.endsWith("/log")) {
+      for (const g of JSON.parse(body.toString()).trajectory_groups)
+        confirmed.push(g.metadata?.key);
+    }
+    if (fault?.kind === "slow") await new Promise((r) => setTimeout(r, fault.delayMs));
+    res.writeHead(answer.status, {
+      "content-type": answer.headers.get("content-type") ?? "application/json",
+    });
+    res.end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    confirmed,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const r of held) r.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A small valid group with distinct rewards, tagged `metadata.key`. */
+export function sampleGroup(key: string, size = 2) {
+  return {
+    trajectories: Array.from({ length: size }, (_, i) => ({
+      messages_and_choices: [
+        { role: "user", content: "please say red" },
+        { role: "assistant", content: i % 2 === 0 ? "red" : "blue" },
+      ],
+      reward: i % 2 === 0 ? 1 : 0,
+    })),
+    metadata: { key },
+  };
+}

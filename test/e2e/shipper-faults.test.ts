@@ -1,0 +1,126 @@
+import { TrainableModel, TrainingClient, TrajectoryShipper } from "trajectory-recorder";
+import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type FaultProxy, sampleGroup, startFaultProxy } from "./fault-proxy.js";
+
+let emu: Emulator;
+let proxy: FaultProxy | undefined;
+beforeEach(async () => {
+  emu = await startEmulator({ port: 0, apiKeys: ["k"] });
+});
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+  await emu.close();
+});
+
+const quiet = () => {
+  const lines: string[] = [];
+  return { lines, warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
+};
+
+it("ships every group exactly once while the server answers 500, 429 with Retry-After, drops connections and answers slowly", async () => {
+  let logCalls = 0;
+  proxy = await startFaultProxy(emu.url, ({ path }) => {
+    if (!path.endsWith("/log")) return undefined;
+    logCalls += 1;
+    switch (logCalls % 5) {
+      case 1:
+        return { kind: "status", status: 500 };
+      case 2:
+        return { kind: "status", status: 429, headers: { "retry-after": "0.01" } };
+      case 3:
+        return { kind: "drop" };
+      case 4:
+        return { kind: "slow", delayMs: 30 };
+      default:
+        return undefined;
+    }
+  });
+  const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url, maxRetries: 0 });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "faults",
+    baseModel: "toy",
+  });
+  const logger = quiet();
+  const shipper = new TrajectoryShipper({
+    model,
+    concurrency: 3,
+    maxAttempts: 10,
+    backoff: { initialDelayMs: 5, maxDelayMs: 20 },
+    flushOnExit: false,
+    logger,
+  });
+  const keys = Array.from({ length: 20 }, (_, i) => `g${i}`);
+  for (const key of keys) await shipper.add(sampleGroup(key));
+  const stats = await shipper.close({ timeoutMs: 10_000 });
+  expect([...proxy.confirmed].sort()).toEqual([...keys].sort());
+  expect(stats).toMatchObject({ shipped: 20, failed: 0, queued: 0 });
+  expect(stats.retried).toBeGreaterThanOrEqual(10);
+  expect(logger.lines).toEqual([]);
+});
+
+it("keeps and reports a group the service rejects, and ships the others", async () => {
+  proxy = await startFaultProxy(emu.url, ({ path, n }) =>
+    path.endsWith("/log") && n === 3
+      ? { kind: "status", status: 400, body: { detail: "bad group" } }
+      : undefined,
+  );
+  const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url, maxRetries: 0 });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "rejects",
+    baseModel: "toy",
+  });
+  const logger = quiet();
+  const shipper = new TrajectoryShipper({ model, concurrency: 1, flushOnExit: false, logger });
+  for (const key of ["a", "b", "c"]) await shipper.add(sampleGroup(key));
+  const stats = await shipper.close();
+  expect(stats).toMatchObject({ shipped: 2, failed: 1 });
+  expect(proxy.confirmed).toEqual(["a", "c"]);
+  expect(shipper.failedGroups()).toEqual([expect.objectContaining({ metadata: { key: "b" } })]);
+  expect(logger.lines.join("\n")).toMatch(/could not log a group.*bad group.*failedGroups/);
+});
+
+it("starts a training job every N groups, one at a time, never training a group twice", async () => {
+  proxy = await startFaultProxy(emu.url, () => undefined);
+  const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "every",
+    baseModel: "toy",
+  });
+  const shipper = new TrajectoryShipper({
+    model,
+    concurrency: 4,
+    trainEvery: { groups: 3, config: { allowTrainingWithoutLogprobs: true }, pollIntervalMs: 10 },
+    flushOnExit: false,
+    logger: quiet(),
+  });
+  for (let i = 0; i < 7; i++) await shipper.add(sampleGroup(`t${i}`));
+  await shipper.flush();
+  const stats = await shipper.close();
+  expect(stats).toMatchObject({ shipped: 7, trainingJobs: 2, awaitingTraining: 1, failed: 0 });
+  expect(await model.getStep()).toBe(2);
+  const jobPosts = proxy.seen.filter(
+    (r) => r.method === "POST" && r.path.endsWith("/training-jobs"),
+  );
+  expect(jobPosts).toHaveLength(2);
+});
+
+it("surfaces a failing job as TrainingFailedError carrying the service's message", async () => {
+  const client = new TrainingClient({ apiKey: "k", baseURL: emu.url });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "fails",
+    baseModel: "toy",
+  });
+  const same = { trajectories: [{ reward: 1 }, { reward: 1 }] };
+  const err = await model.train([same], {}, { pollIntervalMs: 10 }).catch((e) => e);
+  expect(err.name).toBe("TrainingFailedError");
+  expect(err.message).toMatch(
+    /^RL training job [0-9a-f-]+ failed: Every trajectory group has rewards that are all equal/,
+  );
+  expect(err.serviceMessage).toMatch(/nothing to learn/);
+});
