@@ -14,7 +14,10 @@ export class TrajectoryValidationError extends Error {
   readonly issues: z.core.$ZodIssue[];
 
   constructor(what: string, issues: z.core.$ZodIssue[]) {
-    const details = issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ");
+    const details = issues
+      .flatMap((i) => explain(i, []))
+      .map((i) => `${formatPath(i.path)}: ${i.message}`)
+      .join("; ");
     super(`The ${what} is not valid ART JSON: ${details}.`);
     this.issues = issues;
   }
@@ -37,6 +40,22 @@ export class TooManyExceptionsError extends Error {
       options,
     );
   }
+}
+
+// A union failure ("Invalid input") says nothing useful; report the issues of
+// the branch that came closest (fewest issues), with their full path.
+function explain(
+  issue: z.core.$ZodIssue,
+  prefix: PropertyKey[],
+): { path: PropertyKey[]; message: string }[] {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const closest = issue.errors.reduce((best, branch) =>
+      branch.length < best.length ? branch : best,
+    );
+    if (closest.length > 0) return closest.flatMap((i) => explain(i, path));
+  }
+  return [{ path, message: issue.message }];
 }
 
 function formatPath(path: PropertyKey[]): string {

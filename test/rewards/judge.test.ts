@@ -62,7 +62,13 @@ const answer = (content: string) => ({
 });
 const sampleGroup = () =>
   new TrajectoryGroup([
-    new Trajectory({ messages_and_choices: [task, answer("Sydney")], reward: 0.2 }),
+    new Trajectory({
+      messages_and_choices: [task, answer("Sydney")],
+      reward: 0.2,
+      tools: [
+        { type: "function", function: { name: "lookup_capital", parameters: { type: "object" } } },
+      ] as never,
+    }),
     new Trajectory({ messages_and_choices: [task, answer("Canberra")], reward: 0.9 }),
     new Trajectory({ messages_and_choices: [task, answer("Canberra, since 1913.")] }),
   ]);
@@ -89,6 +95,7 @@ describe("judgeGroup", () => {
     expect(prompt).toMatch(/<attempt id="2">\n.*"Canberra"/);
     expect(prompt).toMatch(/<attempt id="3">\n.*"Canberra, since 1913\."/);
     expect(prompt).toContain("ids 1 to 3");
+    expect(prompt).toMatch(/<tools>\n.*"lookup_capital"/);
   });
 
   it("retries once on a malformed answer, telling the model what was wrong", async () => {

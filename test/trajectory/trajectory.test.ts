@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type OpenAI from "openai";
 import {
   History,
   isChoice,
@@ -105,12 +106,35 @@ describe("Trajectory wire JSON", () => {
     const message = (error as Error).message;
     expect(message).toContain("reward: Invalid input: expected number, received string");
     expect(message).toContain("metrics.turns");
-    expect(message).toContain("messages_and_choices[1]");
+    // Within a message-or-Choice union, the closest branch is reported.
+    expect(message).toContain(
+      "messages_and_choices[1].tool_call_id: Invalid input: expected string, received undefined",
+    );
     expect(message).not.toContain("messages_and_choices[0]");
+    expect(() => Trajectory.fromJSON({ messages_and_choices: [{ role: "wizard" }] })).toThrow(
+      /messages_and_choices\[0\]\.role: Invalid discriminator value/,
+    );
   });
 });
 
 describe("Trajectory helpers", () => {
+  it("accepts the openai SDK's own message params, Choices and tools as they are", () => {
+    const choice: OpenAI.Chat.Completions.ChatCompletion.Choice = {
+      finish_reason: "stop",
+      index: 0,
+      logprobs: null,
+      message: { role: "assistant", content: "hi", refusal: null },
+    };
+    const sent: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: "user", content: "hello" },
+    ];
+    const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+      { type: "function", function: { name: "f", parameters: { type: "object" } } },
+    ];
+    const t = new Trajectory({ messages_and_choices: [...sent, choice], tools });
+    expect(Trajectory.fromJSON(JSON.parse(JSON.stringify(t))).toJSON()).toEqual(t.toJSON());
+  });
+
   it("messages() turns Choices into plain assistant messages as ART does", () => {
     const t = Trajectory.fromJSON(fixture("trajectory-tool-calling.json"));
     const messages = t.messages() as unknown as Record<string, unknown>[];
