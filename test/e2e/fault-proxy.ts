@@ -81,8 +81,8 @@ export function sampleGroup(key: string, size = 2) {
   return {
     trajectories: Array.from({ length: size }, (_, i) => ({
       messages_and_choices: [
-        { role: "user", content: "please say red" },
-        { role: "assistant", content: i % 2 === 0 ? "red" : "blue" },
+        { role: "user" as const, content: "please say red" },
+        { role: "assistant" as const, content: i % 2 === 0 ? "red" : "blue" },
       ],
       reward: i % 2 === 0 ? 1 : 0,
     })),
