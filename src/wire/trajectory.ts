@@ -120,12 +120,19 @@ export const ChoiceWireSchema = z.looseObject({
 });
 export type ChoiceWire = z.infer<typeof ChoiceWireSchema>;
 
+const MessageOrChoice = z.union([ChoiceWireSchema, MessageWireSchema]);
+export type MessageOrChoiceWire = z.infer<typeof MessageOrChoice>;
+
 /**
  * One element of `messages_and_choices`: a Choice (it has a `message` key) or a
- * plain message param (it has a `role`).
+ * plain message param (it has a `role`). Every role is checked at run time; the
+ * static input type takes any `role: string`, so that messages built in user
+ * code without `as const` are accepted by the type checker too.
  */
-export const MessageOrChoiceWireSchema = z.union([ChoiceWireSchema, MessageWireSchema]);
-export type MessageOrChoiceWire = z.infer<typeof MessageOrChoiceWireSchema>;
+export const MessageOrChoiceWireSchema = MessageOrChoice as unknown as z.ZodType<
+  MessageOrChoiceWire,
+  z.input<typeof ChoiceWireSchema> | { role: string; [key: string]: unknown }
+>;
 
 /**
  * An extra conversation of a trajectory (a sub-agent, a judge), trained with
