@@ -192,7 +192,8 @@ export type ExceptionWire = z.infer<typeof ExceptionWireSchema>;
  * TrajectoryGroupWireSchema.parse({ trajectories: [{ reward: 1 }, { reward: 0 }] });
  */
 export const TrajectoryGroupWireSchema = z.looseObject({
-  trajectories: z.array(TrajectoryWireSchema).default([]),
+  // Required, as in ART 0.5 (a positional argument) and the service's schema.
+  trajectories: z.array(TrajectoryWireSchema),
   exceptions: z.array(ExceptionWireSchema).default([]),
   metadata: z.record(z.string(), json).default({}),
   metrics: z.record(z.string(), MetricValueWireSchema).default({}),

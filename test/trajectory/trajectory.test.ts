@@ -198,6 +198,9 @@ describe("TrajectoryGroup wire JSON", () => {
     expect(() => TrajectoryGroup.fromJSON({ trajectories: [{}, { reward: null }] })).toThrow(
       /trajectories\[1\]\.reward/,
     );
+    expect(() => TrajectoryGroup.fromJSON({ exceptions: [] })).toThrow(
+      "The trajectory group is not valid ART JSON: trajectories: Invalid input: expected array, received undefined.",
+    );
   });
 
   it("records errors found among its items as exceptions, the way ART does", () => {
