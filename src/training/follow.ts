@@ -4,6 +4,7 @@
 import type { Span } from "@opentelemetry/api";
 import {
   abortableSleep,
+  type BackoffOptions,
   isRetryableError,
   retryDelay,
   type TrainingClient,
@@ -35,6 +36,8 @@ export interface FollowOptions {
   pollIntervalMs?: number | undefined;
   /** Consecutive failed polls tolerated (retryable errors only). Default 8. */
   maxPollFailures?: number | undefined;
+  /** Backoff after a failed poll (the client's `retryDelay`). Default 500 ms doubling to 8 s. */
+  backoff?: BackoffOptions | undefined;
   /** `"SFT"` changes the failure message. */
   kind?: "RL" | "SFT";
   /** The span that receives a `gradient_step` event per step. */
@@ -119,7 +122,10 @@ export async function followTrainingJob(
       failures += 1;
       if (failures > maxFailures) throw error;
       const headers = (error as { headers?: Headers }).headers;
-      await abortableSleep(retryDelay(failures - 1, { headers }), options.signal);
+      await abortableSleep(
+        retryDelay(failures - 1, { ...options.backoff, headers }),
+        options.signal,
+      );
     }
   }
 }

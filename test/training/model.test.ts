@@ -1,0 +1,282 @@
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  InvalidTrainingOptionsError,
+  LocalFileUploader,
+  PresignedUrlUploader,
+  TrainableModel,
+  TrainingClient,
+  Trajectory,
+  TrajectoryGroup,
+} from "trajectory-recorder";
+import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { afterAll, beforeAll, expect, it } from "vitest";
+
+let emu: Emulator;
+let client: TrainingClient;
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0, apiKeys: ["k"] });
+  client = new TrainingClient({ apiKey: "k", baseURL: emu.url });
+});
+afterAll(async () => {
+  await emu.close();
+});
+
+const fast = { pollIntervalMs: 10 };
+
+async function rolloutGroup(model: TrainableModel, target: string): Promise<TrajectoryGroup> {
+  const openai = model.openai();
+  const prompt = { role: "user" as const, content: `please say ${target}` };
+  const completion = await openai.chat.completions.create({
+    model: "",
+    messages: [prompt],
+    n: 8,
+    max_tokens: 3,
+    logprobs: true,
+  });
+  return new TrajectoryGroup(
+    completion.choices.map(
+      (choice) =>
+        new Trajectory({
+          messages_and_choices: [prompt, choice],
+          reward: (choice.message.content ?? "").split(/\s+/).includes(target) ? 1 : 0,
+        }),
+    ),
+  );
+}
+
+it("registers a model once: a second register returns the same id", async () => {
+  const a = await TrainableModel.register(client, { project: "p", name: "same", baseModel: "toy" });
+  const b = await TrainableModel.register(client, { project: "p", name: "same", baseModel: "toy" });
+  expect(b.id).toBe(a.id);
+  expect(a.entity).toBe("local");
+  expect(a.inferenceName()).toBe("wandb-artifact:///local/p/same");
+  expect(a.inferenceName(2)).toBe("wandb-artifact:///local/p/same:step2");
+  expect(await a.getStep()).toBe(0);
+});
+
+it("trains on groups, reports each event, and returns the new step with averaged metrics", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "rl",
+    baseModel: "toy",
+  });
+  const groups = [await rolloutGroup(model, "red"), await rolloutGroup(model, "dog")];
+  // A group whose rewards all match teaches nothing; make sure each one differs.
+  for (const g of groups) g.trajectories[0]!.reward = 1 - g.trajectories[1]!.reward;
+  const types: string[] = [];
+  const result = await model.train(
+    groups,
+    { learningRate: 5e-5 },
+    { ...fast, onEvent: (e) => types.push(e.type) },
+  );
+  expect(result.step).toBe(1);
+  expect(await model.getStep()).toBe(1);
+  expect(types[0]).toBe("training_started");
+  expect(types.at(-1)).toBe("training_ended");
+  expect(types.filter((t) => t === "gradient_step").length).toBe(result.metrics.num_gradient_steps);
+  expect(Object.values(result.metrics).every((v) => Number.isFinite(v))).toBe(true);
+});
+
+it("rejects bad options naming the field before anything is sent", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "bad",
+    baseModel: "toy",
+  });
+  const group = { trajectories: [{ reward: 1 }, { reward: 0 }] };
+  await expect(model.train([group], { learningRate: "fast" as never })).rejects.toThrow(
+    /Invalid options to train, nothing was sent: learningRate: .*expected number/,
+  );
+  await expect(model.train([group], { learningRat: 1 } as never)).rejects.toThrow(
+    /unknown option learningRat/,
+  );
+  await expect(model.train([{ trajectories: [{ reward: "high" }] }] as never)).rejects.toThrow(
+    /groups\[0\]\.trajectories\[0\]\.reward/,
+  );
+  await expect(
+    TrainableModel.register(client, { project: "p", name: "", baseModel: "toy" }),
+  ).rejects.toBeInstanceOf(InvalidTrainingOptionsError);
+  expect(await model.getStep()).toBe(0);
+});
+
+it("answers chat completions on the latest checkpoint, or on a pinned step", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "pinned",
+    baseModel: "toy",
+  });
+  const seen: string[] = [];
+  const recorder = {
+    wrap<T extends object>(c: T): T {
+      seen.push("wrapped");
+      return c;
+    },
+  };
+  const latest = model.openai({ recorder });
+  const out = await latest.chat.completions.create({
+    model: "",
+    messages: [{ role: "user", content: "hi" }],
+  });
+  expect(out.model).toBe("wandb-artifact:///local/p/pinned");
+  expect(seen).toEqual(["wrapped"]);
+  const pinned = model.openai({ step: 0 });
+  const out0 = await pinned.chat.completions.create({
+    model: "",
+    messages: [{ role: "user", content: "hi" }],
+  });
+  expect(out0.model).toBe("wandb-artifact:///local/p/pinned:step0");
+});
+
+it("logs groups under a split", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "log",
+    baseModel: "toy",
+  });
+  await expect(
+    model.log([{ trajectories: [{ reward: 1 }] }], { split: "val" }),
+  ).resolves.toBeUndefined();
+});
+
+it("deletes checkpoints keeping the latest and the best by a metric", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "prune",
+    baseModel: "toy",
+  });
+  for (let i = 0; i < 3; i++) {
+    await model.train([await rolloutGroup(model, "cat")].map(ensureSpread), {}, fast);
+  }
+  const pages = await client.models.checkpoints.list(model.id, { order: "asc" });
+  const best = [...pages.data].sort(
+    (a, b) => Number(b.metrics.reward ?? 0) - Number(a.metrics.reward ?? 0),
+  )[0]!.step;
+  const { deleted, kept } = await model.deleteCheckpoints({ keepBestBy: "reward" });
+  expect(kept).toEqual([...new Set([best, 3])].sort((a, b) => a - b));
+  expect([...deleted, ...kept].sort()).toEqual([0, 1, 2, 3]);
+  const left = (await client.models.checkpoints.list(model.id)).data.map((c) => c.step);
+  expect(left).toEqual(kept);
+});
+
+it("trains SFT from trajectories through a local file uploader, and from JSONL through a pre-signed PUT", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "sft",
+    baseModel: "toy",
+  });
+  const trajectories = [
+    new Trajectory({
+      messages_and_choices: [
+        { role: "user", content: "please say fish" },
+        { role: "assistant", content: "fish" },
+      ],
+    }),
+    new Trajectory({
+      messages_and_choices: [
+        { role: "user", content: "please say two" },
+        { role: "assistant", content: "two" },
+      ],
+    }),
+  ];
+  const dir = await mkdtemp(path.join(tmpdir(), "sft-"));
+  const local = await model.trainSft(
+    trajectories,
+    { batchSize: 1, learningRate: 5e-5 },
+    { uploader: new LocalFileUploader(dir), ...fast },
+  );
+  expect(local.step).toBe(1);
+
+  // A pre-signed store: PUT stores the bytes, GET of the same path serves them.
+  const stored = new Map<string, Buffer>();
+  const store = http.createServer(async (req, res) => {
+    const key = new URL(req.url ?? "/", "http://x").pathname;
+    if (req.method === "PUT") {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      stored.set(key, Buffer.concat(chunks));
+      return res.writeHead(200).end();
+    }
+    const body = stored.get(key);
+    res.writeHead(body ? 200 : 404).end(body);
+  });
+  await new Promise<void>((r) => store.listen(0, "127.0.0.1", r));
+  const port = (store.address() as AddressInfo).port;
+  const uploader = new PresignedUrlUploader({
+    presign: (name) => ({
+      uploadUrl: `http://127.0.0.1:${port}/bucket/${name}?X-Signature=secret`,
+    }),
+  });
+  const jsonl = trajectories.map((t) => JSON.stringify({ messages: t.messages() })).join("\n");
+  const remote = await model.trainSft(jsonl, {}, { uploader, ...fast });
+  store.close();
+  expect(remote.step).toBe(2);
+  const [file] = [...stored.keys()];
+  expect(file).toMatch(/^\/bucket\/sft-sft-data-[0-9a-f]{12}\.jsonl$/);
+  expect(stored.get(file!)!.toString()).toBe(`${jsonl}\n`);
+
+  const [name] = await readdir(dir);
+  const text = await readFile(path.join(dir, name!), "utf8");
+  expect(
+    text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l)),
+  ).toEqual(trajectories.map((t) => ({ messages: t.messages() })));
+});
+
+it("deletes the model", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "gone",
+    baseModel: "toy",
+  });
+  const { deletedCheckpoints } = await model.delete();
+  expect(deletedCheckpoints).toBe(1);
+  const again = await TrainableModel.register(client, {
+    project: "p",
+    name: "gone",
+    baseModel: "toy",
+  });
+  expect(again.id).not.toBe(model.id);
+});
+
+function ensureSpread(g: TrajectoryGroup): TrajectoryGroup {
+  g.trajectories[0]!.reward = 1 - g.trajectories[1]!.reward;
+  return g;
+}
+
+it("writes a local artifact atomically and gives its file:// URL", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "art-"));
+  const url = await new LocalFileUploader(dir).upload({
+    name: "../x.jsonl",
+    data: "{}\n",
+    contentType: "application/jsonl",
+  });
+  expect(url).toBe(pathToFileURL(path.join(dir, "x.jsonl")).href);
+  expect(await readFile(fileURLToPath(url), "utf8")).toBe("{}\n");
+});
+
+it("retries a pre-signed PUT on 503 and never shows the signature in errors", async () => {
+  let puts = 0;
+  const store = http.createServer((_req, res) => {
+    puts += 1;
+    res.writeHead(puts === 1 ? 503 : 403).end();
+  });
+  await new Promise<void>((r) => store.listen(0, "127.0.0.1", r));
+  const port = (store.address() as AddressInfo).port;
+  const uploader = new PresignedUrlUploader({
+    presign: () => ({ uploadUrl: `http://127.0.0.1:${port}/b/f.jsonl?sig=topsecret` }),
+  });
+  const err = await uploader
+    .upload({ name: "f.jsonl", data: "x", contentType: "text/plain" })
+    .catch((e) => e);
+  store.close();
+  expect(puts).toBe(2);
+  expect(err.message).toBe(`Uploading f.jsonl to http://127.0.0.1:${port}/b/f.jsonl answered 403.`);
+  expect(err.message).not.toContain("topsecret");
+});
