@@ -85,8 +85,8 @@ it("replays the spool after the process is killed mid-shipping: nothing lost, no
 
 it("flushes on SIGTERM within its deadline, then exits", async () => {
   hold = false;
-  // Answers take 300 ms, so at SIGTERM every group is still waiting for its answer.
-  slowMs = 300;
+  // Answers take a second, so at SIGTERM every group is still waiting for its answer.
+  slowMs = 1000;
   const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
   const proc = run(["sigterm", proxy.url, spoolDir, "5"]);
   await proc.waitFor(/added 5/);
@@ -96,7 +96,6 @@ it("flushes on SIGTERM within its deadline, then exits", async () => {
   // The default meaning of SIGTERM is kept: the process ends by the signal
   // (tsx's wrapper reports it as exit code 143).
   expect(proc.proc.signalCode === "SIGTERM" || proc.proc.exitCode === 143).toBe(true);
-  expect(proc.output()).toMatch(/shipped 5/);
   expect([...proxy.confirmed].sort()).toEqual(["k0", "k1", "k2", "k3", "k4"]);
   expect(await readdir(spoolDir)).toEqual([]);
 }, 20_000);
