@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // The `trajectory-recorder` command: `trajectory-recorder emulator [options]`.
 import { parseArgs } from "node:util";
 import { startEmulator } from "../emulator/index.js";

@@ -17,12 +17,28 @@ export async function forwardChat(
   const headers: Record<string, string> = { "content-type": "application/json" };
   const upstreamKey = process.env.EMULATOR_UPSTREAM_API_KEY;
   if (upstreamKey) headers.authorization = `Bearer ${upstreamKey}`;
-  const answer = await fetch(target, {
-    method: "POST",
-    headers,
-    body: JSON.stringify(payload),
-    signal: controller.signal,
-  });
+  let answer: Response;
+  try {
+    answer = await fetch(target, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(payload),
+      signal: controller.signal,
+    });
+  } catch (error) {
+    res.writeHead(502, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        error: {
+          message: `The upstream server at ${target} could not be reached: ${(error as Error).message}.`,
+          type: "upstream_error",
+          param: null,
+          code: "upstream_unreachable",
+        },
+      }),
+    );
+    return;
+  }
   res.writeHead(answer.status, {
     "content-type": answer.headers.get("content-type") ?? "application/json",
   });

@@ -305,6 +305,27 @@ describe("training jobs", () => {
     expect(typo.status).toBe(422);
     expect(typo.json.detail[0].loc).toEqual(["body", "experimental_config"]);
   });
+  it("points a 422 at the bad trajectory field", async () => {
+    const m = await createModel(emu, "shape");
+    const r = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: "high" }] }],
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.detail[0].loc).toEqual([
+      "body",
+      "trajectory_groups",
+      0,
+      "trajectories",
+      0,
+      "reward",
+    ]);
+    const empty = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [],
+    });
+    expect(empty.json.detail[0].loc).toEqual(["body", "trajectory_groups"]);
+  });
   it("trains from additional_histories too", async () => {
     const m = await createModel(emu, "hist");
     const traj = (r: number) => ({

@@ -203,6 +203,17 @@ it("reads SFT data over http:// and forwards chat completions to an upstream wit
     await emu.close();
     await new Promise((r) => fake.close(r));
   }
+  const orphan = await start({ upstream });
+  try {
+    const r = await call(orphan, "POST", "/chat/completions", {
+      model: "qwen",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(r.status).toBe(502);
+    expect(r.json.error.message).toMatch(/could not be reached/);
+  } finally {
+    await orphan.close();
+  }
 });
 
 it("closes promptly with an open keep-alive connection and answers a list key as entity local", async () => {
