@@ -278,3 +278,44 @@ it("runs from the command line and prints its URL", async () => {
     child.kill("SIGTERM");
   }
 });
+
+it("stops a running job on close and reports it failed after a restart", async () => {
+  const dataDir = await tempDir();
+  const emu = await start({ dataDir });
+  const m = await createModel(emu, "interrupted");
+  const traj = (r: number) => ({
+    messages_and_choices: [
+      { role: "user", content: "say red" },
+      {
+        index: 0,
+        finish_reason: "length",
+        message: { role: "assistant", content: "red" },
+        logprobs: { content: [{ token: "red", logprob: -3 }] },
+      },
+    ],
+    reward: r,
+  });
+  const groups = Array.from({ length: 400 }, () => ({ trajectories: [traj(1), traj(0)] }));
+  const job = await call(emu, "POST", "/preview/training-jobs", {
+    model_id: m.id,
+    trajectory_groups: groups,
+  });
+  await emu.close();
+  const again = await start({ dataDir });
+  try {
+    const status = await call(again, "GET", `/preview/training-jobs/${job.json.id}`);
+    expect(status.json.status).toBe("FAILED");
+    expect(status.json.error_message).toMatch(/closed|stopped/);
+    const events = (
+      await call(again, "GET", `/preview/training-jobs/${job.json.id}/events?limit=100`)
+    ).json.data;
+    expect(
+      events.filter((e: any) => e.type === "training_failed" || e.type === "training_ended"),
+    ).toHaveLength(1);
+    expect(events.at(-1).type).toBe("training_failed");
+    const cps = await call(again, "GET", `/preview/models/${m.id}/checkpoints`);
+    expect(cps.json.data.map((c: any) => c.step)).toEqual([0]);
+  } finally {
+    await again.close();
+  }
+});
