@@ -153,11 +153,11 @@ it("deletes checkpoints keeping the latest and the best by a metric", async () =
     await model.train([await rolloutGroup(model, "cat")].map(ensureSpread), {}, fast);
   }
   const pages = await client.models.checkpoints.list(model.id, { order: "asc" });
-  const best = [...pages.data].sort(
-    (a, b) => Number(b.metrics.reward ?? 0) - Number(a.metrics.reward ?? 0),
-  )[0]!.step;
+  const reward = (m: Record<string, unknown>) => (typeof m.reward === "number" ? m.reward : -1);
+  const top = Math.max(...pages.data.map((c) => reward(c.metrics)));
+  const best = pages.data.filter((c) => reward(c.metrics) === top).map((c) => c.step);
   const { deleted, kept } = await model.deleteCheckpoints({ keepBestBy: "reward" });
-  expect(kept).toEqual([...new Set([best, 3])].sort((a, b) => a - b));
+  expect(kept).toEqual([...new Set([...best, 3])].sort((a, b) => a - b));
   expect([...deleted, ...kept].sort()).toEqual([0, 1, 2, 3]);
   const left = (await client.models.checkpoints.list(model.id)).data.map((c) => c.step);
   expect(left).toEqual(kept);
@@ -279,4 +279,50 @@ it("retries a pre-signed PUT on 503 and never shows the signature in errors", as
   expect(puts).toBe(2);
   expect(err.message).toBe(`Uploading f.jsonl to http://127.0.0.1:${port}/b/f.jsonl answered 403.`);
   expect(err.message).not.toContain("topsecret");
+});
+
+it("walks every checkpoint page and deletes all but the latest and every step tied for the best", async () => {
+  const all = [0, 1, 2, 3, 4].map((step) => ({
+    id: `c${step}`,
+    step,
+    metrics: step === 0 ? {} : { "val/reward": [0, 0.9, 0.5, 0.9, 0.2][step] },
+  }));
+  const deletes: unknown[] = [];
+  const fake = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    res.setHeader("content-type", "application/json");
+    if (url.pathname.endsWith("/preview/models")) {
+      return res.end(
+        JSON.stringify({
+          id: "5b1f5d8e-3f5e-4a57-8d0a-6f0f3f1e2a11",
+          entity: "e",
+          project: "p",
+          name: "n",
+          base_model: "b",
+        }),
+      );
+    }
+    if (req.method === "DELETE") {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      deletes.push(JSON.parse(Buffer.concat(chunks).toString()));
+      return res.end(JSON.stringify({ deleted_count: 3, not_found_steps: [] }));
+    }
+    const after = url.searchParams.get("after");
+    const start = after ? all.findIndex((c) => c.id === after) + 1 : 0;
+    const data = all.slice(start, start + 2);
+    res.end(JSON.stringify({ object: "list", data, has_more: start + 2 < all.length }));
+  });
+  await new Promise<void>((r) => fake.listen(0, "127.0.0.1", r));
+  const port = (fake.address() as AddressInfo).port;
+  const c = new TrainingClient({ apiKey: "k", baseURL: `http://127.0.0.1:${port}/v1` });
+  const model = await TrainableModel.register(c, { project: "p", name: "n", baseModel: "b" });
+  const out = await model.deleteCheckpoints({ keepBestBy: "val/reward" });
+  expect(out).toEqual({ deleted: [0, 2], kept: [1, 3, 4] });
+  expect(deletes).toEqual([{ steps: [0, 2] }]);
+  expect(await model.deleteCheckpoints({ keepLatest: false, keepBestBy: "missing" })).toEqual({
+    deleted: [0, 1, 2, 3, 4],
+    kept: [],
+  });
+  fake.close();
 });
