@@ -1,3 +1,6 @@
+import { mkdtemp, readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { TrainableModel, TrainingClient, TrajectoryShipper } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -123,4 +126,41 @@ it("surfaces a failing job as TrainingFailedError carrying the service's message
     /^RL training job [0-9a-f-]+ failed: Every trajectory group has rewards that are all equal/,
   );
   expect(err.serviceMessage).toMatch(/nothing to learn/);
+});
+
+it("keeps logged groups on disk until their training job ran, and trains them after a restart without logging them again", async () => {
+  const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-train-"));
+  let failJobs = true;
+  proxy = await startFaultProxy(emu.url, ({ method, path: p }) =>
+    failJobs && method === "POST" && p.endsWith("/training-jobs")
+      ? { kind: "status", status: 503 }
+      : undefined,
+  );
+  const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url, maxRetries: 0 });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "spool-train",
+    baseModel: "toy",
+  });
+  const options = {
+    model,
+    spoolDir,
+    trainEvery: { groups: 2, config: { allowTrainingWithoutLogprobs: true }, pollIntervalMs: 10 },
+    flushOnExit: false,
+    logger: quiet(),
+  };
+  const first = new TrajectoryShipper(options);
+  await first.add(sampleGroup("x"));
+  await first.add(sampleGroup("y"));
+  const before = await first.close();
+  expect(before).toMatchObject({ shipped: 2, trainingFailed: 1, trainingJobs: 0 });
+  expect(await readdir(spoolDir)).toHaveLength(2);
+
+  failJobs = false;
+  const second = new TrajectoryShipper(options);
+  const after = await second.close();
+  expect(after).toMatchObject({ shipped: 0, trainingJobs: 1, spooled: 0 });
+  expect(await readdir(spoolDir)).toEqual([]);
+  expect(proxy.confirmed).toEqual(["x", "y"]);
+  expect(await model.getStep()).toBe(1);
 });
