@@ -318,15 +318,25 @@ export class TrajectoryShipper {
       return;
     }
     this.#stats.shipped += 1;
+    this.#release(item.bytes);
     if (this.#options.trainEvery) {
       item.entry.logged = true;
-      if (this.#spool) await this.#spool.write(item.entry);
+      await this.#spoolQuietly(() => this.#spool?.write(item.entry));
       this.#toTrain.push(item);
-      this.#release(item.bytes);
       this.#maybeTrain();
     } else {
-      await this.#unspool(item);
-      this.#release(item.bytes);
+      await this.#spoolQuietly(() => this.#unspool(item));
+    }
+  }
+
+  // The group is shipped at this point; a stale spool file only means a restart may log it again.
+  async #spoolQuietly(update: () => Promise<void> | undefined): Promise<void> {
+    try {
+      await update();
+    } catch (error) {
+      this.#logger.warn(
+        `TrajectoryShipper: the spool file of a shipped group could not be updated (${(error as Error).message}); a restart may log it again.`,
+      );
     }
   }
 
