@@ -365,7 +365,6 @@ export class TrajectoryShipper {
         { signal: this.#abort.signal, pollIntervalMs: this.#options.trainEvery?.pollIntervalMs },
       );
       this.#stats.trainingJobs += 1;
-      for (const item of batch) await this.#unspool(item);
     } catch (error) {
       if (this.#abort.signal.aborted) return;
       this.#stats.trainingFailed += 1;
@@ -374,6 +373,8 @@ export class TrajectoryShipper {
       this.#logger.error(
         `TrajectoryShipper: a training job on ${batch.length} group(s) failed (${(error as Error).message}); the groups are kept and listed by failedGroups().`,
       );
+      return;
     }
+    for (const item of batch) await this.#spoolQuietly(() => this.#unspool(item));
   }
 }
