@@ -1,0 +1,86 @@
+import {
+  ExperimentalTrainingConfigSchema,
+  InvalidTrainingOptionsError,
+  Trajectory,
+  toExperimentalConfig,
+  toSftConfig,
+  toSftJsonl,
+} from "trajectory-recorder";
+import { expect, it } from "vitest";
+
+it("converts every camelCase training option to the wire's snake_case key", () => {
+  const wireKeys = Object.keys(ExperimentalTrainingConfigSchema.shape);
+  const camel = Object.fromEntries(
+    wireKeys.map((k) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), null]),
+  );
+  expect(Object.keys(toExperimentalConfig(camel as never)!).sort()).toEqual([...wireKeys].sort());
+  expect(
+    toExperimentalConfig({ learningRate: 1e-5, klPenaltyStepLag: 2, lossFn: "cispo" }),
+  ).toEqual({
+    learning_rate: 1e-5,
+    kl_penalty_step_lag: 2,
+    loss_fn: "cispo",
+  });
+  expect(toExperimentalConfig(undefined)).toBeUndefined();
+});
+
+it("names the camelCase option and what was expected when one is wrong", () => {
+  expect(() => toExperimentalConfig({ importanceSamplingLevel: "tokens" as never })).toThrow(
+    /importanceSamplingLevel: .*"token"/,
+  );
+  expect(() => toExperimentalConfig({ klPenaltyStepLag: 0 })).toThrow(/klPenaltyStepLag: .*>=1/);
+  expect(() => toExperimentalConfig({ lr: 1 } as never)).toThrow(InvalidTrainingOptionsError);
+});
+
+it("builds SFT config: batchSize auto is left to the service, learningRate defaults to ART's", () => {
+  expect(toSftConfig({ batchSize: "auto" })).toEqual({ learning_rate: 5e-5 });
+  expect(toSftConfig({ batchSize: 4, learningRate: [1e-5, 2e-5] })).toEqual({
+    batch_size: 4,
+    learning_rate: [1e-5, 2e-5],
+  });
+  expect(() => toSftConfig({ batchSize: 0 })).toThrow(/batchSize/);
+});
+
+it("writes one {messages, tools?} line per trajectory, tools only when there are some", () => {
+  const tool = { type: "function", function: { name: "lookup", parameters: {} } };
+  const withTools = new Trajectory({
+    messages_and_choices: [
+      { role: "user", content: "hi" },
+      {
+        index: 0,
+        finish_reason: "stop",
+        logprobs: null,
+        message: { role: "assistant", content: "hello" },
+      },
+    ],
+    tools: [tool],
+  });
+  const plain = {
+    messages: [
+      { role: "user", content: "a" },
+      { role: "assistant", content: "b" },
+    ],
+  };
+  const { jsonl, lines } = toSftJsonl([withTools, plain]);
+  expect(lines).toBe(2);
+  expect(jsonl.split("\n")).toEqual([
+    JSON.stringify({
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ],
+      tools: [tool],
+    }),
+    JSON.stringify(plain),
+    "",
+  ]);
+});
+
+it("checks JSONL given as text line by line, naming the bad line", () => {
+  expect(toSftJsonl('{"messages":[{"role":"user","content":"x"}]}\n\n').lines).toBe(1);
+  expect(() => toSftJsonl('{"messages":[{"role":"user"}]}\nnope')).toThrow(/line 2: expected JSON/);
+  expect(() => toSftJsonl('{"messages":[]}')).toThrow(
+    /line 1\.messages: expected at least one message/,
+  );
+  expect(() => toSftJsonl([{ messages: () => [] }])).toThrow(/trajectories\[0\]\.messages/);
+});
