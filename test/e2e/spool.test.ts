@@ -85,8 +85,8 @@ it("replays the spool after the process is killed mid-shipping: nothing lost, no
 
 it("flushes on SIGTERM within its deadline, then exits", async () => {
   hold = false;
-  // Answers take a second, so at SIGTERM every group is still waiting for its answer.
-  slowMs = 1000;
+  // Answers take half a second, so at SIGTERM every group is still waiting for its answer.
+  slowMs = 500;
   const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
   const proc = run(["sigterm", proxy.url, spoolDir, "5"]);
   await proc.waitFor(/added 5/);
