@@ -1,0 +1,101 @@
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { RecordedChoice, RecordedCompletion } from "./context.js";
+
+type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+interface Acc {
+  content: string | null;
+  refusal: string | null;
+  toolCalls: ToolCall[];
+  logprobs: NonNullable<RecordedChoice["logprobs"]> | null;
+  finish: RecordedChoice["finish_reason"] | null;
+  tokenIds: number[] | null;
+}
+
+/** Builds a recorded completion from streamed chunks, one chunk at a time. */
+export class StreamAccumulator {
+  #choices = new Map<number, Acc>();
+  id?: string;
+  model?: string;
+  usage?: RecordedCompletion["response"] extends infer R
+    ? R extends { usage?: infer U }
+      ? U
+      : never
+    : never;
+  promptTokenIds?: number[];
+
+  add(chunk: ChatCompletionChunk): void {
+    if (chunk.id && !this.id) this.id = chunk.id;
+    if (chunk.model && !this.model) this.model = chunk.model;
+    if (chunk.usage) this.usage = chunk.usage;
+    const extra = chunk as unknown as { prompt_token_ids?: number[] };
+    if (extra.prompt_token_ids && !this.promptTokenIds)
+      this.promptTokenIds = extra.prompt_token_ids;
+    for (const c of chunk.choices ?? []) {
+      let a = this.#choices.get(c.index);
+      if (!a) {
+        a = {
+          content: null,
+          refusal: null,
+          toolCalls: [],
+          logprobs: null,
+          finish: null,
+          tokenIds: null,
+        };
+        this.#choices.set(c.index, a);
+      }
+      const d = c.delta ?? {};
+      if (typeof d.content === "string") a.content = (a.content ?? "") + d.content;
+      if (typeof d.refusal === "string") a.refusal = (a.refusal ?? "") + d.refusal;
+      for (const tc of d.tool_calls ?? []) {
+        let slot = a.toolCalls[tc.index];
+        if (!slot) {
+          slot = { id: "", type: "function", function: { name: "", arguments: "" } };
+          a.toolCalls[tc.index] = slot;
+        }
+        if (tc.id) slot.id = tc.id;
+        if (tc.function?.name) slot.function.name += tc.function.name;
+        if (tc.function?.arguments) slot.function.arguments += tc.function.arguments;
+      }
+      if (c.logprobs) {
+        a.logprobs ??= { content: null, refusal: null };
+        if (c.logprobs.content)
+          a.logprobs.content = [...(a.logprobs.content ?? []), ...c.logprobs.content];
+        if (c.logprobs.refusal)
+          a.logprobs.refusal = [...(a.logprobs.refusal ?? []), ...c.logprobs.refusal];
+      }
+      if (c.finish_reason) a.finish = c.finish_reason;
+      const ids = (c as unknown as { token_ids?: number[] }).token_ids;
+      if (ids) {
+        a.tokenIds ??= [];
+        for (const id of ids) a.tokenIds.push(id);
+      }
+    }
+  }
+
+  choices(): RecordedChoice[] {
+    return [...this.#choices.entries()]
+      .sort(([x], [y]) => x - y)
+      .map(([index, a]) => {
+        const tool_calls = a.toolCalls.filter(Boolean);
+        const choice: RecordedChoice = {
+          index,
+          finish_reason: (a.finish ?? "stop") as RecordedChoice["finish_reason"],
+          logprobs: a.logprobs,
+          message: {
+            role: "assistant",
+            content: a.content,
+            refusal: a.refusal,
+            ...(tool_calls.length ? { tool_calls } : {}),
+          },
+        };
+        if (a.tokenIds) choice.token_ids = a.tokenIds;
+        if (this.promptTokenIds) choice.prompt_token_ids = this.promptTokenIds;
+        return choice;
+      });
+  }
+
+  /** True when every choice saw a finish reason. */
+  finished(): boolean {
+    return this.#choices.size > 0 && [...this.#choices.values()].every((a) => a.finish !== null);
+  }
+}

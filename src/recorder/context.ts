@@ -1,0 +1,151 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type {
+  ChatCompletion,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type { CompletionUsage } from "openai/resources/completions";
+import { History, type Trajectory } from "../trajectory/index.js";
+
+/** Options a rollout records with. */
+export interface RolloutOptions {
+  /** Ask for `logprobs: true` on every call inside the rollout. Default `true`. */
+  logprobs: boolean;
+  /** Ask for `return_token_ids: true` on every call inside the rollout. Default `true`. */
+  tokenIds: boolean;
+  /** Put message content on telemetry spans. Default `false`. */
+  recordContent?: boolean;
+}
+
+/** A recorded Choice, with the token ids a vLLM-style server returns. */
+export type RecordedChoice = ChatCompletion.Choice & {
+  token_ids?: number[];
+  prompt_token_ids?: number[];
+};
+
+/** One completion as the recorder saw it: the request snapshot and the sampled choices. */
+export interface RecordedCompletion {
+  request: {
+    model?: string;
+    messages: ChatCompletionMessageParam[];
+    tools?: ChatCompletionTool[];
+    [k: string]: unknown;
+  };
+  choices: RecordedChoice[];
+  response?: { id?: string; model?: string; usage?: CompletionUsage; prompt_token_ids?: number[] };
+  status?: "complete" | "incomplete" | "aborted" | "error";
+  error?: unknown;
+  streamed?: boolean;
+}
+
+/** The rollout running in the current async context. */
+export interface ActiveRollout {
+  readonly trajectory: Trajectory;
+  readonly options: RolloutOptions;
+  /** The single path every recorded call goes through. */
+  recordCompletion(call: RecordedCompletion): void;
+  /** Appends a tool message to the conversation unless the next request already carries it. */
+  recordToolResult(result: { tool_call_id: string; content: string; name?: string }): void;
+  log(message: string): void;
+}
+
+const storage = new AsyncLocalStorage<ActiveRollout>();
+
+/**
+ * The rollout running in the current async context, if any.
+ *
+ * @example
+ * const r = currentRollout();
+ * r?.log("tool failed, retrying");
+ */
+export function currentRollout(): ActiveRollout | undefined {
+  return storage.getStore();
+}
+
+/** Runs `fn` with `rollout` as the current rollout. */
+export function runInRollout<T>(rollout: ActiveRollout, fn: () => T): T {
+  return storage.run(rollout, fn);
+}
+
+type Msg = Record<string, unknown>;
+
+function sameMessage(a: Msg, b: Msg): boolean {
+  if (a.role !== b.role) return false;
+  if (a.role === "tool") return a.tool_call_id === b.tool_call_id;
+  const ac = typeof a.content === "string" ? a.content : JSON.stringify(a.content ?? null);
+  const bc = typeof b.content === "string" ? b.content : JSON.stringify(b.content ?? null);
+  if (a.role === "assistant") {
+    const ids = (m: Msg) =>
+      ((m.tool_calls as Array<{ id: string }> | undefined) ?? []).map((t) => t.id).join(",");
+    if (ids(a) !== ids(b)) return false;
+    if (ids(a) !== "") return true;
+  }
+  return ac === bc || (!a.content && !b.content);
+}
+
+function isPrefix(prefix: Msg[], full: Msg[]): boolean {
+  if (prefix.length > full.length) return false;
+  for (let i = 0; i < prefix.length; i++)
+    if (!sameMessage(prefix[i] as Msg, full[i] as Msg)) return false;
+  return true;
+}
+
+/** The rollout state behind {@link ActiveRollout}. */
+export class RolloutState implements ActiveRollout {
+  readonly trajectory: Trajectory;
+  readonly options: RolloutOptions;
+  readonly calls: RecordedCompletion[] = [];
+  /** Tool results waiting to be appended when the next request does not carry them. */
+  #pendingTools: Msg[] = [];
+
+  constructor(trajectory: Trajectory, options: RolloutOptions) {
+    this.trajectory = trajectory;
+    this.options = options;
+  }
+
+  log(message: string): void {
+    this.trajectory.log(message);
+  }
+
+  recordToolResult(result: { tool_call_id: string; content: string; name?: string }): void {
+    const msg: Msg = { role: "tool", tool_call_id: result.tool_call_id, content: result.content };
+    this.#pendingTools.push(msg);
+    this.trajectory.messages_and_choices.push(msg as never);
+  }
+
+  recordCompletion(call: RecordedCompletion): void {
+    this.calls.push(call);
+    this.#pendingTools = [];
+    const t = this.trajectory;
+    if (call.status && call.status !== "complete") {
+      const why = call.error instanceof Error ? `: ${call.error.message}` : "";
+      t.log(`completion ${call.response?.id ?? ""} ${call.status}${why}`.replace(/ {2}/, " "));
+    }
+    const sent = call.request.messages as unknown as Msg[];
+    const tools = call.request.tools ?? null;
+    const [first, ...rest] = call.choices;
+    const have = t.messages() as unknown as Msg[];
+    if (t.messages_and_choices.length === 0 || isPrefix(have, sent)) {
+      for (const m of sent.slice(have.length))
+        t.messages_and_choices.push(structuredClone(m) as never);
+      if (first) t.messages_and_choices.push(first as never);
+      if (tools && !t.tools) t.tools = structuredClone(tools) as never;
+    } else {
+      t.additional_histories.push(
+        new History({
+          messages_and_choices: [...structuredClone(sent), ...(first ? [first] : [])] as never,
+          tools: tools ? (structuredClone(tools) as never) : null,
+        }),
+      );
+    }
+    // n > 1: the first choice extends the conversation, each other one is an additional history.
+    for (const c of rest) {
+      t.additional_histories.push(
+        new History({
+          messages_and_choices: [...structuredClone(sent), c] as never,
+          tools: tools ? (structuredClone(tools) as never) : null,
+        }),
+      );
+    }
+  }
+}

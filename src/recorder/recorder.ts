@@ -1,0 +1,94 @@
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type GatherGroupInput,
+  type GatherOptions,
+  type GroupSink,
+  gatherTrajectoryGroups,
+  Trajectory,
+  type TrajectoryGroup,
+} from "../trajectory/index.js";
+import { RolloutState, runInRollout } from "./context.js";
+import { wrapClient } from "./wrap.js";
+
+/** Options of {@link Recorder}. */
+export interface RecorderOptions {
+  /** Ask for logprobs inside rollouts. Default `true`. */
+  logprobs?: boolean;
+  /** Ask for `return_token_ids` inside rollouts. Default `true`. */
+  tokenIds?: boolean;
+  /** Put message content on telemetry spans. Default `false`. */
+  recordContent?: boolean;
+  /** Where {@link Recorder.gatherTrajectoryGroups} sends finished groups (e.g. a shipper). */
+  shipper?: GroupSink;
+}
+
+/**
+ * Records the chat completions a wrapped `openai` client makes inside
+ * `rollout()` as an ART Trajectory.
+ *
+ * @example
+ * const recorder = new Recorder();
+ * const openai = recorder.wrap(new OpenAI());
+ * const t = await recorder.rollout(async (t) => {
+ *   await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+ *   t.reward = 1;
+ * });
+ */
+export class Recorder {
+  readonly options: RecorderOptions;
+
+  constructor(options: RecorderOptions = {}) {
+    this.options = options;
+  }
+
+  /** Makes `client.chat.completions.create` record inside rollouts; returns the same client. */
+  wrap<T extends object>(client: T): T {
+    return wrapClient(client);
+  }
+
+  /**
+   * Runs `fn` as one rollout and returns its Trajectory. A thrown error is
+   * logged on the trajectory and re-thrown.
+   */
+  async rollout(
+    fn: (trajectory: Trajectory) => unknown,
+    opts: { metadata?: Record<string, unknown> } = {},
+  ): Promise<Trajectory> {
+    const trajectory = new Trajectory({ metadata: { ...(opts.metadata ?? {}) } });
+    const state = new RolloutState(trajectory, {
+      logprobs: this.options.logprobs ?? true,
+      tokenIds: this.options.tokenIds ?? true,
+      recordContent: this.options.recordContent ?? false,
+    });
+    const span = trace.getTracer("trajectory-recorder").startSpan("rollout", {
+      attributes: { "gen_ai.operation.name": "invoke_agent" },
+    });
+    const ctx = trace.setSpan(context.active(), span);
+    try {
+      await context.with(ctx, () => runInRollout(state, () => fn(trajectory)));
+      span.setAttribute("trajectory_recorder.reward", trajectory.reward);
+      span.addEvent("gen_ai.evaluation.result", {
+        "gen_ai.evaluation.name": "reward",
+        "gen_ai.evaluation.score.value": trajectory.reward,
+      });
+      return trajectory;
+    } catch (error) {
+      trajectory.log(`rollout failed: ${error instanceof Error ? error.message : String(error)}`);
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** {@link gatherTrajectoryGroups} with `options.shipper` as the sink. */
+  gatherTrajectoryGroups(
+    groups: Iterable<GatherGroupInput>,
+    opts: GatherOptions = {},
+  ): Promise<TrajectoryGroup[]> {
+    return gatherTrajectoryGroups(groups, { ...opts, sink: opts.sink ?? this.options.shipper });
+  }
+}

@@ -1,0 +1,52 @@
+import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { RecordedCompletion } from "./context.js";
+
+const tracer = () => trace.getTracer("trajectory-recorder");
+const PARAMS: Record<string, string> = {
+  temperature: "gen_ai.request.temperature",
+  top_p: "gen_ai.request.top_p",
+  max_tokens: "gen_ai.request.max_tokens",
+  max_completion_tokens: "gen_ai.request.max_tokens",
+  frequency_penalty: "gen_ai.request.frequency_penalty",
+  presence_penalty: "gen_ai.request.presence_penalty",
+  seed: "gen_ai.request.seed",
+  n: "gen_ai.request.choice.count",
+};
+
+/** Starts a GenAI `chat {model}` span under the active context (the rollout span). */
+export function startChatSpan(request: RecordedCompletion["request"], content: boolean): Span {
+  const span = tracer().startSpan(`chat ${request.model ?? ""}`.trim(), {
+    attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai" },
+  });
+  if (request.model) span.setAttribute("gen_ai.request.model", request.model);
+  for (const [k, attr] of Object.entries(PARAMS)) {
+    const v = request[k];
+    if (typeof v === "number") span.setAttribute(attr, v);
+  }
+  if (content) span.setAttribute("gen_ai.input.messages", JSON.stringify(request.messages));
+  return span;
+}
+
+/** Ends a chat span with the response attributes and the error status of a failed call. */
+export function endChatSpan(span: Span, call: RecordedCompletion, content: boolean): void {
+  const r = call.response;
+  if (r?.id) span.setAttribute("gen_ai.response.id", r.id);
+  if (r?.model) span.setAttribute("gen_ai.response.model", r.model);
+  if (r?.usage) {
+    span.setAttribute("gen_ai.usage.input_tokens", r.usage.prompt_tokens);
+    span.setAttribute("gen_ai.usage.output_tokens", r.usage.completion_tokens);
+  }
+  const reasons = call.choices.map((c) => String(c.finish_reason));
+  if (reasons.length) span.setAttribute("gen_ai.response.finish_reasons", reasons);
+  if (content)
+    span.setAttribute("gen_ai.output.messages", JSON.stringify(call.choices.map((c) => c.message)));
+  if (call.status === "error" || call.status === "aborted") {
+    const e = call.error;
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: e instanceof Error ? e.message : call.status,
+    });
+    span.setAttribute("error.type", e instanceof Error ? e.constructor.name : call.status);
+  }
+  span.end();
+}

@@ -1,0 +1,278 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import OpenAI from "openai";
+import { currentRollout, Recorder } from "trajectory-recorder";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+let server: Server;
+let baseURL: string;
+const bodies: Array<Record<string, unknown>> = [];
+
+function completion(content: string) {
+  return {
+    id: "cmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "m-served",
+    prompt_token_ids: [1, 2, 3],
+    choices: [
+      {
+        index: 0,
+        finish_reason: "stop",
+        token_ids: [7, 8],
+        logprobs: {
+          content: [{ token: content, logprob: -0.1, bytes: null, top_logprobs: [] }],
+          refusal: null,
+        },
+        message: { role: "assistant", content, refusal: null },
+      },
+    ],
+    usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+  };
+}
+
+function chunk(delta: object, extra: object = {}) {
+  return {
+    id: "cmpl-s",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m-served",
+    ...extra,
+    choices: [{ index: 0, delta, finish_reason: null, ...extra }],
+  };
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (d) => (raw += d));
+    req.on("end", () => {
+      const body = JSON.parse(raw);
+      bodies.push(body);
+      const last = body.messages.at(-1)?.content;
+      if (last === "fail") {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({ error: { message: "bad request here", type: "invalid_request_error" } }),
+        );
+        return;
+      }
+      if (!body.stream) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(completion(`echo ${last}`)));
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const send = (o: object) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+      send({
+        ...chunk({ role: "assistant", content: "He" }, { token_ids: [1] }),
+        prompt_token_ids: [9, 9],
+      });
+      send(chunk({ content: "llo" }, { token_ids: [2] }));
+      send(
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: "call_a",
+              type: "function",
+              function: { name: "f", arguments: '{"x"' },
+            },
+          ],
+        }),
+      );
+      send(
+        chunk({
+          tool_calls: [
+            { index: 1, id: "call_b", type: "function", function: { name: "g", arguments: "{}" } },
+          ],
+        }),
+      );
+      send(chunk({ tool_calls: [{ index: 0, function: { arguments: ":1}" } }] }));
+      send({
+        id: "cmpl-s",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m-served",
+        choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }],
+      });
+      send({
+        id: "cmpl-s",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m-served",
+        choices: [],
+        usage: { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 },
+      });
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const user = (content: string) => ({ role: "user" as const, content });
+
+describe("Recorder", () => {
+  it("records a non-streamed call with token ids and asks for logprobs and token ids", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(
+      async (traj) => {
+        const res = await openai.chat.completions.create({ model: "m", messages: [user("hi")] });
+        expect(res.choices[0]?.message.content).toBe("echo hi");
+        traj.reward = 1;
+      },
+      { metadata: { scenario: 3 } },
+    );
+    expect(bodies.at(-1)).toMatchObject({ logprobs: true, return_token_ids: true });
+    expect(bodies.at(-1)?.top_logprobs).toBeUndefined();
+    expect(t.metadata.scenario).toBe(3);
+    expect(t.messages_and_choices).toHaveLength(2);
+    const choice = t.messages_and_choices[1] as unknown as Record<string, unknown>;
+    expect(choice.token_ids).toEqual([7, 8]);
+    expect(choice.prompt_token_ids).toEqual([1, 2, 3]);
+    expect(t.reward).toBe(1);
+  });
+
+  it("extends the conversation and puts an unrelated request in an additional history", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const a = await openai.chat.completions.create({ model: "m", messages: [user("one")] });
+      await openai.chat.completions.create({
+        model: "m",
+        messages: [user("one"), a.choices[0]!.message, user("two")],
+      });
+      await openai.chat.completions.create({ model: "m", messages: [user("judge this")] });
+    });
+    expect(t.messages().map((m) => m.content)).toEqual(["one", "echo one", "two", "echo two"]);
+    expect(t.additional_histories).toHaveLength(1);
+    expect(t.additional_histories[0]!.messages().map((m) => m.content)).toEqual([
+      "judge this",
+      "echo judge this",
+    ]);
+  });
+
+  it("passes calls outside a rollout through untouched and does not record twice when wrapped twice", async () => {
+    const recorder = new Recorder();
+    const client = new OpenAI({ apiKey: "k", baseURL });
+    const openai = recorder.wrap(recorder.wrap(client));
+    expect(openai).toBe(client);
+    await openai.chat.completions.create({ model: "m", messages: [user("outside")] });
+    expect(bodies.at(-1)?.logprobs).toBeUndefined();
+    const t = await recorder.rollout(async () => {
+      await openai.chat.completions.create({ model: "m", messages: [user("in")] });
+    });
+    expect(t.messages_and_choices).toHaveLength(2);
+    expect(currentRollout()).toBeUndefined();
+  });
+
+  it("accumulates a stream: text, parallel tool calls by index, token ids, usage, finish reason", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    let text = "";
+    const t = await recorder.rollout(async () => {
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("s")],
+        stream: true,
+      });
+      for await (const c of stream) text += c.choices[0]?.delta.content ?? "";
+    });
+    expect(text).toBe("Hello");
+    const choice = t.messages_and_choices[1] as unknown as {
+      message: {
+        content: string;
+        tool_calls: Array<{ id: string; function: { arguments: string } }>;
+      };
+      finish_reason: string;
+      token_ids: number[];
+      prompt_token_ids: number[];
+    };
+    expect(choice.message.content).toBe("Hello");
+    expect(choice.message.tool_calls.map((c) => [c.id, c.function.arguments])).toEqual([
+      ["call_a", '{"x":1}'],
+      ["call_b", "{}"],
+    ]);
+    expect(choice.finish_reason).toBe("tool_calls");
+    expect(choice.token_ids).toEqual([1, 2]);
+    expect(choice.prompt_token_ids).toEqual([9, 9]);
+  });
+
+  it("records an early break as incomplete in the logs", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("s")],
+        stream: true,
+      });
+      for await (const _ of stream) break;
+    });
+    expect(t.logs.join("\n")).toMatch(/incomplete/);
+    expect(
+      (t.messages_and_choices[1] as unknown as { message: { content: string } }).message.content,
+    ).toBe("He");
+  });
+
+  it("logs a failed call and re-throws the SDK's own error", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
+    let trajectoryLogs: string[] = [];
+    await expect(
+      recorder.rollout(async (t) => {
+        trajectoryLogs = t.logs;
+        await openai.chat.completions.create({ model: "m", messages: [user("fail")] });
+      }),
+    ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    expect(trajectoryLogs.join("\n")).toMatch(/error/);
+  });
+
+  it("keeps withResponse and the SDK stream helper working while recording", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const { data, response } = await openai.chat.completions
+        .create({ model: "m", messages: [user("w")] })
+        .withResponse();
+      expect(response.status).toBe(200);
+      expect(data.choices[0]?.message.content).toBe("echo w");
+      const s = openai.chat.completions.stream({
+        model: "m",
+        messages: [user("w"), data.choices[0]!.message, user("s")],
+      });
+      const final = await s.finalChatCompletion();
+      expect(final.choices[0]?.message.content).toBe("Hello");
+    });
+    expect(t.messages().map((m) => m.content)).toEqual(["w", "echo w", "s", "Hello"]);
+  });
+
+  it("isolates hundreds of interleaved concurrent rollouts", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const ts = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        recorder.rollout(async () => {
+          await new Promise((r) => setTimeout(r, i % 7));
+          const a = await openai.chat.completions.create({ model: "m", messages: [user(`q${i}`)] });
+          await openai.chat.completions.create({
+            model: "m",
+            messages: [user(`q${i}`), a.choices[0]!.message, user(`r${i}`)],
+          });
+        }),
+      ),
+    );
+    ts.forEach((t, i) => {
+      expect(t.messages().map((m) => m.content)).toEqual([
+        `q${i}`,
+        `echo q${i}`,
+        `r${i}`,
+        `echo r${i}`,
+      ]);
+      expect(t.additional_histories).toHaveLength(0);
+    });
+  });
+});
