@@ -60,8 +60,14 @@ it("gatherTrajectoryGroups ships every finished group to options.shipper", async
   const recorder = new Recorder({ shipper: { add: (g) => void shipped.push(g) } });
   const groups = await recorder.gatherTrajectoryGroups([
     Group.from([
-      () => recorder.rollout((t) => void (t.reward = 1)),
-      () => recorder.rollout((t) => void (t.reward = 0)),
+      () =>
+        recorder.rollout((t) => {
+          t.reward = 1;
+        }),
+      () =>
+        recorder.rollout((t) => {
+          t.reward = 0;
+        }),
     ]),
   ]);
   expect(shipped).toEqual(groups);
