@@ -82,6 +82,10 @@ await calls(raw, false);
 await calls(wrapped, true); // warm-up
 const rawCalls = await calls(raw, false);
 const recCalls = await calls(wrapped, true);
+let inOne: number[] = [];
+await recorder.rollout(async () => {
+  inOne = await calls(wrapped, false);
+});
 await streams(raw, false);
 await streams(wrapped, true);
 const rawS = await streams(raw, false);
@@ -99,8 +103,9 @@ const perTrajectory = (process.memoryUsage().heapUsed - before) / kept.length;
 
 const us = (n: number) => `${n.toFixed(2)} µs`;
 console.table({
-  "non-streamed call p50 (added)": { value: us(pct(recCalls, 0.5) - pct(rawCalls, 0.5)) },
-  "non-streamed call p99 (added)": { value: us(pct(recCalls, 0.99) - pct(rawCalls, 0.99)) },
+  "call + its own rollout p50 (added)": { value: us(pct(recCalls, 0.5) - pct(rawCalls, 0.5)) },
+  "call + its own rollout p99 (added)": { value: us(pct(recCalls, 0.99) - pct(rawCalls, 0.99)) },
+  "call in an open rollout p50 (added)": { value: us(pct(inOne, 0.5) - pct(rawCalls, 0.5)) },
   "per streamed chunk (added, p50)": {
     value: us((pct(recS.total, 0.5) - pct(rawS.total, 0.5)) / CHUNKS),
   },
