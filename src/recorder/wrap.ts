@@ -113,7 +113,8 @@ function teeStream(
           yield r.value;
         }
         ended = true;
-        finish(acc.finished() ? "complete" : "incomplete");
+        const signal = (stream as { controller?: AbortController }).controller?.signal;
+        finish(signal?.aborted ? "aborted" : acc.finished() ? "complete" : "incomplete");
       } catch (error) {
         ended = true;
         const aborted = (error as { name?: string })?.name?.includes("Abort");

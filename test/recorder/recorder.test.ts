@@ -250,6 +250,35 @@ describe("Recorder", () => {
     expect(t.messages().map((m) => m.content)).toEqual(["w", "echo w", "s", "Hello"]);
   });
 
+  it("keeps tee() working and records an aborted stream as aborted", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("s")],
+        stream: true,
+      });
+      const [a, b] = stream.tee();
+      let left = "";
+      let right = "";
+      for await (const c of a) left += c.choices[0]?.delta.content ?? "";
+      for await (const c of b) right += c.choices[0]?.delta.content ?? "";
+      expect([left, right]).toEqual(["Hello", "Hello"]);
+    });
+    expect(t.messages_and_choices).toHaveLength(2);
+    const aborted = await recorder.rollout(async () => {
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("s")],
+        stream: true,
+      });
+      // The SDK ends an aborted stream quietly; the record must still say so.
+      for await (const _ of stream) stream.controller.abort();
+    });
+    expect(aborted.logs.join("\n")).toMatch(/aborted/);
+  });
+
   it("isolates hundreds of interleaved concurrent rollouts", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
