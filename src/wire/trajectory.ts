@@ -123,15 +123,22 @@ export type ChoiceWire = z.infer<typeof ChoiceWireSchema>;
 const MessageOrChoice = z.union([ChoiceWireSchema, MessageWireSchema]);
 export type MessageOrChoiceWire = z.infer<typeof MessageOrChoice>;
 
+type ChoiceWireInput = z.input<typeof ChoiceWireSchema>;
+/** A Choice as user code writes it: `message.role` may be a widened `string`. */
+type LooseChoiceInput = Omit<ChoiceWireInput, "message"> & {
+  message: Omit<ChoiceWireInput["message"], "role"> & { role: string };
+};
+
 /**
  * One element of `messages_and_choices`: a Choice (it has a `message` key) or a
  * plain message param (it has a `role`). Every role is checked at run time; the
- * static input type takes any `role: string`, so that messages built in user
- * code without `as const` are accepted by the type checker too.
+ * static input type takes any `role: string` (on a message and on a Choice's
+ * `message`), so that objects built in user code without `as const` are
+ * accepted by the type checker too.
  */
 export const MessageOrChoiceWireSchema = MessageOrChoice as unknown as z.ZodType<
   MessageOrChoiceWire,
-  z.input<typeof ChoiceWireSchema> | { role: string; [key: string]: unknown }
+  LooseChoiceInput | { role: string; [key: string]: unknown }
 >;
 
 /**
