@@ -49,7 +49,14 @@ export interface ActiveRollout {
   log(message: string): void;
 }
 
-const storage = new AsyncLocalStorage<ActiveRollout>();
+// One store per process, shared through a global symbol: the CommonJS builds of
+// the root and of each integration subpath carry their own copy of this module
+// (and an app may load both the ESM and the CommonJS build), and all of them
+// must see the same current rollout.
+const STORAGE_KEY = Symbol.for("trajectory-recorder.rollout-storage");
+const globals = globalThis as { [STORAGE_KEY]?: AsyncLocalStorage<ActiveRollout> };
+globals[STORAGE_KEY] ??= new AsyncLocalStorage<ActiveRollout>();
+const storage: AsyncLocalStorage<ActiveRollout> = globals[STORAGE_KEY];
 
 /**
  * The rollout running in the current async context, if any.

@@ -1,3 +1,4 @@
+export { StreamAccumulator } from "./accumulate.js";
 export {
   type ActiveRollout,
   currentRollout,
@@ -6,3 +7,4 @@ export {
   type RolloutOptions,
 } from "./context.js";
 export { Recorder, type RecorderOptions } from "./recorder.js";
+export { wrapClient } from "./wrap.js";
