@@ -22,6 +22,13 @@ function choicesOf(res: ChatCompletion): RecordedChoice[] {
 
 type AnyFn = (...args: unknown[]) => unknown;
 
+/** The parts of the SDK's `APIPromise` the recorder builds on (present from openai 4 to 7). */
+interface APIPromiseLike extends Promise<unknown> {
+  _thenUnwrap?: (transform: (data: unknown) => unknown) => APIPromiseLike;
+  responsePromise?: Promise<unknown>;
+  asResponse?: () => Promise<Response>;
+}
+
 function recordingCreate(original: AnyFn, target: object): AnyFn {
   return function create(this: unknown, ...args: unknown[]) {
     const rollout = currentRollout();
@@ -33,41 +40,21 @@ function recordingCreate(original: AnyFn, target: object): AnyFn {
     if (rollout.options.tokenIds && body.return_token_ids === undefined)
       body.return_token_ids = true;
     const request = snapshot(body);
-    const span = startChatSpan(request, rollout.options.recordContent === true);
-    const promise = original.apply(this ?? target, [body, ...args.slice(1)]) as Promise<unknown>;
-    const fail = (error: unknown) => {
-      const call: RecordedCompletion = {
-        request,
-        choices: [],
-        status: "error",
-        error,
-        streamed: !!body.stream,
-      };
+    const content = rollout.options.recordContent === true;
+    const span = startChatSpan(request, content);
+    let recorded = false;
+    const record = (call: RecordedCompletion) => {
+      if (recorded) return;
+      recorded = true;
       rollout.recordCompletion(call);
-      endChatSpan(span, call, rollout.options.recordContent === true);
+      endChatSpan(span, call, content);
     };
-    promise.then((result) => {
-      if (!body.stream) {
-        const res = result as ChatCompletion;
-        const call: RecordedCompletion = {
-          request,
-          choices: choicesOf(res),
-          response: {
-            id: res.id,
-            model: res.model,
-            usage: res.usage,
-            prompt_token_ids: (res as unknown as { prompt_token_ids?: number[] }).prompt_token_ids,
-          },
-          status: "complete",
-        };
-        rollout.recordCompletion(call);
-        endChatSpan(span, call, rollout.options.recordContent === true);
-        return;
-      }
-      teeStream(
-        result as { iterator: () => AsyncIterator<ChatCompletionChunk> },
-        (acc, status, error) => {
-          const call: RecordedCompletion = {
+    const fail = (error: unknown) =>
+      record({ request, choices: [], status: "error", error, streamed: !!body.stream });
+    const onResult = (result: unknown) => {
+      if (body.stream)
+        teeStream(result as StreamLike, (acc, status, error) =>
+          record({
             request,
             choices: acc.choices(),
             response: {
@@ -79,18 +66,64 @@ function recordingCreate(original: AnyFn, target: object): AnyFn {
             status,
             error,
             streamed: true,
-          };
-          rollout.recordCompletion(call);
-          endChatSpan(span, call, rollout.options.recordContent === true);
-        },
-      );
-    }, fail);
-    return promise;
+          }),
+        );
+      else record(completedCall(request, result as ChatCompletion));
+      return result;
+    };
+    const promise = original.apply(this ?? target, [body, ...args.slice(1)]) as APIPromiseLike;
+    if (typeof promise?._thenUnwrap !== "function") {
+      // Not the SDK's APIPromise (a custom client): observing it is all we can do.
+      Promise.resolve(promise).then(onResult, fail);
+      return promise;
+    }
+    // Record inside the SDK's own parse chain instead of subscribing with
+    // .then(): a side subscription would read the body before parse() or a
+    // helper built on _thenUnwrap reads it again ("Body is unusable"). What the
+    // caller gets is still an APIPromise of the SDK, sharing the same response.
+    const out = promise._thenUnwrap(onResult);
+    // Failed requests reject the response promise before any body is read.
+    promise.responsePromise?.then(undefined, fail);
+    const asResponse = out.asResponse?.bind(out);
+    if (asResponse && !body.stream) {
+      // A caller who takes the raw Response reads the body themselves: record
+      // from a copy. When the body is already being read, parse() is running
+      // too (withResponse()) and records through onResult.
+      out.asResponse = () =>
+        asResponse().then((response) => {
+          if (!response.bodyUsed)
+            response
+              .clone()
+              .json()
+              .then((json) => record(completedCall(request, json as ChatCompletion)), fail);
+          return response;
+        });
+    }
+    return out;
   };
 }
 
+function completedCall(
+  request: RecordedCompletion["request"],
+  res: ChatCompletion,
+): RecordedCompletion {
+  return {
+    request,
+    choices: choicesOf(res),
+    response: {
+      id: res.id,
+      model: res.model,
+      usage: res.usage,
+      prompt_token_ids: (res as unknown as { prompt_token_ids?: number[] }).prompt_token_ids,
+    },
+    status: "complete",
+  };
+}
+
+type StreamLike = { iterator: () => AsyncIterator<ChatCompletionChunk> };
+
 function teeStream(
-  stream: { iterator: () => AsyncIterator<ChatCompletionChunk> },
+  stream: StreamLike,
   done: (acc: StreamAccumulator, status: RecordedCompletion["status"], error?: unknown) => void,
 ): void {
   const inner = stream.iterator.bind(stream);

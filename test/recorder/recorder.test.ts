@@ -57,6 +57,19 @@ beforeAll(async () => {
         );
         return;
       }
+      if (last === "use tool") {
+        const call = {
+          id: "call_t",
+          type: "function",
+          function: { name: "lookup", arguments: '{"q":"x"}' },
+        };
+        const reply = completion("");
+        Object.assign(reply.choices[0]!, { finish_reason: "tool_calls" });
+        Object.assign(reply.choices[0]!.message, { content: null, tool_calls: [call] });
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(reply));
+        return;
+      }
       if (!body.stream) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(completion(`echo ${last}`)));
@@ -277,6 +290,89 @@ describe("Recorder", () => {
       for await (const _ of stream) stream.controller.abort();
     });
     expect(aborted.logs.join("\n")).toMatch(/aborted/);
+  });
+
+  it("keeps parse() and asResponse() working (the body is read once) and records both", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const parsed = await openai.chat.completions.parse({ model: "m", messages: [user("p")] });
+      expect(parsed.choices[0]?.message.content).toBe("echo p");
+      expect(parsed.choices[0]?.message.parsed).toBeNull();
+      const response = await openai.chat.completions
+        .create({ model: "m", messages: [user("r")] })
+        .asResponse();
+      expect(response.status).toBe(200);
+      const json = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+      expect(json.choices[0]?.message.content).toBe("echo r");
+      // The raw response is recorded from a copy of its body, read beside the caller's.
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    expect(t.messages().map((m) => m.content)).toEqual(["p", "echo p"]);
+    expect(t.additional_histories).toHaveLength(1);
+    expect(t.additional_histories[0]!.messages_and_choices).toMatchObject([
+      { role: "user", content: "r" },
+      { message: { content: "echo r" }, token_ids: [7, 8], prompt_token_ids: [1, 2, 3] },
+    ]);
+  });
+
+  it("keeps toReadableStream() working and records what went through it", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("s")],
+        stream: true,
+      });
+      const reader = stream.toReadableStream().getReader();
+      const decoder = new TextDecoder();
+      let lines = 0;
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        lines += decoder.decode(r.value).split("\n").filter(Boolean).length;
+      expect(lines).toBe(7);
+    });
+    expect(t.messages_and_choices[1]).toMatchObject({
+      finish_reason: "tool_calls",
+      message: {
+        content: "Hello",
+        tool_calls: [
+          { id: "call_a", function: { name: "f", arguments: '{"x":1}' } },
+          { id: "call_b", function: { name: "g", arguments: "{}" } },
+        ],
+      },
+    });
+  });
+
+  it("keeps runTools() working and records each turn with the tool result between them", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const runner = openai.chat.completions.runTools({
+        model: "m",
+        messages: [user("use tool")],
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: "lookup",
+              parameters: { type: "object", properties: { q: { type: "string" } } },
+              function: (args: { q: string }) => `found ${args.q}`,
+              parse: JSON.parse,
+            },
+          },
+        ],
+      });
+      expect(await runner.finalContent()).toBe("echo found x");
+    });
+    expect(t.messages_and_choices).toMatchObject([
+      { role: "user", content: "use tool" },
+      { finish_reason: "tool_calls", message: { tool_calls: [{ id: "call_t" }] } },
+      { role: "tool", tool_call_id: "call_t", content: "found x" },
+      { finish_reason: "stop", message: { content: "echo found x" } },
+    ]);
+    expect(t.tools?.[0]).toMatchObject({ type: "function", function: { name: "lookup" } });
+    expect(t.additional_histories).toHaveLength(0);
   });
 
   it("isolates hundreds of interleaved concurrent rollouts", async () => {
