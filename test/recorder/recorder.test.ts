@@ -356,6 +356,7 @@ describe("Recorder", () => {
             type: "function",
             function: {
               name: "lookup",
+              description: "Looks a word up.",
               parameters: { type: "object", properties: { q: { type: "string" } } },
               function: (args: { q: string }) => `found ${args.q}`,
               parse: JSON.parse,
