@@ -1,1 +1,9 @@
-export {};
+// trajectory-recorder/openai-agents: record OpenAI Agents SDK runs as trajectories.
+export { attachRecorder } from "./hooks.js";
+export {
+  type ChatCompletionsClient,
+  RecordingModelProvider,
+  type RecordingModelProviderOptions,
+  recordingModelProvider,
+} from "./provider.js";
+export { type RecordingRunnerOptions, recordingRunner } from "./runner.js";
