@@ -116,7 +116,7 @@ export class TrainingClient {
       defaultHeaders: { ...this.#defaultHeaders, ...options.defaultHeaders },
       apiKey: this.#apiKey,
       baseURL: this.baseURL,
-      fetch: serviceErrorFetch(options.fetch ?? this.#fetch),
+      fetch: serviceErrorFetch(options.fetch ?? this.#fetch, { apiKey: this.#apiKey }),
     });
   }
 

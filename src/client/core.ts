@@ -1,6 +1,7 @@
 // The one request path every resource goes through: URL building, auth,
 // validation, timeouts, retries and error mapping.
 import { z } from "zod";
+import { IdSchema } from "../wire/index.js";
 import { APIPromise, type WithResponse } from "./api-promise.js";
 import {
   APIConnectionError,
@@ -9,15 +10,11 @@ import {
   APIUserAbortError,
   type RequestTarget,
   RequestValidationError,
+  redactSecret,
 } from "./errors.js";
 import { abortableSleep, isRetryableError, retryDelay } from "./retry.js";
 
-const PathParamsSchema = z.record(
-  z.string(),
-  z
-    .string({ error: "expected a non-empty id string" })
-    .min(1, { error: "expected a non-empty id string" }),
-);
+const PathParamsSchema = z.record(z.string(), IdSchema);
 
 /** Per-call options accepted by every client method as its last argument. */
 export interface RequestOptions {
@@ -143,8 +140,11 @@ export class RequestCore {
     } finally {
       clearTimeout(handle);
     }
+    if (!response.ok) {
+      const body = parseBody(redactSecret(text, this.#apiKey));
+      throw APIError.generate(target, response.status, body, response.headers);
+    }
     const body = parseBody(text);
-    if (!response.ok) throw APIError.generate(target, response.status, body, response.headers);
     const parsed = spec.responseSchema.safeParse(body ?? {});
     if (!parsed.success) {
       throw new APIError(

@@ -251,7 +251,27 @@ export function serverMessage(body: unknown): string | undefined {
 function describeFailure(target: RequestTarget, status: number | undefined, body: unknown): string {
   const said = serverMessage(body);
   const head = `${target.method} ${target.path} failed with status ${status ?? "unknown"}`;
-  return said ? `${head}: ${said}.` : `${head} and no error body.`;
+  return said ? `${head}: ${sentence(said)}` : `${head} and no error body.`;
+}
+
+/** Ends `text` with a full stop unless it already ends a sentence. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/** Keys shorter than this are test placeholders; masking them would garble messages. */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * Masks every occurrence of `secret` in `text`, so that a server echoing the
+ * API key back in an error body never puts it into an error message or log.
+ *
+ * @example
+ * redactSecret("bad key sk-123456789", "sk-123456789"); // "bad key [redacted]"
+ */
+export function redactSecret(text: string, secret: string | undefined): string {
+  if (!secret || secret.length < MIN_SECRET_LENGTH || !text.includes(secret)) return text;
+  return text.split(secret).join("[redacted]");
 }
 
 function causeText(cause: unknown): string {

@@ -30,6 +30,7 @@ export {
   Chat,
   ChatCompletions,
   type ServiceChatParams,
+  type ServiceErrorFetchOptions,
   serviceErrorFetch,
 } from "./resources/chat.js";
 export { Checkpoints } from "./resources/checkpoints.js";

@@ -16,8 +16,10 @@ export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
   readonly object: string;
   readonly data: T[];
   readonly has_more: boolean;
-  readonly first_id: string | null;
-  readonly last_id: string | null;
+  /** Id of the first item of this page; `""` on an empty page, as the service sends it. */
+  readonly first_id: string;
+  /** Id of the last item of this page; `""` on an empty page. */
+  readonly last_id: string;
   readonly #fetchAfter: PageFetcher<T>;
 
   constructor(
@@ -33,8 +35,8 @@ export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
     this.object = body.object ?? "list";
     this.data = body.data;
     this.has_more = body.has_more ?? false;
-    this.first_id = body.first_id ?? null;
-    this.last_id = body.last_id ?? null;
+    this.first_id = body.first_id ?? "";
+    this.last_id = body.last_id ?? "";
     this.#fetchAfter = fetchAfter;
   }
 

@@ -4,7 +4,13 @@
 import { z } from "zod";
 import { TrajectoryGroupWireSchema } from "./trajectory.js";
 
-const uuid = z.string().min(1);
+// Every id of the service is a UUID (any version); the service answers 422 otherwise.
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** An id of the service: a UUID string. */
+export const IdSchema = z
+  .string({ error: "expected a UUID string" })
+  .regex(UUID_PATTERN, { error: "expected a UUID string" });
+const uuid = IdSchema;
 
 // ---------------------------------------------------------------- models
 
@@ -219,7 +225,9 @@ export type TrainingJobEventType = z.infer<typeof TrainingJobEventTypeSchema>;
  */
 export const TrainingJobEventSchema = z.looseObject({
   id: z.string(),
-  type: TrainingJobEventTypeSchema,
+  // An event type this client does not know yet is kept, not rejected, so one
+  // new kind of event cannot break following a job.
+  type: z.union([TrainingJobEventTypeSchema, z.string() as z.ZodType<string & {}>]),
   data: z.record(z.string(), z.unknown()).default({}),
 });
 export type TrainingJobEvent = z.infer<typeof TrainingJobEventSchema>;
@@ -284,8 +292,15 @@ export function PaginatedResponseSchema<T extends z.ZodType>(item: T) {
   return z.looseObject({
     object: z.string().default("list"),
     data: z.array(item),
-    first_id: z.string().nullish(),
-    last_id: z.string().nullish(),
+    // The service's default is "" (some servers send null for an empty page).
+    first_id: z
+      .string()
+      .nullish()
+      .transform((id) => id ?? ""),
+    last_id: z
+      .string()
+      .nullish()
+      .transform((id) => id ?? ""),
     has_more: z.boolean().default(false),
   });
 }

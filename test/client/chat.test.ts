@@ -90,8 +90,23 @@ describe("chat completions go through the openai SDK", () => {
       .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.UnprocessableEntityError>;
     expect(err).toBeInstanceOf(OpenAI.UnprocessableEntityError);
     expect(err.status).toBe(422);
-    expect(err.message).toContain("body.priority: priority scheduling is off");
+    expect(err.message).toContain(
+      "POST /v1/chat/completions failed: body.priority: priority scheduling is off",
+    );
     expect((err.error as { detail: unknown }).detail).toEqual(detail);
+  });
+
+  it("masks the API key when the service echoes it in an error", async () => {
+    nock(BASE)
+      .post("/v1/chat/completions")
+      .reply(401, { detail: `Invalid API key ${KEY}` });
+    const err = (await makeClient()
+      .chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.AuthenticationError>;
+    expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(err.message).toContain("Invalid API key [redacted]");
+    expect(JSON.stringify(err.error)).not.toContain(KEY);
+    expect(err.message).not.toContain(KEY);
   });
 
   it("refuses malformed params before sending, naming the field", () => {

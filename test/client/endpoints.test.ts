@@ -155,9 +155,14 @@ describe("every endpoint speaks the wire contract", () => {
     expect(raw.status).toBe(200);
   });
 
-  it("encodes ids into the path", async () => {
-    api().get("/v1/preview/training-jobs/a%2Fb").reply(200, { id: "a/b" });
-    expect((await makeClient().trainingJobs.retrieve("a/b")).id).toBe("a/b");
+  it("refuses an id that is not a UUID before anything is sent", async () => {
+    // No interceptor: a request that went out would fail with a connection error instead.
+    await expect(makeClient().trainingJobs.retrieve("a/b")).rejects.toThrow(
+      /trainingJobs\.retrieve.*job_id: expected a UUID string/,
+    );
+    await expect(
+      makeClient().trainingJobs.create({ model_id: "agent-001", trajectory_groups: [] }),
+    ).rejects.toThrow(/model_id: expected a UUID string/);
   });
 });
 
@@ -236,6 +241,25 @@ describe("pagination follows the after cursor", () => {
     for await (const ev of makeClient().trainingJobs.events.list(JOB_ID)) types.push(ev.type);
     expect(types).toEqual(["training_started", "training_ended"]);
   });
+
+  it("keeps an event type it does not know instead of failing the page", async () => {
+    api()
+      .get(`/v1/preview/training-jobs/${JOB_ID}/events`)
+      .reply(200, {
+        data: [{ id: "e1", type: "checkpoint_uploaded", data: { step: 3 } }],
+        has_more: false,
+      });
+    const page = await makeClient().trainingJobs.events.list(JOB_ID);
+    expect(page.data).toEqual([{ id: "e1", type: "checkpoint_uploaded", data: { step: 3 } }]);
+  });
+
+  it('an empty page has first_id and last_id "", as the service\'s schema says, even when sent null', async () => {
+    api()
+      .get(`/v1/preview/models/${MODEL_ID}/checkpoints`)
+      .reply(200, { data: [], has_more: false, first_id: null, last_id: null });
+    const page = await makeClient().models.checkpoints.list(MODEL_ID);
+    expect([page.first_id, page.last_id, page.hasNextPage()]).toEqual(["", "", false]);
+  });
 });
 
 describe("bad arguments are refused before anything is sent", () => {
@@ -267,7 +291,7 @@ describe("bad arguments are refused before anything is sent", () => {
 
   it("rejects an empty id", async () => {
     await expect(makeClient().models.delete("")).rejects.toThrow(
-      /model_id: expected a non-empty id/,
+      /model_id: expected a UUID string/,
     );
   });
 });

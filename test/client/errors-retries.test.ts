@@ -17,7 +17,9 @@ import {
   UnprocessableEntityError,
 } from "trajectory-recorder";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BASE, makeClient, useNock } from "./helpers.js";
+import { BASE, KEY, makeClient, useNock } from "./helpers.js";
+
+const JOB_ID = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6";
 
 useNock({ beforeAll, afterEach, afterAll });
 
@@ -40,10 +42,10 @@ describe("each error status has its class and a sentence", () => {
   for (const [status, Class] of cases) {
     it(`${status} -> ${Class.name}`, async () => {
       nock(BASE)
-        .get(`/v1/preview/training-jobs/j1`)
+        .get(`/v1/preview/training-jobs/${JOB_ID}`)
         .reply(status, { detail: `server says ${status}` }, { "x-request-id": "rq-1" });
       const err = await makeClient()
-        .trainingJobs.retrieve("j1")
+        .trainingJobs.retrieve(JOB_ID)
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Class);
       expect(err).toBeInstanceOf(APIError);
@@ -52,7 +54,7 @@ describe("each error status has its class and a sentence", () => {
       expect(e.requestID).toBe("rq-1");
       expect(e.body).toEqual({ detail: `server says ${status}` });
       expect(e.message).toBe(
-        `GET /v1/preview/training-jobs/j1 failed with status ${status}: server says ${status}.`,
+        `GET /v1/preview/training-jobs/${JOB_ID} failed with status ${status}: server says ${status}.`,
       );
     });
   }
@@ -75,6 +77,18 @@ describe("each error status has its class and a sentence", () => {
     expect(err.message).toBe(
       `POST /v1/preview/models/${MODEL_ID}/log failed with status 422: body.split: Field required; body.trajectory_groups.0: Input should be a valid dict.`,
     );
+  });
+
+  it("masks the API key when the service echoes it, and does not double a full stop", async () => {
+    nock(BASE)
+      .get("/v1/health")
+      .reply(401, { detail: `Invalid API key ${KEY}.` });
+    const err = (await makeClient()
+      .health()
+      .catch((e: unknown) => e)) as APIError;
+    expect(err).toBeInstanceOf(AuthenticationError);
+    expect(err.message).toBe("GET /v1/health failed with status 401: Invalid API key [redacted].");
+    expect(JSON.stringify(err.body)).not.toContain(KEY);
   });
 
   it("an OpenAI-style error body and an empty body both read well", async () => {
@@ -191,13 +205,13 @@ describe("retries", () => {
       .post("/v1/preview/training-jobs")
       .reply(503, {}, fast)
       .post("/v1/preview/training-jobs")
-      .reply(200, { id: "job-1" });
+      .reply(200, { id: JOB_ID });
     const client = makeClient({ maxRetries: 2 });
     const job = await client.trainingJobs.create(
       { model_id: MODEL_ID, trajectory_groups: [group] },
       { idempotent: true },
     );
-    expect(job.id).toBe("job-1");
+    expect(job.id).toBe(JOB_ID);
   });
 
   it("honours Retry-After in seconds", async () => {

@@ -33,6 +33,8 @@ afterEach(async () => {
   server = undefined;
 });
 
+const JOB_1 = "0b9a4f3e-1c2d-4e5f-8a9b-0c1d2e3f4a51";
+const JOB_2 = "0b9a4f3e-1c2d-4e5f-8a9b-0c1d2e3f4a52";
 const ev = (id: string, type: string, data: Record<string, unknown> = {}) => ({ id, type, data });
 const page = (data: unknown[], has_more = false) => ({ object: "list", data, has_more });
 
@@ -63,7 +65,7 @@ it("keeps the cursor until the first gradient step, pages through has_more, and 
     return { body: page([]) };
   });
   const seen: string[] = [];
-  const result = await followTrainingJob(client, "job-1", {
+  const result = await followTrainingJob(client, JOB_1, {
     pollIntervalMs: 5,
     onEvent: (p) => seen.push(`${p.type}:${p.gradientSteps}/${p.totalSteps}`),
   });
@@ -86,18 +88,20 @@ it("throws TrainingFailedError with the service's message on training_failed", a
       ev("f", "training_failed", { error_message: "GPU on fire" }),
     ]),
   }));
-  const err = await followTrainingJob(client, "job-2", { pollIntervalMs: 1 }).catch((e) => e);
+  const err = await followTrainingJob(client, JOB_2, { pollIntervalMs: 1 }).catch((e) => e);
   expect(err).toBeInstanceOf(TrainingFailedError);
-  expect(err.message).toBe("RL training job job-2 failed: GPU on fire");
-  expect(err.jobId).toBe("job-2");
+  expect(err.message).toBe(`RL training job ${JOB_2} failed: GPU on fire`);
+  expect(err.jobId).toBe(JOB_2);
 });
 
 it("falls back to ART's message when the failure has none", async () => {
   const { client } = await serve(() => ({ body: page([ev("f", "training_failed")]) }));
-  const err = await followTrainingJob(client, "j", { pollIntervalMs: 1, kind: "SFT" }).catch(
+  const err = await followTrainingJob(client, JOB_1, { pollIntervalMs: 1, kind: "SFT" }).catch(
     (e) => e,
   );
-  expect(err.message).toBe("SFT training job j failed: Training failed with an unknown error");
+  expect(err.message).toBe(
+    `SFT training job ${JOB_1} failed: Training failed with an unknown error`,
+  );
 });
 
 it("backs off on 503 and 429 (honouring Retry-After) and then goes on", async () => {
@@ -108,7 +112,7 @@ it("backs off on 503 and 429 (honouring Retry-After) and then goes on", async ()
     return { body: page([ev("e", "training_ended")]) };
   });
   const started = Date.now();
-  const result = await followTrainingJob(client, "j", {
+  const result = await followTrainingJob(client, JOB_1, {
     pollIntervalMs: 1,
     backoff: { initialDelayMs: 5 },
   });
@@ -119,7 +123,7 @@ it("backs off on 503 and 429 (honouring Retry-After) and then goes on", async ()
 
 it("gives up after maxPollFailures retryable errors, keeping the error class", async () => {
   const { client, queries } = await serve(() => ({ status: 502, body: { detail: "bad gateway" } }));
-  const err = await followTrainingJob(client, "j", {
+  const err = await followTrainingJob(client, JOB_1, {
     pollIntervalMs: 1,
     maxPollFailures: 2,
     backoff: { initialDelayMs: 5 },
@@ -133,7 +137,7 @@ it("stops following when the signal aborts", async () => {
     body: page([ev("s", "training_started", { num_sequences: 9 })]),
   }));
   const controller = new AbortController();
-  const following = followTrainingJob(client, "j", {
+  const following = followTrainingJob(client, JOB_1, {
     pollIntervalMs: 10,
     signal: controller.signal,
   });

@@ -11,7 +11,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from "openai/resources/chat/completions/completions";
 import { ChatCompletionCreateParamsSchema, type ChatEngineParams } from "../../wire/index.js";
-import { RequestValidationError, serverMessage } from "../errors.js";
+import { RequestValidationError, redactSecret, serverMessage } from "../errors.js";
 
 type Completions = OpenAI["chat"]["completions"];
 type OpenAIRequestOptions = Parameters<Completions["create"]>[1];
@@ -73,20 +73,30 @@ export class Chat {
   }
 }
 
+/** Options of {@link serviceErrorFetch}. */
+export interface ServiceErrorFetchOptions {
+  /** The API key, masked wherever an error body echoes it back. */
+  apiKey?: string;
+}
+
 /**
  * Wraps a fetch so that error answers shaped `{detail: ...}` (FastAPI's) reach
- * the `openai` SDK as `{error: {message, detail}}`, the shape it reads. Without
- * this a 422 shows up as "422 status code (no body)".
+ * the `openai` SDK as `{error: {message, detail}}`, the shape it reads, with a
+ * message naming the method and path. Without this a 422 shows up as
+ * "422 status code (no body)". An API key echoed in the body is masked.
  *
  * @example
- * new OpenAI({ apiKey, baseURL, fetch: serviceErrorFetch(globalThis.fetch) });
+ * new OpenAI({ apiKey, baseURL, fetch: serviceErrorFetch(globalThis.fetch, { apiKey }) });
  */
-export function serviceErrorFetch(inner?: typeof fetch): typeof fetch {
+export function serviceErrorFetch(
+  inner?: typeof fetch,
+  options: ServiceErrorFetchOptions = {},
+): typeof fetch {
   return async (input, init) => {
     const response = await (inner ?? globalThis.fetch)(input, init);
     if (response.ok) return response;
-    const text = await response.text();
-    const rewritten = rewriteErrorBody(text);
+    const text = redactSecret(await response.text(), options.apiKey);
+    const rewritten = rewriteErrorBody(text, describeTarget(input, init));
     const headers = new Headers(response.headers);
     headers.delete("content-length");
     headers.delete("content-encoding");
@@ -99,14 +109,29 @@ export function serviceErrorFetch(inner?: typeof fetch): typeof fetch {
   };
 }
 
-function rewriteErrorBody(text: string): string {
+/** `POST /v1/chat/completions`, from what fetch was called with. */
+function describeTarget(input: Parameters<typeof fetch>[0], init?: RequestInit): string {
+  const request = typeof input === "object" && "method" in input ? input : undefined;
+  const method = (init?.method ?? request?.method ?? "GET").toUpperCase();
+  const url = request ? request.url : String(input);
+  let path = url;
+  try {
+    path = new URL(url).pathname;
+  } catch {}
+  return `${method} ${path}`;
+}
+
+function rewriteErrorBody(text: string, target: string): string {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return text.trim() === "" ? text : JSON.stringify({ error: { message: text.trim() } });
+    return text.trim() === ""
+      ? text
+      : JSON.stringify({ error: { message: `${target} failed: ${text.trim()}` } });
   }
   if (typeof body !== "object" || body === null || "error" in body) return text;
-  const message = serverMessage(body);
+  const said = serverMessage(body);
+  const message = said ? `${target} failed: ${said}` : `${target} failed`;
   return JSON.stringify({ error: { ...(body as object), message } });
 }
