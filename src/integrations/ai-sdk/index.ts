@@ -1,1 +1,4 @@
-export {};
+// trajectory-recorder/ai-sdk: record Vercel AI SDK (and Mastra) model calls.
+// Framework packages are imported as types only.
+export { type RecorderMiddlewareOptions, recorderMiddleware } from "./middleware.js";
+export { recorderTelemetry } from "./telemetry.js";

@@ -1,0 +1,102 @@
+// Tool results the model never saw. A tool result that a later call sends back
+// is recorded from that call's request, exactly as it went on the wire; only
+// the results of tools run after the last model call (a step limit reached, a
+// stop condition met) would be lost, and AI SDK 7's telemetry hands them over
+// when the generation ends.
+import type { LanguageModelV4ToolResultOutput } from "@ai-sdk/provider";
+import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
+import { toolOutputText } from "./neutral.js";
+
+type Message = { role: string; content: unknown };
+type ToolResultPart = {
+  type: string;
+  toolCallId: string;
+  toolName: string;
+  output: LanguageModelV4ToolResultOutput;
+};
+
+const MARK = Symbol.for("trajectory-recorder.ai-sdk.telemetry");
+
+// Rollouts by AI SDK call id, taken when the generation starts: a stream's
+// end may be dispatched from another async context.
+const rollouts = new Map<string, ActiveRollout>();
+
+type Step = { content?: Array<{ type: string; toolCallId?: string }> };
+
+/**
+ * Records the tool results of the final step: a model saw every earlier step's
+ * results in a later request. The tool messages of `responseMessages` carry the
+ * output as the model would have been sent it.
+ */
+function recordTrailingToolResults(
+  rollout: ActiveRollout,
+  finalStep: Step | undefined,
+  messages: Message[],
+): void {
+  const ran = new Set(
+    (finalStep?.content ?? [])
+      .filter((p) => p.type === "tool-result" || p.type === "tool-error")
+      .map((p) => p.toolCallId),
+  );
+  if (ran.size === 0) return;
+  for (const message of messages) {
+    if (message.role !== "tool" || !Array.isArray(message.content)) continue;
+    for (const part of message.content as ToolResultPart[]) {
+      if (part.type !== "tool-result" || !ran.has(part.toolCallId)) continue;
+      rollout.recordToolResult({
+        tool_call_id: part.toolCallId,
+        name: part.toolName,
+        content: toolOutputText(part.output),
+      });
+    }
+  }
+}
+
+/**
+ * An AI SDK 7 telemetry integration that records the results of tools run
+ * after the last model call of a `generateText`/`streamText`/agent call.
+ * {@link recorderMiddleware} registers it globally; pass it yourself when a
+ * call sets its own `telemetry.integrations` (they replace the global ones).
+ *
+ * @example
+ * await generateText({
+ *   model,
+ *   tools,
+ *   prompt,
+ *   telemetry: { integrations: [myTracing, recorderTelemetry] },
+ * });
+ */
+export const recorderTelemetry = {
+  [MARK]: true,
+  onStart(event: { callId?: string }): void {
+    const rollout = currentRollout();
+    if (rollout && event.callId) rollouts.set(event.callId, rollout);
+  },
+  onEnd(event: { callId?: string; responseMessages?: Message[]; steps?: Step[] }): void {
+    const rollout = (event.callId && rollouts.get(event.callId)) || currentRollout();
+    if (event.callId) rollouts.delete(event.callId);
+    if (rollout && Array.isArray(event.responseMessages) && Array.isArray(event.steps))
+      recordTrailingToolResults(rollout, event.steps.at(-1), event.responseMessages);
+  },
+  onError(event: unknown): void {
+    const callId = (event as { callId?: string } | undefined)?.callId;
+    if (callId) rollouts.delete(callId);
+  },
+  onAbort(event: { callId?: string }): void {
+    if (event.callId) rollouts.delete(event.callId);
+  },
+};
+
+/**
+ * Adds {@link recorderTelemetry} to AI SDK's global telemetry integrations
+ * (once per process). AI SDK 7 reads that list on every call; older versions
+ * never look at it, so there this does nothing.
+ */
+export function registerRecorderTelemetry(): void {
+  // The same global list `registerTelemetry` from "ai" pushes onto; written
+  // directly so that this module never loads "ai" (ai 5 and 6 lack that export).
+  const g = globalThis as { AI_SDK_TELEMETRY_INTEGRATIONS?: Array<Record<symbol, unknown>> };
+  g.AI_SDK_TELEMETRY_INTEGRATIONS ??= [];
+  if (g.AI_SDK_TELEMETRY_INTEGRATIONS.some((i) => i?.[MARK])) return;
+  g.AI_SDK_TELEMETRY_INTEGRATIONS.push(recorderTelemetry);
+}
