@@ -90,6 +90,14 @@ function sameMessage(a: Msg, b: Msg): boolean {
   return ac === bc || (!a.content && !b.content);
 }
 
+/** An assistant message param holding what a (cut-off) choice produced. */
+function plainMessage(choice: RecordedChoice): RecordedChoice {
+  const { content, tool_calls } = choice.message;
+  const message: Msg = { role: "assistant", content: content ?? "" };
+  if (tool_calls?.length) message.tool_calls = tool_calls;
+  return message as unknown as RecordedChoice;
+}
+
 function isPrefix(prefix: Msg[], full: Msg[]): boolean {
   if (prefix.length > full.length) return false;
   for (let i = 0; i < prefix.length; i++)
@@ -124,13 +132,19 @@ export class RolloutState implements ActiveRollout {
     this.calls.push(call);
     this.#pendingTools = [];
     const t = this.trajectory;
-    if (call.status && call.status !== "complete") {
+    const complete = !call.status || call.status === "complete";
+    if (!complete) {
       const why = call.error instanceof Error ? `: ${call.error.message}` : "";
-      t.log(`completion ${call.response?.id ?? ""} ${call.status}${why}`.replace(/ {2}/, " "));
+      const kept = call.choices.length ? " (kept as a plain message, not trained on)" : "";
+      t.log(
+        `completion ${call.response?.id ?? ""} ${call.status}${why}${kept}`.replace(/ {2}/, " "),
+      );
     }
     const sent = call.request.messages as unknown as Msg[];
     const tools = call.request.tools ?? null;
-    const [first, ...rest] = call.choices;
+    // A cut-off sample is not what the policy would have produced to the end:
+    // as a Choice the trainer would learn from it, so it stays a plain message.
+    const [first, ...rest] = complete ? call.choices : call.choices.map(plainMessage);
     const have = t.messages() as unknown as Msg[];
     if (t.messages_and_choices.length === 0 || isPrefix(have, sent)) {
       for (const m of sent.slice(have.length))

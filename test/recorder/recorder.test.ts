@@ -225,10 +225,9 @@ describe("Recorder", () => {
       });
       for await (const _ of stream) break;
     });
-    expect(t.logs.join("\n")).toMatch(/incomplete/);
-    expect(
-      (t.messages_and_choices[1] as unknown as { message: { content: string } }).message.content,
-    ).toBe("He");
+    expect(t.logs.join("\n")).toMatch(/incomplete \(kept as a plain message, not trained on\)/);
+    // What was read is kept for the conversation, but not as a Choice to train on.
+    expect(t.messages_and_choices[1]).toEqual({ role: "assistant", content: "He" });
   });
 
   it("logs a failed call and re-throws the SDK's own error", async () => {
