@@ -14,9 +14,10 @@ import { parseArgs } from "node:util";
 import {
   applyReward,
   gatherTrajectoryGroups,
+  Recorder,
   TrainableModel,
   TrainingClient,
-  Trajectory,
+  type Trajectory,
   TrajectoryGroup,
 } from "trajectory-recorder";
 import { startEmulator } from "trajectory-recorder/emulator";
@@ -58,24 +59,26 @@ export async function main(
     log(
       `${emulator ? `emulator at ${emulator.url}` : client.baseURL}: model ${model.name} (${model.id})`,
     );
-    const openai = model.openai();
+    // A wrapped openai client on the model's latest checkpoint: every call made
+    // inside recorder.rollout() lands on that rollout's trajectory, with the
+    // logprobs and token ids the trainer needs (the recorder asks for them).
+    const recorder = new Recorder();
+    const openai = model.openai({ recorder });
 
-    // One rollout: ask for the word, keep the prompt and the sampled choice.
+    // One rollout: an ordinary chat completion call, as an agent would make it.
     // Seeds make a run repeatable; each rollout of a group still gets its own.
-    const rollout = async (target: string, seed: number): Promise<Trajectory> => {
-      const messages = [{ role: "user" as const, content: `please say ${target}` }];
-      const completion = await openai.chat.completions.create({
-        model: "",
-        messages,
-        max_tokens: 4,
-        logprobs: true,
-        seed,
-      });
-      return new Trajectory({
-        messages_and_choices: [...messages, completion.choices[0]!],
-        metadata: { target },
-      });
-    };
+    const rollout = (target: string, seed: number): Promise<Trajectory> =>
+      recorder.rollout(
+        async () => {
+          await openai.chat.completions.create({
+            model: "",
+            messages: [{ role: "user", content: `please say ${target}` }],
+            max_tokens: 4,
+            seed,
+          });
+        },
+        { metadata: { target } },
+      );
     const said = (t: Trajectory) => {
       const target = String(t.metadata.target);
       return t.messages().at(-1)?.content?.toString().split(/\s+/).includes(target) ? 1 : 0;
