@@ -1,4 +1,4 @@
-import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import { type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { RecordedCompletion } from "./context.js";
 
 const tracer = () => trace.getTracer("trajectory-recorder");
@@ -10,19 +10,48 @@ const PARAMS: Record<string, string> = {
   frequency_penalty: "gen_ai.request.frequency_penalty",
   presence_penalty: "gen_ai.request.presence_penalty",
   seed: "gen_ai.request.seed",
-  n: "gen_ai.request.choice.count",
 };
 
-/** Starts a GenAI `chat {model}` span under the active context (the rollout span). */
-export function startChatSpan(request: RecordedCompletion["request"], content: boolean): Span {
+/** Where the calls of one client go, for the `server.*` attributes. */
+export interface ServerAddress {
+  address: string;
+  port: number;
+}
+
+/** The host and port of a client's base URL (the scheme's default port when none is given). */
+export function serverAddress(baseURL: unknown): ServerAddress | undefined {
+  if (typeof baseURL !== "string") return undefined;
+  try {
+    const url = new URL(baseURL);
+    const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+    return { address: url.hostname, port };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts a GenAI `chat {model}` client span under the active context (the rollout span). */
+export function startChatSpan(
+  request: RecordedCompletion["request"],
+  content: boolean,
+  server?: ServerAddress,
+): Span {
   const span = tracer().startSpan(`chat ${request.model ?? ""}`.trim(), {
+    kind: SpanKind.CLIENT,
     attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai" },
   });
   if (request.model) span.setAttribute("gen_ai.request.model", request.model);
+  if (server) {
+    span.setAttribute("server.address", server.address);
+    span.setAttribute("server.port", server.port);
+  }
   for (const [k, attr] of Object.entries(PARAMS)) {
     const v = request[k];
     if (typeof v === "number") span.setAttribute(attr, v);
   }
+  // The conventions ask for the choice count only when it is not 1.
+  if (typeof request.n === "number" && request.n !== 1)
+    span.setAttribute("gen_ai.request.choice.count", request.n);
   if (content) span.setAttribute("gen_ai.input.messages", JSON.stringify(request.messages));
   return span;
 }

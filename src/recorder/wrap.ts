@@ -1,7 +1,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { StreamAccumulator } from "./accumulate.js";
 import { currentRollout, type RecordedChoice, type RecordedCompletion } from "./context.js";
-import { endChatSpan, startChatSpan } from "./spans.js";
+import { endChatSpan, type ServerAddress, serverAddress, startChatSpan } from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
@@ -29,7 +29,7 @@ interface APIPromiseLike extends Promise<unknown> {
   asResponse?: () => Promise<Response>;
 }
 
-function recordingCreate(original: AnyFn, target: object): AnyFn {
+function recordingCreate(original: AnyFn, target: object, server?: ServerAddress): AnyFn {
   return function create(this: unknown, ...args: unknown[]) {
     const rollout = currentRollout();
     const body0 = args[0] as Body | undefined;
@@ -41,7 +41,7 @@ function recordingCreate(original: AnyFn, target: object): AnyFn {
       body.return_token_ids = true;
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;
-    const span = startChatSpan(request, content);
+    const span = startChatSpan(request, content, server);
     let recorded = false;
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
@@ -174,7 +174,8 @@ export function wrapClient<T extends object>(client: T): T {
     throw new TypeError("recorder.wrap(client) expects an openai client with chat.completions.");
   if ((completions as Record<symbol, unknown>)[WRAPPED]) return client;
   const original = completions.create as AnyFn;
-  const create = recordingCreate(original, completions);
+  const server = serverAddress((client as { baseURL?: unknown }).baseURL);
+  const create = recordingCreate(original, completions, server);
   // Patch the instance: the SDK's own helpers (stream, parse, runTools) call
   // this.create or this._client.post; patching the instance's create covers
   // the ones that go through create.

@@ -6,6 +6,7 @@ import {
   type ContextManager,
   context,
   ROOT_CONTEXT,
+  SpanKind,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
@@ -106,7 +107,12 @@ it("emits a rollout span with the reward and a nested GenAI chat span; content o
   const rollout = spans.find((s) => s.name === "rollout")!;
   const chat = spans.find((s) => s.name === "chat m1")!;
   expect(chat.parentSpanContext?.spanId).toBe(rollout.spanContext().spanId);
+  expect(chat.kind).toBe(SpanKind.CLIENT);
+  const port = Number(new URL(baseURL).port);
+  expect(chat.attributes["gen_ai.request.choice.count"]).toBeUndefined();
   expect(chat.attributes).toMatchObject({
+    "server.address": "127.0.0.1",
+    "server.port": port,
     "gen_ai.operation.name": "chat",
     "gen_ai.provider.name": "openai",
     "gen_ai.request.model": "m1",
@@ -128,12 +134,14 @@ it("emits a rollout span with the reward and a nested GenAI chat span; content o
       await openai.chat.completions.create({
         model: "m1",
         messages: [{ role: "user", content: "fail" }],
+        n: 2,
       });
     }),
   ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
   const failed = exporter.getFinishedSpans();
   const failedChat = failed.find((s) => s.name === "chat m1")!;
   expect(failedChat.status.code).toBe(SpanStatusCode.ERROR);
+  expect(failedChat.attributes["gen_ai.request.choice.count"]).toBe(2);
   expect(String(failedChat.attributes["gen_ai.input.messages"])).toContain("fail");
   expect(failed.find((s) => s.name === "rollout")!.status.code).toBe(SpanStatusCode.ERROR);
 });
