@@ -1,0 +1,296 @@
+import {
+  BaseCallbackHandler,
+  type HandleLLMNewTokenCallbackFields,
+} from "@langchain/core/callbacks/base";
+import type { Serialized } from "@langchain/core/load/serializable";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { ChatGeneration, ChatGenerationChunk, LLMResult } from "@langchain/core/outputs";
+import {
+  type ActiveRollout,
+  currentRollout,
+  type RecordedChoice,
+  type RecordedCompletion,
+  StreamAccumulator,
+} from "../../recorder/index.js";
+import { choiceOf, completionChunkOf, rawChoices, rawResponseOf } from "./choices.js";
+import { requestOf, usedResponsesApi } from "./request.js";
+import { type ToolResult, toolResultOf } from "./tool-results.js";
+
+interface Run {
+  rollout: ActiveRollout;
+  /** No run this handler saw is its parent: its end is where a rollout's work may end. */
+  top: boolean;
+}
+
+interface ModelRun extends Run {
+  request: RecordedCompletion["request"];
+  responsesApi: boolean;
+  /** Chunks as LangChain gave them, rebuilt into Chat Completions chunks. */
+  chunks: StreamAccumulator;
+  /** The wire chunks, when ChatOpenAI keeps them (`__includeRawResponse`). */
+  wire: StreamAccumulator;
+  streamed: boolean;
+  allWire: boolean;
+}
+
+interface ToolRun extends Run {
+  name: string;
+  toolCallId?: string;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A LangChain.js callback handler that records every chat model call and tool
+ * run made inside `recorder.rollout()` into that rollout's trajectory. Pass it
+ * once, on the invoke config (it propagates to every nested model, tool and
+ * graph node) or on the model or graph; outside a rollout it does nothing.
+ *
+ * Each model call is recorded as the Chat Completions request ChatOpenAI sends
+ * (messages, tools) and the `Choice` it got back (content, tool calls,
+ * finish reason, logprobs), streamed or not. Tool results are added to the
+ * conversation when the next request does not already carry them (for
+ * example, tools run after the last model call).
+ *
+ * Logprobs exist only when the model asks for them: construct `ChatOpenAI`
+ * with `logprobs: true` (or spread {@link chatOpenAIFields}, which also keeps
+ * token ids). A call without them is noted in the trajectory's `logs`.
+ *
+ * @example
+ * const recorder = new Recorder();
+ * const handler = new TrajectoryCallbackHandler();
+ * const model = new ChatOpenAI(chatOpenAIFields({ model: "my-model" }));
+ * const agent = createReactAgent({ llm: model, tools: [search] });
+ * const trajectory = await recorder.rollout(async (t) => {
+ *   const out = await agent.invoke({ messages: [{ role: "user", content: "hi" }] }, { callbacks: [handler] });
+ *   t.reward = score(out);
+ * });
+ */
+export class TrajectoryCallbackHandler extends BaseCallbackHandler {
+  name = "TrajectoryCallbackHandler";
+  // Run inline, not in LangChain's background queue: the rollout is read from
+  // the caller's async context, and the trajectory must be complete when
+  // invoke() returns.
+  override awaitHandlers = true;
+
+  #runs = new Map<string, Run>();
+  #pendingTools = new WeakMap<ActiveRollout, ToolResult[]>();
+
+  // Run state lives on the instance; a copy must share it.
+  override copy(): this {
+    return this;
+  }
+
+  #start<R extends Run>(runId: string, parentRunId: string | undefined, make: (run: Run) => R) {
+    const parent = parentRunId ? this.#runs.get(parentRunId) : undefined;
+    const rollout = parent?.rollout ?? currentRollout();
+    if (!rollout) return;
+    this.#runs.set(runId, make({ rollout, top: !parent }));
+  }
+
+  #end(runId: string): Run | undefined {
+    const run = this.#runs.get(runId);
+    this.#runs.delete(runId);
+    if (run?.top) this.#flushTools(run.rollout, () => false);
+    return run;
+  }
+
+  /** Records pending tool results unless `carried` says the request already has them. */
+  #flushTools(rollout: ActiveRollout, carried: (r: ToolResult) => boolean): void {
+    const pending = this.#pendingTools.get(rollout);
+    if (!pending?.length) return;
+    this.#pendingTools.delete(rollout);
+    for (const r of pending) if (!carried(r)) rollout.recordToolResult(r);
+  }
+
+  override handleChainStart(
+    _chain: Serialized,
+    _inputs: unknown,
+    runId: string,
+    parentRunId?: string,
+  ): void {
+    this.#start(runId, parentRunId, (run) => run);
+  }
+
+  override handleChainEnd(_outputs: unknown, runId: string): void {
+    this.#end(runId);
+  }
+
+  override handleChainError(_error: unknown, runId: string): void {
+    this.#end(runId);
+  }
+
+  override handleChatModelStart(
+    _llm: Serialized,
+    messages: BaseMessage[][],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+  ): void {
+    this.#start(runId, parentRunId, (run): ModelRun => {
+      const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
+      const request = requestOf(messages[0] ?? [], params);
+      // Tool results go in where the model saw them: a request that carries
+      // them records them itself, in its own order and form.
+      const sent = new Set(
+        request.messages
+          .filter((m) => m.role === "tool")
+          .map((m) => (m as { tool_call_id: string }).tool_call_id),
+      );
+      this.#flushTools(run.rollout, (r) => sent.has(r.tool_call_id));
+      return {
+        ...run,
+        request,
+        responsesApi: usedResponsesApi(params),
+        chunks: new StreamAccumulator(),
+        wire: new StreamAccumulator(),
+        streamed: false,
+        allWire: true,
+      };
+    });
+  }
+
+  override handleLLMNewToken(
+    _token: string,
+    _idx: unknown,
+    runId: string,
+    _parentRunId?: string,
+    _tags?: string[],
+    fields?: HandleLLMNewTokenCallbackFields,
+  ): void {
+    const run = this.#runs.get(runId) as ModelRun | undefined;
+    const chunk = fields?.chunk as ChatGenerationChunk | undefined;
+    if (!run?.chunks || !chunk?.message) return;
+    // LangChain overwrites generationInfo (and so the logprobs) when it
+    // concatenates chunks, so every chunk is accumulated here as it arrives.
+    run.streamed = true;
+    const completion = completionChunkOf(chunk);
+    run.chunks.add(completion);
+    const wire = rawResponseOf(chunk.message, "chat.completion.chunk");
+    if (wire) run.wire.add(wire);
+    else if (completion.choices.length) run.allWire = false;
+  }
+
+  override handleLLMEnd(output: LLMResult, runId: string): void {
+    const run = this.#runs.get(runId) as ModelRun | undefined;
+    if (!run?.chunks) return;
+    const generations = (output.generations[0] ?? []) as ChatGeneration[];
+    const call = run.streamed ? this.#streamedCall(run) : this.#generatedCall(run, generations);
+    this.#record(run, call);
+    this.#end(runId);
+  }
+
+  override handleLLMError(error: unknown, runId: string): void {
+    const run = this.#runs.get(runId) as ModelRun | undefined;
+    if (!run?.chunks) return;
+    const partial = run.streamed ? this.#streamedCall(run) : undefined;
+    const aborted = (error as { name?: string })?.name?.includes("Abort");
+    this.#record(run, {
+      ...(partial ?? { request: run.request, choices: [] }),
+      status: aborted ? "aborted" : "error",
+      error,
+      streamed: run.streamed,
+    });
+    this.#end(runId);
+  }
+
+  #streamedCall(run: ModelRun): RecordedCompletion {
+    const acc = run.allWire ? run.wire : run.chunks;
+    return {
+      request: run.request,
+      choices: acc.choices(),
+      response: {
+        id: acc.id,
+        model: acc.model ?? run.chunks.model,
+        usage: acc.usage ?? run.chunks.usage,
+        prompt_token_ids: acc.promptTokenIds,
+      },
+      status: acc.finished() ? "complete" : "incomplete",
+      streamed: true,
+    };
+  }
+
+  #generatedCall(run: ModelRun, generations: ChatGeneration[]): RecordedCompletion {
+    const first = generations[0]?.message;
+    const wire = rawResponseOf(first, "chat.completion");
+    const meta = (first?.response_metadata ?? {}) as Record<string, any>;
+    const choices: RecordedChoice[] = wire
+      ? rawChoices(wire)
+      : generations.map((g, i) => choiceOf(g, i));
+    return {
+      request: run.request,
+      choices,
+      response: {
+        id: wire?.id ?? first?.id,
+        model: wire?.model ?? meta.model_name,
+        usage: wire?.usage ?? meta.usage,
+        prompt_token_ids: (wire as { prompt_token_ids?: number[] } | undefined)?.prompt_token_ids,
+      },
+      status: "complete",
+    };
+  }
+
+  #record(run: ModelRun, call: RecordedCompletion): void {
+    const { rollout } = run;
+    rollout.recordCompletion(call);
+    const id = call.response?.id ?? "";
+    if (run.responsesApi)
+      rollout.log(
+        `langchain: completion ${id} went through the OpenAI Responses API; recorded from LangChain's messages, without logprobs`,
+      );
+    if (call.choices.length === 0) return;
+    if (rollout.options.logprobs && call.choices.some((c) => !c.logprobs))
+      rollout.log(
+        `langchain: completion ${id} has no logprobs; construct ChatOpenAI with logprobs: true (or chatOpenAIFields())`,
+      );
+    if (rollout.options.tokenIds && call.choices.some((c) => !c.token_ids))
+      rollout.log(
+        `langchain: completion ${id} has no token ids; LangChain keeps them only in the raw response (chatOpenAIFields())`,
+      );
+  }
+
+  override handleToolStart(
+    tool: Serialized,
+    _input: string,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    _metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): void {
+    this.#start(
+      runId,
+      parentRunId,
+      (run): ToolRun => ({
+        ...run,
+        name: runName ?? String(tool?.id?.at(-1) ?? "tool"),
+        toolCallId,
+      }),
+    );
+  }
+
+  override handleToolEnd(output: unknown, runId: string): void {
+    const run = this.#runs.get(runId) as ToolRun | undefined;
+    if (run && "name" in run) {
+      const result = toolResultOf(output, run.toolCallId);
+      if (result) {
+        const pending = this.#pendingTools.get(run.rollout) ?? [];
+        pending.push(result);
+        this.#pendingTools.set(run.rollout, pending);
+      }
+    }
+    this.#end(runId);
+  }
+
+  override handleToolError(error: unknown, runId: string): void {
+    const run = this.#runs.get(runId) as ToolRun | undefined;
+    if (run && "name" in run)
+      run.rollout.log(
+        `langchain: tool ${run.name}${run.toolCallId ? ` (${run.toolCallId})` : ""} failed: ${errorMessage(error)}`,
+      );
+    this.#end(runId);
+  }
+}
