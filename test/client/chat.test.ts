@@ -1,7 +1,9 @@
 import nock from "nock";
-import OpenAI from "openai";
+import OpenAI, { type APIPromise } from "openai";
+import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { Stream } from "openai/streaming";
 import { RequestValidationError } from "trajectory-recorder";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { BASE, KEY, makeClient, useNock } from "./helpers.js";
 
 useNock({ beforeAll, afterEach, afterAll });
@@ -39,6 +41,8 @@ describe("chat completions go through the openai SDK", () => {
     const client = makeClient();
     const promise = client.chat.completions.create(body);
     expect(typeof promise.withResponse).toBe("function");
+    // Typed with the SDK's own types, read off its overloads (any openai 4 to 7).
+    expectTypeOf(promise).toEqualTypeOf<APIPromise<ChatCompletion>>();
     const out = await promise;
     expect(out.choices[0]?.message.content).toBe("hello");
     expect((out as unknown as { prompt_token_ids: number[] }).prompt_token_ids).toEqual([9, 9, 9]);
@@ -64,6 +68,7 @@ describe("chat completions go through the openai SDK", () => {
       stream: true,
     });
     expect(typeof stream.toReadableStream).toBe("function");
+    expectTypeOf(stream).toExtend<Stream<ChatCompletionChunk>>();
     let text = "";
     for await (const c of stream) text += c.choices[0]?.delta.content ?? "";
     expect(text).toBe("hello");

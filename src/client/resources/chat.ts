@@ -1,15 +1,11 @@
 // Chat completions through the `openai` SDK itself, so callers get its own
 // objects (APIPromise, Stream), with the service's error bodies made readable.
 import type OpenAI from "openai";
-import type { APIPromise as OpenAIPromise } from "openai/core/api-promise";
-import type { Stream } from "openai/core/streaming";
 import type {
-  ChatCompletion,
-  ChatCompletionChunk,
   ChatCompletionCreateParamsBase,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
-} from "openai/resources/chat/completions/completions";
+} from "openai/resources/chat/completions";
 import { ChatCompletionCreateParamsSchema, type ChatEngineParams } from "../../wire/index.js";
 import { RequestValidationError, redactSecret, serverMessage } from "../errors.js";
 
@@ -18,6 +14,16 @@ type OpenAIRequestOptions = Parameters<Completions["create"]>[1];
 type NonStreaming = ChatCompletionCreateParamsNonStreaming;
 type Streaming = ChatCompletionCreateParamsStreaming;
 type Base = ChatCompletionCreateParamsBase;
+
+// The SDK's own return types, read off its overloads: the module that declares
+// APIPromise moved between openai 4 (`openai/core`) and 5 (`openai/core/api-promise`).
+type CreateReturns = Completions["create"] extends {
+  (body: NonStreaming, options?: OpenAIRequestOptions): infer A;
+  (body: Streaming, options?: OpenAIRequestOptions): infer B;
+  (body: Base, options?: OpenAIRequestOptions): infer C;
+}
+  ? { nonStreaming: A; streaming: B; either: C }
+  : never;
 
 /** The service's chat request: OpenAI's params plus the engine's own fields. */
 export type ServiceChatParams<P> = P & ChatEngineParams;
@@ -48,15 +54,12 @@ export class ChatCompletions {
   create(
     body: ServiceChatParams<NonStreaming>,
     options?: OpenAIRequestOptions,
-  ): OpenAIPromise<ChatCompletion>;
+  ): CreateReturns["nonStreaming"];
   create(
     body: ServiceChatParams<Streaming>,
     options?: OpenAIRequestOptions,
-  ): OpenAIPromise<Stream<ChatCompletionChunk>>;
-  create(
-    body: ServiceChatParams<Base>,
-    options?: OpenAIRequestOptions,
-  ): OpenAIPromise<Stream<ChatCompletionChunk> | ChatCompletion>;
+  ): CreateReturns["streaming"];
+  create(body: ServiceChatParams<Base>, options?: OpenAIRequestOptions): CreateReturns["either"];
   create(body: ServiceChatParams<Base>, options?: OpenAIRequestOptions): unknown {
     const checked = ChatCompletionCreateParamsSchema.safeParse(body);
     if (!checked.success)
