@@ -152,12 +152,25 @@ export class RolloutState implements ActiveRollout {
       if (first) t.messages_and_choices.push(first as never);
       if (tools && !t.tools) t.tools = structuredClone(tools) as never;
     } else {
-      t.additional_histories.push(
-        new History({
-          messages_and_choices: [...structuredClone(sent), ...(first ? [first] : [])] as never,
-          tools: tools ? (structuredClone(tools) as never) : null,
-        }),
+      // A side conversation (a sub-agent, a judge) that continues one recorded
+      // earlier extends that history, as the main conversation is extended.
+      const history = t.additional_histories.findLast((h) =>
+        isPrefix(h.messages() as unknown as Msg[], sent),
       );
+      if (history) {
+        const known = history.messages().length;
+        for (const m of sent.slice(known))
+          history.messages_and_choices.push(structuredClone(m) as never);
+        if (first) history.messages_and_choices.push(first as never);
+        if (tools && !history.tools) history.tools = structuredClone(tools) as never;
+      } else {
+        t.additional_histories.push(
+          new History({
+            messages_and_choices: [...structuredClone(sent), ...(first ? [first] : [])] as never,
+            tools: tools ? (structuredClone(tools) as never) : null,
+          }),
+        );
+      }
     }
     // n > 1: the first choice extends the conversation, each other one is an additional history.
     for (const c of rest) {

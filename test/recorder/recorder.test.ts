@@ -158,13 +158,23 @@ describe("Recorder", () => {
         model: "m",
         messages: [user("one"), a.choices[0]!.message, user("two")],
       });
-      await openai.chat.completions.create({ model: "m", messages: [user("judge this")] });
+      const j = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("judge this")],
+      });
+      // The side conversation goes on: it extends its own history, not a new one.
+      await openai.chat.completions.create({
+        model: "m",
+        messages: [user("judge this"), j.choices[0]!.message, user("and this")],
+      });
     });
     expect(t.messages().map((m) => m.content)).toEqual(["one", "echo one", "two", "echo two"]);
     expect(t.additional_histories).toHaveLength(1);
     expect(t.additional_histories[0]!.messages().map((m) => m.content)).toEqual([
       "judge this",
       "echo judge this",
+      "and this",
+      "echo and this",
     ]);
   });
 

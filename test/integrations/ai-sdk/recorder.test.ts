@@ -246,9 +246,11 @@ describe("equality with the raw openai client", () => {
     });
     expect(bodies).toHaveLength(6);
     expect(viaSdk.toJSON()).toEqual(viaClient.toJSON());
-    // The second agent's calls do not extend the first conversation: each is
-    // its own additional history, for both recordings alike.
-    expect(viaSdk.additional_histories).toHaveLength(3);
+    // The second agent's calls do not extend the first conversation: together
+    // they make one additional history of their own, for both recordings alike.
+    expect(viaSdk.additional_histories).toHaveLength(1);
+    expect(JSON.stringify(viaSdk.additional_histories[0])).toContain("weather in lagos");
+    expect(JSON.stringify(viaSdk.messages_and_choices)).not.toContain("weather in lagos");
   });
 });
 
