@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChatCompletionCreateParams } from "../wire/index.js";
+import { chatError } from "./errors.js";
 import { type Generation, type GenOptions, type GenToken, generate } from "./generate.js";
 import {
   contentText,
@@ -80,6 +81,40 @@ function messageOf(g: Generation) {
   };
 }
 
+/** Rejects, as vLLM and OpenAI do with a 400, requests the policy cannot honour. */
+function checkRequest(body: Body): void {
+  if (typeof body.top_logprobs === "number" && body.top_logprobs > 0 && body.logprobs !== true) {
+    throw chatError(
+      400,
+      "top_logprobs needs logprobs: true; set logprobs to true or leave top_logprobs out.",
+      null,
+      "top_logprobs",
+    );
+  }
+  const offered = (body.tools ?? []).map((t) => t.function.name);
+  const tc = body.tool_choice;
+  if (tc === "required" && offered.length === 0) {
+    throw chatError(
+      400,
+      'tool_choice "required" needs tools; pass tools or use tool_choice "auto" or "none".',
+      null,
+      "tool_choice",
+    );
+  }
+  if (tc && typeof tc === "object") {
+    const name = (tc as { function?: { name?: unknown } }).function?.name;
+    if (typeof name !== "string" || !offered.includes(name)) {
+      const list = offered.length ? offered.join(", ") : "none";
+      throw chatError(
+        400,
+        `tool_choice names the function ${JSON.stringify(name ?? null)}, which is not among the request's tools (${list}); name one of them or use tool_choice "auto".`,
+        null,
+        "tool_choice",
+      );
+    }
+  }
+}
+
 /** Answers a chat completion request from `params` (the resolved checkpoint's). */
 export async function serveChat(
   req: IncomingMessage,
@@ -87,6 +122,7 @@ export async function serveChat(
   body: Body,
   params: Params | undefined,
 ): Promise<void> {
+  checkRequest(body);
   const p = params ?? initialParams();
   const n = body.n ?? 1;
   const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i)));

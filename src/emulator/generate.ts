@@ -14,6 +14,7 @@ import {
   VOCAB,
   WORDS,
 } from "./model.js";
+import { type ValueSource, valueForSchema } from "./schema-value.js";
 
 export interface GenOptions {
   feature: number;
@@ -55,8 +56,12 @@ export function generate(params: Params, o: GenOptions): Generation {
       allowTool: toolsOn && pos === 0,
       forceTool: toolsOn && pos === 0 && o.toolMode !== "auto",
     };
-    const lp = logSoftmax(logits(params, o.feature, prev, mask), o.temperature);
-    const id = sample(lp, random, o.topP, greedy);
+    const raw = logits(params, o.feature, prev, mask);
+    const id = sample(logSoftmax(raw, o.temperature), random, o.topP, greedy);
+    // Sampled at the request's temperature, reported as the policy's own
+    // (temperature 1) log-probabilities, as vLLM's default "raw logprobs" are:
+    // the trainer recomputes these, so fresh rollouts have ratio 1.
+    const lp = logSoftmax(raw);
     const tok: GenToken = {
       id,
       text: tokenText(id, pos),
@@ -68,7 +73,7 @@ export function generate(params: Params, o: GenOptions): Generation {
     if (id === TOOL_ID) {
       tok.text = VOCAB[TOOL_ID] as string;
       const tool = pickTool(o, random);
-      const args = valueFor(tool.parameters ?? { type: "object" }, random, params, o.feature);
+      const args = valueForSchema(tool.parameters, policyWords(params, o.feature, random));
       return {
         tokens,
         content: null,
@@ -110,61 +115,15 @@ function topOf(lp: number[], k: number, pos: number): GenToken["top"] {
 
 function pickTool(o: GenOptions, random: () => number): GenOptions["tools"][number] {
   const r = random();
-  if (typeof o.toolMode === "object") {
-    const named = o.toolMode.name;
-    const found = o.tools.find((t) => t.name === named);
-    if (found) return found;
-  }
-  return o.tools[Math.floor(r * o.tools.length)] as GenOptions["tools"][number];
+  // The chat layer rejects a named tool that is not offered, so this finds it.
+  const named = typeof o.toolMode === "object" ? o.toolMode.name : undefined;
+  const found = named === undefined ? undefined : o.tools.find((t) => t.name === named);
+  return found ?? (o.tools[Math.floor(r * o.tools.length)] as GenOptions["tools"][number]);
 }
 
-/** A value that satisfies a (simple) JSON schema; words are sampled from the policy. */
-function valueFor(
-  schema: Record<string, unknown>,
-  random: () => number,
-  params: Params,
-  feature: number,
-): unknown {
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) {
-    return schema.enum[Math.floor(random() * schema.enum.length)];
-  }
-  if ("const" in schema) return schema.const;
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  switch (type) {
-    case "string": {
-      const lp = logSoftmax(
-        logits(params, feature, TOOL_ID, { allowTool: false, forceTool: false }),
-      );
-      for (let i = WORDS.length; i < V; i++) lp[i] = Number.NEGATIVE_INFINITY;
-      return VOCAB[sample(lp, random, 1, false)];
-    }
-    case "integer":
-      return clampNumber(Math.floor(random() * 10), schema);
-    case "number":
-      return clampNumber(Math.round(random() * 100) / 10, schema);
-    case "boolean":
-      return random() < 0.5;
-    case "null":
-      return null;
-    case "array": {
-      const items = (schema.items as Record<string, unknown> | undefined) ?? { type: "string" };
-      const min = typeof schema.minItems === "number" ? schema.minItems : 1;
-      return Array.from({ length: min }, () => valueFor(items, random, params, feature));
-    }
-    default: {
-      const props =
-        (schema.properties as Record<string, Record<string, unknown>> | undefined) ?? {};
-      const out: Record<string, unknown> = {};
-      for (const [key, sub] of Object.entries(props))
-        out[key] = valueFor(sub, random, params, feature);
-      return out;
-    }
-  }
-}
-
-function clampNumber(x: number, schema: Record<string, unknown>): number {
-  let v = x;
-  if (typeof schema.minimum === "number") v = Math.max(v, schema.minimum);
-  if (typeof schema.maximum === "number") v = Math.min(v, schema.maximum);
-  return v;
+/** Words for string arguments come from the policy, right after the tool token. */
+function policyWords(params: Params, feature: number, random: () => number): ValueSource {
+  const lp = logSoftmax(logits(params, feature, TOOL_ID, { allowTool: false, forceTool: false }));
+  for (let i = WORDS.length; i < V; i++) lp[i] = Number.NEGATIVE_INFINITY;
+  return { random, word: () => VOCAB[sample(lp, random, 1, false)] as string };
 }

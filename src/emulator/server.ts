@@ -15,22 +15,20 @@ import {
   zodIssuesToValidationItems,
 } from "../wire/index.js";
 import { serveChat } from "./chat.js";
+import { chatError, detail, HttpError } from "./errors.js";
 import type { Params } from "./model.js";
-import type { Store, StoredJob } from "./store.js";
+import type { Store, StoredJob, StoredModel } from "./store.js";
 import { runJob } from "./training.js";
 import { forwardChat } from "./upstream.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-  ) {
-    super(typeof body === "string" ? body : JSON.stringify(body));
-  }
+/** Who is calling: the key's entity, or anyone at all when the emulator takes any key. */
+interface Caller {
+  entity: string;
+  /** No key list was configured: one local user who may act as any entity. */
+  anyEntity: boolean;
 }
-const detail = (status: number, message: string) => new HttpError(status, { detail: message });
 
 export interface ServerOptions {
   store: Store;
@@ -54,17 +52,19 @@ export function buildServer(opts: ServerOptions): RunningServer {
     running.add(p);
   };
 
-  const entityOf = (req: IncomingMessage): string => {
+  const callerOf = (req: IncomingMessage): Caller => {
     const header = req.headers.authorization ?? "";
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m)
       throw new HttpError(401, { detail: "Missing bearer API key in the Authorization header." });
     const key = (m[1] as string).trim();
-    if (!opts.keys) return "local";
+    if (!opts.keys) return { entity: "local", anyEntity: true };
     const entity = opts.keys.get(key);
     if (!entity) throw new HttpError(401, { detail: "The API key is not valid for this server." });
-    return entity;
+    return { entity, anyEntity: false };
   };
+  const mayUse = (caller: Caller, entity: string | undefined) =>
+    caller.anyEntity || entity === caller.entity;
 
   const parse = <S extends z.ZodType>(
     schema: S,
@@ -88,10 +88,17 @@ export function buildServer(opts: ServerOptions): RunningServer {
     return value;
   };
 
-  const modelOr404 = (id: string) => {
+  // Another entity's model answers exactly as a missing one, so ids reveal nothing.
+  const modelOr404 = (id: string, caller: Caller): StoredModel => {
     const model = store.models.get(id);
-    if (!model) throw detail(404, `Model ${id} not found.`);
+    if (!model || !mayUse(caller, model.entity)) throw detail(404, `Model ${id} not found.`);
     return model;
+  };
+  const jobOr404 = (id: string, caller: Caller): StoredJob => {
+    const job = store.jobs.get(id);
+    const entity = job?.entity ?? (job && store.models.get(job.model_id)?.entity);
+    if (!job || !mayUse(caller, entity)) throw detail(404, `Training job ${id} not found.`);
+    return job;
   };
 
   const pageQuery = (url: URL, withOrder: boolean) => {
@@ -105,24 +112,36 @@ export function buildServer(opts: ServerOptions): RunningServer {
     return q;
   };
 
-  function page<T extends { id: string }>(items: T[], after: string | undefined, limit: number) {
+  /**
+   * One page after the cursor. `resume` places a cursor that is no longer in
+   * the list (its item was deleted mid-walk) by where it stood.
+   */
+  function page<T extends { id: string }>(
+    items: T[],
+    after: string | undefined,
+    limit: number,
+    resume: (after: string) => number | undefined = () => undefined,
+  ) {
     let start = 0;
     if (after !== undefined) {
       const i = items.findIndex((x) => x.id === after);
-      if (i === -1) throw detail(404, `The cursor after=${after} is not an item of this list.`);
-      start = i + 1;
+      const at = i === -1 ? resume(after) : i + 1;
+      if (at === undefined)
+        throw detail(404, `The cursor after=${after} is not an item of this list.`);
+      start = at;
     }
     const data = items.slice(start, start + limit);
     return {
       object: "list",
       data,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
+      // The OpenAPI documents declare both as strings defaulting to "".
+      first_id: data[0]?.id ?? "",
+      last_id: data.at(-1)?.id ?? "",
       has_more: start + limit < items.length,
     };
   }
 
-  const resolveModelParams = (name: string): Params | undefined => {
+  const resolveModelParams = (name: string, caller: Caller): Params | undefined => {
     const m = /^wandb-artifact:\/\/\/([^/]+)\/([^/]+)\/([^:]+)(?::(.+))?$/.exec(name);
     if (!m) return undefined;
     const [, entity, project, modelName, tag] = m as unknown as [
@@ -133,7 +152,8 @@ export function buildServer(opts: ServerOptions): RunningServer {
       string?,
     ];
     const model = store.findModel(entity, project, modelName);
-    if (!model) throw chatError(404, `The model ${name} does not exist.`, "model_not_found");
+    if (!model || !mayUse(caller, model.entity))
+      throw chatError(404, `The model ${name} does not exist.`, "model_not_found");
     if (!tag || tag === "latest") return store.latestCheckpoint(model.id)?.params;
     const step = /^step(\d+)$/.exec(tag);
     const cp = step
@@ -155,9 +175,9 @@ export function buildServer(opts: ServerOptions): RunningServer {
 
     if (method === "GET" && rest.join("/") === "health") return send(200, { status: "ok" });
     if (method === "GET" && rest.join("/") === "system-check") {
-      return send(200, { status: "ok", checks: { api: "ok", trainer: "ok", storage: "ok" } });
+      return send(200, systemCheck());
     }
-    const entity = entityOf(req);
+    const caller = callerOf(req);
 
     if (method === "POST" && rest.join("/") === "chat/completions") {
       const raw = await readJson(req);
@@ -170,7 +190,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
           "invalid_request_error",
         );
       }
-      const params = resolveModelParams(body.model);
+      const params = resolveModelParams(body.model, caller);
       return serveChat(req, res, body as never, params);
     }
 
@@ -178,7 +198,13 @@ export function buildServer(opts: ServerOptions): RunningServer {
     const r = rest.slice(1);
     if (method === "POST" && r.length === 1 && r[0] === "models") {
       const body = parse(ModelCreateParamsSchema, await readJson(req), "body");
-      const owner = body.entity ?? entity;
+      if (body.entity != null && !mayUse(caller, body.entity)) {
+        throw detail(
+          403,
+          `This API key belongs to entity ${caller.entity} and cannot create models for entity ${body.entity}; send entity ${JSON.stringify(caller.entity)} or null.`,
+        );
+      }
+      const owner = body.entity ?? caller.entity;
       const existing = store.findModel(owner, body.project, body.name);
       if (existing) {
         if (body.return_existing) return send(200, publicModel(existing));
@@ -198,17 +224,23 @@ export function buildServer(opts: ServerOptions): RunningServer {
     if (r[0] === "models" && r.length >= 2) {
       const id = pathId(r[1] as string, "model_id");
       if (method === "DELETE" && r.length === 2) {
-        modelOr404(id);
+        modelOr404(id, caller);
         const deleted = store.deleteModel(id);
         return send(200, { model_id: id, deleted_checkpoints: deleted, deleted_run: true });
       }
       if (r[2] === "checkpoints" && r.length === 3) {
         if (method === "GET") {
           const q = parse(CheckpointListParamsSchema, pageQuery(url, true), "query");
-          modelOr404(id);
+          modelOr404(id, caller);
+          const desc = q.order === "desc";
           let cps = store.modelCheckpoints(id);
-          if (q.order === "desc") cps = [...cps].reverse();
-          const p = page(cps, q.after, q.limit ?? 20);
+          if (desc) cps = [...cps].reverse();
+          const p = page(cps, q.after, q.limit ?? 20, (after) => {
+            const gone = store.tombstones.get(after);
+            if (gone?.model_id !== id) return undefined;
+            const next = cps.findIndex((c) => (desc ? c.step < gone.step : c.step > gone.step));
+            return next === -1 ? cps.length : next;
+          });
           return send(200, {
             ...p,
             data: p.data.map(({ id: cid, step, metrics }) => ({ id: cid, step, metrics })),
@@ -216,19 +248,11 @@ export function buildServer(opts: ServerOptions): RunningServer {
         }
         if (method === "DELETE") {
           const body = parse(CheckpointDeleteParamsSchema, await readJson(req), "body");
-          modelOr404(id);
+          modelOr404(id, caller);
           const cps = store.modelCheckpoints(id);
           const notFound = body.steps.filter((s) => !cps.some((c) => c.step === s));
-          const steps = new Set(body.steps);
-          const before = store.checkpoints.length;
-          store.checkpoints = store.checkpoints.filter(
-            (c) => !(c.model_id === id && steps.has(c.step)),
-          );
-          store.save();
-          return send(200, {
-            deleted_count: before - store.checkpoints.length,
-            not_found_steps: notFound,
-          });
+          const deleted = store.deleteCheckpoints(id, new Set(body.steps));
+          return send(200, { deleted_count: deleted, not_found_steps: notFound });
         }
       }
       if (method === "POST" && r[2] === "log" && r.length === 3) {
@@ -236,7 +260,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
         // ART sends model_id in the body too; it is not part of the schema.
         if (raw && typeof raw === "object") delete raw.model_id;
         const body = parse(LogParamsSchema, raw, "body");
-        modelOr404(id);
+        modelOr404(id, caller);
         const rewards = body.trajectory_groups.flatMap((g) => g.trajectories.map((t) => t.reward));
         const mean = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0;
         const std = rewards.length
@@ -283,8 +307,8 @@ export function buildServer(opts: ServerOptions): RunningServer {
           ],
         });
       }
-      modelOr404(body.model_id);
-      const job = store.createJob(sft ? "sft" : "rl", body.model_id, body);
+      const model = modelOr404(body.model_id, caller);
+      const job = store.createJob(sft ? "sft" : "rl", model, body);
       startJob(job);
       return send(200, { id: job.id });
     }
@@ -294,13 +318,9 @@ export function buildServer(opts: ServerOptions): RunningServer {
       (r.length === 2 || (r.length === 3 && r[2] === "events"))
     ) {
       const id = pathId(r[1] as string, "training_job_id");
-      if (r.length === 2) {
-        const job = store.jobs.get(id);
-        if (!job) throw detail(404, `Training job ${id} not found.`);
-        return send(200, publicJob(job));
-      }
+      if (r.length === 2) return send(200, publicJob(jobOr404(id, caller)));
       const q = parse(EventListParamsSchema, pageQuery(url, false), "query");
-      if (!store.jobs.has(id)) throw detail(404, `Training job ${id} not found.`);
+      jobOr404(id, caller);
       const events = store.events.filter((e) => e.job_id === id);
       const p = page(events, q.after, q.limit ?? 20);
       return send(200, {
@@ -337,10 +357,14 @@ export function buildServer(opts: ServerOptions): RunningServer {
   };
 }
 
-function chatError(status: number, message: string, code: string): HttpError {
-  return new HttpError(status, {
-    error: { message, type: "invalid_request_error", param: null, code },
-  });
+/**
+ * The components the contract's system check reports: `api`, `database`,
+ * `cpu_queue`, `gpu_queue` (queues as success, duration and error). Here all
+ * live in this process, so every check passes.
+ */
+function systemCheck() {
+  const queue = { success: true, duration: 0, error: null };
+  return { api: true, database: true, cpu_queue: queue, gpu_queue: { ...queue } };
 }
 
 function publicModel(m: {

@@ -29,6 +29,8 @@ export interface StoredJob {
   id: string;
   kind: "rl" | "sft";
   model_id: string;
+  /** The model's entity, kept so the job stays private to it after the model is deleted. */
+  entity?: string;
   status: JobStatus;
   created_at: string;
   training_start: string | null;
@@ -52,12 +54,20 @@ export interface StoredLog {
   metrics: Record<string, number>;
 }
 
+/** Where a deleted checkpoint stood, so a page cursor naming it still works. */
+export interface Tombstone {
+  id: string;
+  model_id: string;
+  step: number;
+}
+
 interface Snapshot {
   models: StoredModel[];
   checkpoints: StoredCheckpoint[];
   jobs: StoredJob[];
   events: StoredEvent[];
   logs: StoredLog[];
+  tombstones?: Tombstone[];
 }
 
 export class Store {
@@ -66,6 +76,7 @@ export class Store {
   jobs = new Map<string, StoredJob>();
   events: StoredEvent[] = [];
   logs: StoredLog[] = [];
+  tombstones = new Map<string, Tombstone>();
   private writing: Promise<void> = Promise.resolve();
   private dirty = false;
 
@@ -87,6 +98,7 @@ export class Store {
         for (const j of snap.jobs) store.jobs.set(j.id, j);
         store.events = snap.events;
         store.logs = snap.logs;
+        for (const t of snap.tombstones ?? []) store.tombstones.set(t.id, t);
         // A job that was running when the process stopped cannot resume.
         for (const job of store.jobs.values()) {
           if (job.status === "QUEUED" || job.status === "RUNNING") {
@@ -112,6 +124,7 @@ export class Store {
         jobs: [...this.jobs.values()],
         events: this.events,
         logs: this.logs,
+        tombstones: [...this.tombstones.values()],
       };
       await atomicWriteFile(file, JSON.stringify(snap));
     });
@@ -162,25 +175,45 @@ export class Store {
     return cp;
   }
 
+  /** Deletes these steps of a model; returns how many existed. */
+  deleteCheckpoints(modelId: string, steps: Set<number>): number {
+    const before = this.checkpoints.length;
+    this.checkpoints = this.checkpoints.filter((c) => {
+      if (c.model_id !== modelId || !steps.has(c.step)) return true;
+      this.tombstones.set(c.id, { id: c.id, model_id: c.model_id, step: c.step });
+      return false;
+    });
+    this.save();
+    return before - this.checkpoints.length;
+  }
+
+  /**
+   * Deletes a model, its checkpoints and logs. Its jobs stay readable; one
+   * still queued or running ends as failed, so whoever follows it sees why.
+   */
   deleteModel(modelId: string): number {
     const before = this.checkpoints.length;
     this.checkpoints = this.checkpoints.filter((c) => c.model_id !== modelId);
-    const deleted = before - this.checkpoints.length;
-    const jobIds = new Set<string>();
-    for (const job of this.jobs.values()) if (job.model_id === modelId) jobIds.add(job.id);
-    for (const id of jobIds) this.jobs.delete(id);
-    this.events = this.events.filter((e) => !jobIds.has(e.job_id));
+    for (const [id, t] of this.tombstones) if (t.model_id === modelId) this.tombstones.delete(id);
+    for (const job of this.jobs.values()) {
+      if (job.model_id === modelId && (job.status === "QUEUED" || job.status === "RUNNING"))
+        this.fail(
+          job,
+          `Model ${modelId} was deleted while this job ran; no checkpoint was written.`,
+        );
+    }
     this.logs = this.logs.filter((l) => l.model_id !== modelId);
     this.models.delete(modelId);
     this.save();
-    return deleted;
+    return before - this.checkpoints.length;
   }
 
-  createJob(kind: "rl" | "sft", modelId: string, request: unknown): StoredJob {
+  createJob(kind: "rl" | "sft", model: StoredModel, request: unknown): StoredJob {
     const job: StoredJob = {
       id: randomUUID(),
       kind,
-      model_id: modelId,
+      model_id: model.id,
+      entity: model.entity,
       status: "QUEUED",
       created_at: new Date().toISOString(),
       training_start: null,

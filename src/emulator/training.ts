@@ -1,6 +1,7 @@
 // RL and SFT updates of the policy, run as background jobs that emit events.
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { historyTerms, lossConfig } from "./loss.js";
 import {
   accumulateLogpGrad,
   contentText,
@@ -95,6 +96,8 @@ function finish(
   params: Params,
   metrics: Record<string, number>,
 ): void {
+  // A job whose model was deleted has already ended as failed: write nothing.
+  if (job.status !== "RUNNING" || !ctx.store.models.has(job.model_id)) return;
   const latest = ctx.store.latestCheckpoint(job.model_id);
   const step = (latest?.step ?? 0) + 1;
   ctx.store.addCheckpoint(job.model_id, step, metrics, params);
@@ -105,6 +108,8 @@ function finish(
 }
 
 function start(ctx: JobContext, job: StoredJob): Params {
+  if (job.status !== "QUEUED" || !ctx.store.models.has(job.model_id))
+    throw new JobError(`Model ${job.model_id} no longer exists.`);
   const latest = ctx.store.latestCheckpoint(job.model_id);
   if (!latest) throw new JobError(`Model ${job.model_id} has no checkpoint to train from.`);
   job.status = "RUNNING";
@@ -121,34 +126,57 @@ export async function runJob(ctx: JobContext, job: StoredJob): Promise<void> {
     if (job.kind === "rl") await runRL(ctx, job);
     else await runSFT(ctx, job);
   } catch (error) {
-    if (!ctx.store.jobs.has(job.id)) return;
+    // Gone, or already ended (its model was deleted): one terminal event only.
+    if (!ctx.store.jobs.has(job.id) || job.status === "FAILED") return;
     const message = error instanceof Error ? error.message : String(error);
     ctx.store.fail(job, message);
   }
+}
+
+/** Group-relative advantages, as ART computes them (art-semantics §3.2, §4.2). */
+function advantagesOf(rewards: number[], cfg: Json): number[] | undefined {
+  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
+  const std = Math.sqrt(
+    rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(rewards.length, 1),
+  );
+  if (std < 1e-9) return undefined;
+  // normalize_advantages: false turns scale_rewards off as well.
+  const scale = cfg.scale_rewards !== false && cfg.normalize_advantages !== false;
+  const balance =
+    typeof cfg.advantage_balance === "number"
+      ? Math.min(1, Math.max(-1, cfg.advantage_balance))
+      : 0;
+  return rewards.map((r) => {
+    const a = scale ? (r - mean) / (std + 1e-6) : r - mean;
+    if (balance > 0 && a <= 0) return a * (1 - balance);
+    if (balance < 0 && a >= 0) return a * (1 + balance);
+    return a;
+  });
+}
+
+interface TrainableTrajectory {
+  /** Each history's trainable turns; a history is what the per-sequence ratio averages over. */
+  histories: Sequence[][];
+  advantage: number;
 }
 
 async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
   const req = job.request as { trajectory_groups: Json[]; experimental_config?: Json | null };
   const cfg = req.experimental_config ?? {};
   const allow = cfg.allow_training_without_logprobs === true;
-  const scale = cfg.scale_rewards !== false;
-  const eps = typeof cfg.epsilon === "number" ? cfg.epsilon : 0.2;
-  const epsHigh = typeof cfg.epsilon_high === "number" ? cfg.epsilon_high : eps;
+  const loss = lossConfig(cfg);
   const lr =
     (typeof cfg.learning_rate === "number" ? cfg.learning_rate : 5e-5) * LEARNING_RATE_SCALE;
-  const usePpo = cfg.ppo !== false;
-  const lossFn = cfg.loss_fn === "cispo" ? "cispo" : "ppo";
 
   // Parse every group before emitting anything, so bad input fails cleanly.
-  const groups: { seqs: Sequence[]; advantage: number }[][] = [];
+  const groups: TrainableTrajectory[][] = [];
   const rewards: number[] = [];
   req.trajectory_groups.forEach((group, g) => {
     const trajs = (group.trajectories ?? []) as Json[];
     const rs = trajs.map((t) => (typeof t.reward === "number" ? t.reward : 0));
     rewards.push(...rs);
-    const mean = rs.reduce((a, b) => a + b, 0) / Math.max(rs.length, 1);
-    const std = Math.sqrt(rs.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(rs.length, 1));
-    if (std < 1e-9) return;
+    const advantages = advantagesOf(rs, cfg);
+    if (!advantages) return;
     groups.push(
       trajs.map((t, k) => {
         const where = `trajectory_groups[${g}].trajectories[${k}]`;
@@ -159,16 +187,17 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
             tools: h.tools ?? t.tools,
           })),
         ];
-        const seqs = histories.flatMap((h, hi) =>
-          sequencesOf(
-            h.items,
-            h.tools,
-            allow,
-            hi === 0 ? where : `${where}.additional_histories[${hi - 1}]`,
+        return {
+          histories: histories.map((h, hi) =>
+            sequencesOf(
+              h.items,
+              h.tools,
+              allow,
+              hi === 0 ? where : `${where}.additional_histories[${hi - 1}]`,
+            ),
           ),
-        );
-        const adv = scale ? (rs[k]! - mean) / (std + 1e-6) : rs[k]! - mean;
-        return { seqs, advantage: adv };
+          advantage: advantages[k] as number,
+        };
       }),
     );
   });
@@ -186,31 +215,40 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
   let lastLoss = 0;
   for (const group of groups) {
     if (ctx.stopped()) throw new JobError("The emulator was closed while this job ran.");
+    if (job.status !== "RUNNING") return; // ended elsewhere (its model was deleted)
     const grad = new Array<number>(params.length).fill(0);
-    let loss = 0;
+    let lossSum = 0;
     let entropy = 0;
     let tokens = 0;
     let clipped = 0;
-    for (const { seqs, advantage } of group) {
-      for (const seq of seqs) {
-        let prev = EOS_ID;
-        seq.tokens.forEach((tok, pos) => {
-          const mask = maskAt(seq, pos);
-          const newLp = tokenLogprob(params, seq.feature, prev, tok, mask);
-          const old = seq.oldLogprobs[pos] ?? newLp;
-          const ratio = Math.exp(newLp - old);
-          let weight: number;
-          if (lossFn === "cispo") weight = Math.min(ratio, 1 + epsHigh) * advantage;
-          else if (!usePpo) weight = advantage;
-          else if ((advantage > 0 && ratio > 1 + epsHigh) || (advantage < 0 && ratio < 1 - eps)) {
-            weight = 0;
-            clipped++;
-          } else weight = ratio * advantage;
-          loss -= (usePpo && lossFn === "ppo" ? ratio : newLp) * advantage;
-          entropy += accumulateLogpGrad(grad, params, seq.feature, prev, tok, mask, weight);
-          tokens++;
-          prev = tok;
+    let ratioSum = 0;
+    for (const { histories, advantage } of group) {
+      for (const seqs of histories) {
+        // Every token of the history, with its logprob under the current parameters.
+        const steps = seqs.flatMap((seq) => {
+          let prev = EOS_ID;
+          return seq.tokens.map((tok, pos) => {
+            const step = { seq, pos, prev, tok, mask: maskAt(seq, pos) };
+            prev = tok;
+            return step;
+          });
         });
+        const terms = historyTerms(
+          steps.map((x) => ({
+            newLogprob: tokenLogprob(params, x.seq.feature, x.prev, x.tok, x.mask),
+            oldLogprob: x.seq.oldLogprobs[x.pos] ?? null,
+            advantage,
+          })),
+          loss,
+        );
+        steps.forEach((x, i) => {
+          const weight = terms.weights[i] as number;
+          entropy += accumulateLogpGrad(grad, params, x.seq.feature, x.prev, x.tok, x.mask, weight);
+        });
+        lossSum += terms.loss;
+        clipped += terms.clipped;
+        ratioSum += terms.ratioSum;
+        tokens += steps.length;
       }
     }
     const n = Math.max(group.length, 1);
@@ -220,7 +258,7 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
       norm += g * g;
       params[i] = (params[i] as number) + lr * g;
     }
-    lastLoss = loss / Math.max(tokens, 1);
+    lastLoss = lossSum / Math.max(tokens, 1);
     ctx.store.emit(job, "gradient_step", {
       loss: lastLoss,
       policy_loss: lastLoss,
@@ -232,6 +270,7 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
       num_trajectories: group.length,
       num_trainable_tokens: tokens,
       clipped_tokens: clipped,
+      mean_importance_ratio: ratioSum / Math.max(tokens, 1),
     });
     await yieldLoop();
   }
@@ -308,6 +347,7 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
   let lastLoss = 0;
   for (const [b, batch] of batches.entries()) {
     if (ctx.stopped()) throw new JobError("The emulator was closed while this job ran.");
+    if (job.status !== "RUNNING") return; // ended elsewhere (its model was deleted)
     const baseLr = Array.isArray(lrs)
       ? (lrs[Math.min(b, lrs.length - 1)] as number)
       : typeof lrs === "number"

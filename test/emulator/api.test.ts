@@ -40,7 +40,13 @@ describe("auth", () => {
     expect((await call(emu, "GET", "/health", undefined, null)).status).toBe(200);
     const sc = await call(emu, "GET", "/system-check", undefined, null);
     expect(sc.status).toBe(200);
-    expect(sc.json.status).toBe("ok");
+    // The components the contract names: api, database, cpu_queue, gpu_queue.
+    expect(sc.json).toEqual({
+      api: true,
+      database: true,
+      cpu_queue: { success: true, duration: expect.any(Number), error: null },
+      gpu_queue: { success: true, duration: expect.any(Number), error: null },
+    });
   });
   it("answers 401 with a JSON detail for a missing or unknown key", async () => {
     const missing = await call(emu, "POST", "/preview/models", {}, null);
@@ -98,7 +104,7 @@ describe("models", () => {
     expect(reuse.json).toMatchObject({ entity: "alice", project: "demo", name: "dup" });
     expect(reuse.json.id).toMatch(/^[0-9a-f-]{36}$/);
   });
-  it("deletes a model with its checkpoints and jobs (cascade), then 404s", async () => {
+  it("deletes a model with its checkpoints, then 404s; its finished jobs stay readable", async () => {
     const m = await createModel(emu, "doomed");
     const job = await call(emu, "POST", "/preview/training-jobs", {
       model_id: m.id,
@@ -109,7 +115,9 @@ describe("models", () => {
     expect(del.json).toEqual({ model_id: m.id, deleted_checkpoints: 2, deleted_run: true });
     expect((await call(emu, "DELETE", `/preview/models/${m.id}`)).status).toBe(404);
     expect((await call(emu, "GET", `/preview/models/${m.id}/checkpoints`)).status).toBe(404);
-    expect((await call(emu, "GET", `/preview/training-jobs/${job.json.id}`)).status).toBe(404);
+    expect((await call(emu, "GET", `/preview/training-jobs/${job.json.id}`)).json.status).toBe(
+      "COMPLETED",
+    );
   });
   it("answers 422 for a non-UUID path id and 404 for an unknown one", async () => {
     const bad = await call(emu, "GET", "/preview/models/not-a-uuid/checkpoints");
@@ -168,6 +176,57 @@ describe("checkpoints", () => {
     expect(
       (await call(emu, "GET", `/preview/models/${m.id}/checkpoints?order=up`)).json.detail[0].loc,
     ).toEqual(["query", "order"]);
+  });
+  it("keeps walking when the cursor's checkpoint is deleted mid-walk, in both orders", async () => {
+    const m = await createModel(emu, "walk");
+    for (let i = 0; i < 5; i++) {
+      const job = await call(emu, "POST", "/preview/training-jobs", {
+        model_id: m.id,
+        trajectory_groups: [group([1, 0])],
+      });
+      await waitForJob(emu, job.json.id);
+    }
+    const list = (q: string) => call(emu, "GET", `/preview/models/${m.id}/checkpoints?${q}`);
+    const first = await list("limit=2");
+    expect(first.json.data.map((c: any) => c.step)).toEqual([0, 1]);
+    await call(emu, "DELETE", `/preview/models/${m.id}/checkpoints`, { steps: [1] });
+    const rest = await list(`limit=10&after=${first.json.last_id}`);
+    expect(rest.status).toBe(200);
+    expect(rest.json.data.map((c: any) => c.step)).toEqual([2, 3, 4, 5]);
+    const desc = await list("order=desc&limit=2");
+    expect(desc.json.data.map((c: any) => c.step)).toEqual([5, 4]);
+    await call(emu, "DELETE", `/preview/models/${m.id}/checkpoints`, { steps: [4] });
+    const down = await list(`order=desc&limit=10&after=${desc.json.last_id}`);
+    expect(down.json.data.map((c: any) => c.step)).toEqual([3, 2, 0]);
+    // A cursor that was never an item of this list is still an error.
+    expect((await list(`after=${randomUUID()}`)).status).toBe(404);
+  });
+  it("answers an empty page with first_id and last_id as empty strings, as the OpenAPI documents declare", async () => {
+    const m = await createModel(emu, "empty-page");
+    const only = await call(emu, "GET", `/preview/models/${m.id}/checkpoints`);
+    const past = await call(
+      emu,
+      "GET",
+      `/preview/models/${m.id}/checkpoints?after=${only.json.last_id}`,
+    );
+    expect(past.json).toEqual({
+      object: "list",
+      data: [],
+      first_id: "",
+      last_id: "",
+      has_more: false,
+    });
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [group([1, 0])],
+    });
+    const events = await waitForJob(emu, job.json.id);
+    const end = await call(
+      emu,
+      "GET",
+      `/preview/training-jobs/${job.json.id}/events?after=${events.at(-1).id}`,
+    );
+    expect(end.json).toMatchObject({ data: [], first_id: "", last_id: "", has_more: false });
   });
   it("deletes steps and reports the ones that did not exist", async () => {
     const m = await createModel(emu, "cp-del");

@@ -271,6 +271,88 @@ describe("chat completions", () => {
       client.chat.completions.create({ ...base, model: "wandb-artifact:///x/y/z" }),
     ).rejects.toMatchObject({ status: 404 });
   });
+  it("samples at the request's temperature but reports the policy's own logprobs, so fresh rollouts train with ratio 1", async () => {
+    const m = await createModel(emu, "temperature");
+    const name = `wandb-artifact:///${m.entity}/${m.project}/${m.name}`;
+    const word = (w: string, r: number) => ({
+      messages_and_choices: [
+        base.messages[0],
+        {
+          index: 0,
+          finish_reason: "length",
+          message: { role: "assistant", content: w },
+          logprobs: { content: [{ token: w, logprob: -Math.log(25) }] },
+        },
+      ],
+      reward: r,
+    });
+    // One step away from uniform, so temperature matters.
+    const warm = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [{ trajectories: [word("red", 1), word("blue", 0)] }],
+    });
+    await waitForJob(emu, warm.json.id);
+    const dist = await call(emu, "POST", "/chat/completions", {
+      ...base,
+      model: name,
+      max_tokens: 1,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 25,
+    });
+    const t1: Record<string, number> = {};
+    for (const t of dist.json.choices[0].logprobs.content[0].top_logprobs) t1[t.token] = t.logprob;
+    const sampled = async (temperature: number) =>
+      (
+        await call(emu, "POST", "/chat/completions", {
+          ...base,
+          model: name,
+          n: 64,
+          max_tokens: 3,
+          temperature,
+          logprobs: true,
+          seed: 5,
+        })
+      ).json.choices as any[];
+    const cold = await sampled(0.5);
+    for (const c of cold) {
+      const first = c.logprobs.content[0];
+      if (first) expect(first.logprob).toBeCloseTo(t1[first.token]!, 12);
+    }
+    // Still sampled at 0.5: the favoured word comes up more often than at 2.
+    const reds = (cs: any[]) => cs.filter((c) => c.message.content.startsWith("red")).length;
+    expect(reds(cold)).toBeGreaterThan(reds(await sampled(2)) + 10);
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: [
+        {
+          trajectories: cold.map((c) => ({
+            messages_and_choices: [base.messages[0], c],
+            reward: c.message.content.startsWith("red") ? 1 : 0,
+          })),
+        },
+      ],
+      experimental_config: { ppo: true, epsilon: 1e-6, learning_rate: 1e-12 },
+    });
+    const events = await waitForJob(emu, job.json.id);
+    expect(events[1].type).toBe("gradient_step");
+    expect(events[1].data.clipped_tokens).toBe(0);
+    expect(events[1].data.mean_importance_ratio).toBeCloseTo(1, 9);
+  });
+  it("answers 400 for top_logprobs without logprobs: true, as OpenAI and vLLM do", async () => {
+    const r = await call(emu, "POST", "/chat/completions", { ...base, top_logprobs: 2 });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ type: "invalid_request_error", param: "top_logprobs" });
+    expect(r.json.error.message).toMatch(/logprobs: true/);
+    const off = await call(emu, "POST", "/chat/completions", {
+      ...base,
+      logprobs: false,
+      top_logprobs: 2,
+    });
+    expect(off.status).toBe(400);
+    const zero = await call(emu, "POST", "/chat/completions", { ...base, top_logprobs: 0 });
+    expect(zero.status).toBe(200);
+  });
   it("rejects priority other than 0 and invalid bodies with 422 detail", async () => {
     await expect(
       client.chat.completions.create({ ...base, priority: 1 } as any),

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -318,4 +318,57 @@ it("stops a running job on close and reports it failed after a restart", async (
   } finally {
     await again.close();
   }
+});
+
+it("ends a running job as failed when its model is deleted, and writes no checkpoint for the deleted model", async () => {
+  const dataDir = await tempDir();
+  const emu = await start({ dataDir });
+  const traj = (r: number) => ({
+    messages_and_choices: [
+      { role: "user", content: "say red" },
+      {
+        index: 0,
+        finish_reason: "length",
+        message: { role: "assistant", content: "red" },
+        logprobs: { content: [{ token: "red", logprob: -3 }] },
+      },
+    ],
+    reward: r,
+  });
+  let modelId: string;
+  try {
+    const m = await createModel(emu, "deleted-mid-job");
+    modelId = m.id;
+    const groups = Array.from({ length: 1000 }, () => ({ trajectories: [traj(1), traj(0)] }));
+    const job = await call(emu, "POST", "/preview/training-jobs", {
+      model_id: m.id,
+      trajectory_groups: groups,
+    });
+    // Delete once the job is running.
+    for (let i = 0; i < 200; i++) {
+      const seen = await call(emu, "GET", `/preview/training-jobs/${job.json.id}/events`);
+      if (seen.json.data.length > 0) break;
+    }
+    expect((await call(emu, "DELETE", `/preview/models/${m.id}`)).status).toBe(200);
+    await waitForJob(emu, job.json.id);
+    // Give the runner its next turns: it must stop without writing or emitting more.
+    await new Promise((r) => setTimeout(r, 50));
+    const events = (
+      await call(emu, "GET", `/preview/training-jobs/${job.json.id}/events?limit=100`)
+    ).json.data;
+    expect(events.filter((e: any) => /^training_(ended|failed)$/.test(e.type))).toHaveLength(1);
+    expect(events.at(-1).type).toBe("training_failed");
+    expect(events.at(-1).data.error_message).toMatch(/deleted while this job ran/);
+    expect(events[0].type).toBe("training_started");
+    const status = await call(emu, "GET", `/preview/training-jobs/${job.json.id}`);
+    expect(status.json).toMatchObject({ status: "FAILED", checkpoint_step: null });
+    // The same name again starts clean, at step 0 only.
+    const again = await createModel(emu, "deleted-mid-job");
+    const cps = await call(emu, "GET", `/preview/models/${again.id}/checkpoints`);
+    expect(cps.json.data.map((c: any) => c.step)).toEqual([0]);
+  } finally {
+    await emu.close();
+  }
+  const state = JSON.parse(await readFile(path.join(dataDir, "emulator-state.json"), "utf8"));
+  expect(state.checkpoints.filter((c: any) => c.model_id === modelId)).toEqual([]);
 });
