@@ -356,6 +356,8 @@ export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
 /**
  * Response of `GET /v1/system-check`; the service answers 503 when a check fails.
+ * The contract names `api`, `database`, `cpu_queue` and `gpu_queue` but does
+ * not publish their shapes, so every key is kept as sent.
  *
  * @example
  * const report = SystemCheckResponseSchema.parse(body);
