@@ -14,20 +14,23 @@ import {
 } from "../training/index.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { Spool, type SpoolEntry } from "./spool.js";
+import { newCounters, type ShipperLogger, type ShipperStats } from "./stats.js";
+import { Trainer } from "./trainer.js";
 
-/** Where the shipper writes what it could not ship. Default: `console`. */
-export interface ShipperLogger {
-  warn(message: string): void;
-  error(message: string): void;
-}
+export type { ShipperLogger, ShipperStats } from "./stats.js";
 
 /** Options of {@link TrajectoryShipper}. */
 export interface TrajectoryShipperOptions {
   /** The model groups are logged to (and trained on, with `trainEvery`). */
-  model: Pick<TrainableModel, "log" | "train" | "id">;
+  model: Pick<TrainableModel, "log" | "train" | "followJob" | "id">;
   /** The split groups are logged under. Default `"train"`. */
   split?: string;
-  /** Start a training job every `groups` logged groups, with `config`. One job at a time. */
+  /**
+   * Start a training job every `groups` logged groups, with `config`. One job
+   * at a time; `pollIntervalMs` is passed to `train`. With a spool, a job's id
+   * is saved as soon as the service names it, and a restart follows that job
+   * instead of training its groups again.
+   */
   trainEvery?: { groups: number; config?: TrainConfig; pollIntervalMs?: number };
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
@@ -41,34 +44,20 @@ export interface TrajectoryShipperOptions {
   backoff?: BackoffOptions;
   /** Flush on `beforeExit` and `SIGTERM`. Default true. */
   flushOnExit?: boolean;
-  /** Deadline of the flush on `SIGTERM`, in ms. Default 10000. */
+  /**
+   * Deadline of the flush on `beforeExit` and on `SIGTERM`, in ms. Past it the
+   * shipper closes: what is left is counted, reported, and stays in the spool.
+   * Default 10000.
+   */
   exitTimeoutMs?: number;
   logger?: ShipperLogger;
-}
-
-/** Counters of a shipper. */
-export interface ShipperStats {
-  /** Groups accepted but not yet confirmed (in memory or in flight). */
-  queued: number;
-  /** Groups the service confirmed. */
-  shipped: number;
-  /** Retried attempts. */
-  retried: number;
-  /** Groups given up on; kept in `failedGroups()` (and in the spool). */
-  failed: number;
-  /** Groups on disk in the spool. */
-  spooled: number;
-  /** Training jobs that ended successfully. */
-  trainingJobs: number;
-  /** Training jobs that failed; their groups are kept and counted in `failed`. */
-  trainingFailed: number;
-  /** Logged groups waiting for the next training job. */
-  awaitingTraining: number;
 }
 
 interface Item {
   entry: SpoolEntry;
   bytes: number;
+  /** Given up on by close(); a late confirmation turns it back into shipped. */
+  givenUp?: boolean;
 }
 
 /**
@@ -92,15 +81,15 @@ export class TrajectoryShipper {
   readonly #maxBytes: number;
   readonly #abort = new AbortController();
   readonly #ready: Promise<void>;
-  readonly #failed: Item[] = [];
-  readonly #toTrain: Item[] = [];
-  #training: Promise<void> = Promise.resolve();
+  readonly #failed: SpoolEntry[] = [];
+  readonly #trainer: Trainer;
+  readonly #stats = newCounters();
+  /** Accepted and not yet confirmed or given up on. */
+  readonly #pending = new Set<Item>();
   #queuedBytes = 0;
-  #queuedCount = 0;
   #waiters: (() => void)[] = [];
   #removeHooks: (() => void) | undefined;
   #closed = false;
-  #stats = { shipped: 0, retried: 0, failed: 0, spooled: 0, trainingJobs: 0, trainingFailed: 0 };
 
   constructor(options: TrajectoryShipperOptions) {
     if (!options?.model || typeof options.model.log !== "function") {
@@ -119,12 +108,23 @@ export class TrajectoryShipper {
     this.#maxBytes = options.maxQueuedBytes ?? 16 * 1024 * 1024;
     this.#queue = new PQueue({ concurrency: options.concurrency ?? 2 });
     this.#spool = options.spoolDir ? new Spool(options.spoolDir) : undefined;
+    this.#trainer = new Trainer({
+      model: this.#model,
+      spool: this.#spool,
+      trainEvery: options.trainEvery,
+      signal: this.#abort.signal,
+      logger: this.#logger,
+      counters: this.#stats,
+      failed: this.#failed,
+    });
     this.#ready = this.#replay();
     if (options.flushOnExit !== false) {
-      this.#removeHooks = installExitHooks(
-        () => (this.#hasWork() ? this.flush() : Promise.resolve()),
-        () => this.close({ timeoutMs: options.exitTimeoutMs ?? 10_000 }),
-      );
+      this.#removeHooks = installExitHooks({
+        hasWork: () => this.#hasWork(),
+        flush: () => this.flush(),
+        close: (timeoutMs) => this.close({ timeoutMs }),
+        timeoutMs: options.exitTimeoutMs ?? 10_000,
+      });
     }
   }
 
@@ -149,18 +149,18 @@ export class TrajectoryShipper {
     while (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.#maxBytes) {
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
-    this.#queuedBytes += bytes;
-    this.#queuedCount += 1;
+    const item: Item = { entry, bytes };
+    this.#hold(item);
     if (this.#spool) {
       try {
         await this.#spool.write(entry);
       } catch (error) {
-        this.#release(bytes);
+        this.#release(item);
         throw error;
       }
       this.#stats.spooled += 1;
     }
-    this.#enqueue({ entry, bytes });
+    this.#enqueue(item);
   }
 
   /**
@@ -174,8 +174,8 @@ export class TrajectoryShipper {
     await this.#ready;
     for (;;) {
       await this.#queue.onIdle();
-      await this.#training;
-      if (this.#queue.size === 0 && this.#queue.pending === 0) return;
+      await this.#trainer.idle();
+      if (!this.#hasWork()) return;
     }
   }
 
@@ -199,22 +199,13 @@ export class TrajectoryShipper {
       }),
     ]);
     clearTimeout(timer);
-    if (timedOut) {
-      this.#abort.abort(new Error("The shipper was closed before this group was shipped."));
-      this.#queue.clear();
-      const s = this.stats();
-      this.#logger.error(
-        `TrajectoryShipper: closed after ${timeoutMs} ms with ${s.queued} group(s) not shipped${
-          this.#spool
-            ? `; they stay in ${this.#spool.dir} and are replayed on the next start`
-            : "; they are lost"
-        }.`,
-      );
-    }
+    if (timedOut) this.#giveUp(timeoutMs);
     const s = this.stats();
     if (s.awaitingTraining > 0) {
       this.#logger.warn(
-        `TrajectoryShipper: ${s.awaitingTraining} logged group(s) were not trained on (fewer than trainEvery.groups).`,
+        `TrajectoryShipper: ${s.awaitingTraining} logged group(s) were not trained on${
+          timedOut ? "" : " (fewer than trainEvery.groups)"
+        }${this.#spool ? `; they stay in ${this.#spool.dir} for the next start` : ""}.`,
       );
     }
     return s;
@@ -227,7 +218,7 @@ export class TrajectoryShipper {
    * const { shipped, failed } = shipper.stats();
    */
   stats(): ShipperStats {
-    return { queued: this.#queuedCount, ...this.#stats, awaitingTraining: this.#toTrain.length };
+    return { queued: this.#pending.size, ...this.#stats, awaitingTraining: this.#trainer.awaiting };
   }
 
   /**
@@ -237,79 +228,86 @@ export class TrajectoryShipper {
    * await writeFile("unshipped.json", JSON.stringify(shipper.failedGroups()));
    */
   failedGroups(): unknown[] {
-    return this.#failed.map((item) => item.entry.group);
+    return this.#failed.map((entry) => entry.group);
   }
 
   #hasWork(): boolean {
-    return this.#queue.size > 0 || this.#queue.pending > 0;
+    return this.#queue.size > 0 || this.#queue.pending > 0 || this.#trainer.running;
+  }
+
+  // close() ran out of time: stop every request and job, and count what is left.
+  #giveUp(timeoutMs: number): void {
+    this.#abort.abort(new Error("The shipper was closed before this group was shipped."));
+    this.#queue.clear();
+    const left = [...this.#pending];
+    for (const item of left) {
+      item.givenUp = true;
+      this.#release(item);
+      this.#stats.failed += 1;
+      this.#failed.push(item.entry);
+    }
+    if (left.length > 0) {
+      this.#logger.error(
+        `TrajectoryShipper: closed after ${timeoutMs} ms with ${left.length} group(s) not shipped; ${
+          this.#spool
+            ? `they stay in ${this.#spool.dir} and are replayed on the next start`
+            : "they are lost unless you take them from failedGroups()"
+        }.`,
+      );
+    }
+    this.#trainer.reportAbandoned();
   }
 
   async #replay(): Promise<void> {
     if (!this.#spool) return;
-    const entries = await this.#spool.readAll((file, error) => {
+    const { groups, jobs } = await this.#spool.readAll((file, error) => {
+      this.#stats.unreadable += 1;
       this.#logger.error(
-        `TrajectoryShipper: could not read spooled group ${file} (${(error as Error).message}); it is left in place.`,
+        `TrajectoryShipper: could not read spool file ${file} (${(error as Error).message}); it is left in place.`,
       );
     });
-    for (const entry of entries) {
-      const bytes = Buffer.byteLength(JSON.stringify(entry.group));
+    for (const job of jobs) {
+      this.#stats.spooled += job.entries.length;
+      this.#trainer.adopt(job);
+    }
+    for (const entry of groups) {
       this.#stats.spooled += 1;
       if (entry.logged) {
-        this.#toTrain.push({ entry, bytes });
+        this.#trainer.addLogged(entry);
       } else {
-        this.#queuedBytes += bytes;
-        this.#queuedCount += 1;
-        this.#enqueue({ entry, bytes });
+        const item: Item = { entry, bytes: Buffer.byteLength(JSON.stringify(entry.group)) };
+        this.#hold(item);
+        this.#enqueue(item);
       }
     }
-    this.#maybeTrain();
+    this.#trainer.kick();
   }
 
   #enqueue(item: Item): void {
     void this.#queue.add(() => this.#ship(item));
   }
 
-  #release(bytes: number): void {
-    this.#queuedBytes -= bytes;
-    this.#queuedCount -= 1;
+  #hold(item: Item): void {
+    this.#queuedBytes += item.bytes;
+    this.#pending.add(item);
+  }
+
+  #release(item: Item): void {
+    if (!this.#pending.delete(item)) return;
+    this.#queuedBytes -= item.bytes;
     const waiters = this.#waiters.splice(0);
     for (const wake of waiters) wake();
   }
 
   async #ship(item: Item): Promise<void> {
-    const maxAttempts = this.#options.maxAttempts ?? 8;
     const signal = this.#abort.signal;
     try {
-      await withTrainingSpan(
-        "trajectory_recorder.ship",
-        {
-          "trajectory_recorder.split": item.entry.split,
-          "trajectory_recorder.model_id": this.#model.id,
-        },
-        async (span) => {
-          for (let attempt = 0; ; attempt++) {
-            span.setAttribute("trajectory_recorder.attempts", attempt + 1);
-            try {
-              await this.#model.log([item.entry.group], { split: item.entry.split, signal });
-              return;
-            } catch (error) {
-              if (signal.aborted || !isRetryableError(error) || attempt + 1 >= maxAttempts)
-                throw error;
-              this.#stats.retried += 1;
-              const headers = (error as { headers?: Headers }).headers;
-              await abortableSleep(
-                retryDelay(attempt, { ...this.#options.backoff, headers }),
-                signal,
-              );
-            }
-          }
-        },
-      );
+      await this.#send(item.entry, signal);
     } catch (error) {
-      this.#release(item.bytes);
-      if (signal.aborted) return; // still in the spool, reported by close()
+      if (item.givenUp) return; // counted and reported by close()
+      this.#release(item);
       this.#stats.failed += 1;
-      this.#failed.push(item);
+      this.#failed.push(item.entry);
       this.#logger.error(
         `TrajectoryShipper: could not log a group to model ${this.#model.id} (${(error as Error).message}); it is kept${
           this.#spool ? " in the spool" : ""
@@ -317,16 +315,53 @@ export class TrajectoryShipper {
       );
       return;
     }
+    if (item.givenUp) this.#takeBack(item);
+    this.#release(item);
     this.#stats.shipped += 1;
-    this.#release(item.bytes);
     if (this.#options.trainEvery) {
       item.entry.logged = true;
       await this.#spoolQuietly(() => this.#spool?.write(item.entry));
-      this.#toTrain.push(item);
-      this.#maybeTrain();
+      this.#trainer.addLogged(item.entry);
     } else {
-      await this.#spoolQuietly(() => this.#unspool(item));
+      await this.#spoolQuietly(() => this.#unspool(item.entry));
     }
+  }
+
+  async #send(entry: SpoolEntry, signal: AbortSignal): Promise<void> {
+    const maxAttempts = this.#options.maxAttempts ?? 8;
+    await withTrainingSpan(
+      "trajectory_recorder.ship",
+      {
+        "trajectory_recorder.split": entry.split,
+        "trajectory_recorder.model_id": this.#model.id,
+      },
+      async (span) => {
+        for (let attempt = 0; ; attempt++) {
+          span.setAttribute("trajectory_recorder.attempts", attempt + 1);
+          try {
+            await this.#model.log([entry.group], { split: entry.split, signal });
+            return;
+          } catch (error) {
+            if (signal.aborted || !isRetryableError(error) || attempt + 1 >= maxAttempts)
+              throw error;
+            this.#stats.retried += 1;
+            const headers = (error as { headers?: Headers }).headers;
+            await abortableSleep(
+              retryDelay(attempt, { ...this.#options.backoff, headers }),
+              signal,
+            );
+          }
+        }
+      },
+    );
+  }
+
+  // The service confirmed a group after close() had counted it as failed.
+  #takeBack(item: Item): void {
+    item.givenUp = false;
+    const at = this.#failed.indexOf(item.entry);
+    if (at >= 0) this.#failed.splice(at, 1);
+    this.#stats.failed -= 1;
   }
 
   // The group is shipped at this point; a stale spool file only means a restart may log it again.
@@ -340,41 +375,9 @@ export class TrajectoryShipper {
     }
   }
 
-  async #unspool(item: Item): Promise<void> {
+  async #unspool(entry: SpoolEntry): Promise<void> {
     if (!this.#spool) return;
-    await this.#spool.remove(item.entry.id);
+    await this.#spool.remove(entry.id);
     this.#stats.spooled -= 1;
-  }
-
-  // One job at a time: jobs chain on #training, each taking the next N groups
-  // out of the buffer before it starts, so no group is trained on twice.
-  #maybeTrain(): void {
-    const every = this.#options.trainEvery;
-    if (!every) return;
-    while (this.#toTrain.length >= every.groups) {
-      const batch = this.#toTrain.splice(0, every.groups);
-      this.#training = this.#training.then(() => this.#train(batch, every.config));
-    }
-  }
-
-  async #train(batch: Item[], config: TrainConfig | undefined): Promise<void> {
-    try {
-      await this.#model.train(
-        batch.map((i) => i.entry.group),
-        config,
-        { signal: this.#abort.signal, pollIntervalMs: this.#options.trainEvery?.pollIntervalMs },
-      );
-      this.#stats.trainingJobs += 1;
-    } catch (error) {
-      if (this.#abort.signal.aborted) return;
-      this.#stats.trainingFailed += 1;
-      this.#stats.failed += batch.length;
-      this.#failed.push(...batch);
-      this.#logger.error(
-        `TrajectoryShipper: a training job on ${batch.length} group(s) failed (${(error as Error).message}); the groups are kept and listed by failedGroups().`,
-      );
-      return;
-    }
-    for (const item of batch) await this.#spoolQuietly(() => this.#unspool(item));
   }
 }

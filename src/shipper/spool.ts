@@ -1,5 +1,8 @@
 // The shipper's on-disk spool: one JSON file per group, written atomically
-// before `add` resolves, removed once the service confirmed the group.
+// before `add` resolves, removed once the service confirmed the group. A
+// training job gets one more file holding its id and its groups, written
+// atomically as soon as the service named the job, so a restart follows that
+// job instead of training the same groups again.
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
@@ -15,7 +18,27 @@ export interface SpoolEntry {
   logged: boolean;
 }
 
-const SUFFIX = ".group.json";
+/** A training job the service created for some logged groups. */
+export interface SpoolJob {
+  /** The spool's own id of this file. */
+  id: string;
+  /** The service's id of the job. */
+  jobId: string;
+  /** The model's latest step before the job; the job's checkpoint comes after it. */
+  stepBefore: number;
+  entries: SpoolEntry[];
+  /** Set once the job failed: its groups are kept and reported, never trained again. */
+  error?: string;
+}
+
+/** What an earlier run left behind. */
+export interface SpoolContents {
+  groups: SpoolEntry[];
+  jobs: SpoolJob[];
+}
+
+const GROUP = ".group.json";
+const JOB = ".job.json";
 
 export class Spool {
   readonly dir: string;
@@ -31,27 +54,65 @@ export class Spool {
   }
 
   async write(entry: SpoolEntry): Promise<void> {
-    await atomicWriteFile(this.#file(entry.id), JSON.stringify(entry));
+    await atomicWriteFile(this.#file(entry.id, GROUP), JSON.stringify(entry));
   }
 
   async remove(id: string): Promise<void> {
-    await rm(this.#file(id), { force: true });
+    await rm(this.#file(id, GROUP), { force: true });
   }
 
-  /** Every entry left by an earlier run, oldest first. Unreadable files are reported, not deleted. */
-  async readAll(onBad: (file: string, error: unknown) => void): Promise<SpoolEntry[]> {
+  /**
+   * Saves a job with its groups in one atomic write, then drops the groups'
+   * own files: from the rename on, the groups belong to the job. A crash
+   * before the drops leaves duplicates that `readAll` resolves to the job.
+   */
+  async writeJob(job: SpoolJob): Promise<void> {
+    await atomicWriteFile(this.#file(job.id, JOB), JSON.stringify(job));
+    for (const entry of job.entries) await this.remove(entry.id);
+  }
+
+  async removeJob(id: string): Promise<void> {
+    await rm(this.#file(id, JOB), { force: true });
+  }
+
+  /** The file a job is kept in, for messages. */
+  jobFile(id: string): string {
+    return this.#file(id, JOB);
+  }
+
+  /**
+   * Everything left by an earlier run, oldest first. A group file that a job
+   * file also holds is removed (the crash came between the two writes).
+   * Unreadable files are reported, not deleted.
+   */
+  async readAll(onBad: (file: string, error: unknown) => void): Promise<SpoolContents> {
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = (await readdir(this.dir)).sort();
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { groups: [], jobs: [] };
       throw error;
     }
-    const out: SpoolEntry[] = [];
-    for (const name of names.filter((n) => n.endsWith(SUFFIX)).sort()) {
+    const jobs = await this.#readEach<SpoolJob>(names, JOB, onBad);
+    const inJobs = new Set(jobs.flatMap((job) => job.entries.map((e) => e.id)));
+    const groups: SpoolEntry[] = [];
+    for (const entry of await this.#readEach<SpoolEntry>(names, GROUP, onBad)) {
+      if (inJobs.has(entry.id)) await this.remove(entry.id);
+      else groups.push(entry);
+    }
+    return { groups, jobs };
+  }
+
+  async #readEach<T>(
+    names: string[],
+    suffix: string,
+    onBad: (file: string, error: unknown) => void,
+  ): Promise<T[]> {
+    const out: T[] = [];
+    for (const name of names.filter((n) => n.endsWith(suffix))) {
       const file = path.join(this.dir, name);
       try {
-        out.push(JSON.parse(await readFile(file, "utf8")) as SpoolEntry);
+        out.push(JSON.parse(await readFile(file, "utf8")) as T);
       } catch (error) {
         onBad(file, error);
       }
@@ -59,7 +120,7 @@ export class Spool {
     return out;
   }
 
-  #file(id: string): string {
-    return path.join(this.dir, `${id}${SUFFIX}`);
+  #file(id: string, suffix: string): string {
+    return path.join(this.dir, `${id}${suffix}`);
   }
 }

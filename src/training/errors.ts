@@ -30,3 +30,26 @@ export class InvalidTrainingOptionsError extends TypeError {
     super(`Invalid options to ${method}, nothing was sent: ${problems.join("; ")}.`);
   }
 }
+
+/**
+ * A training job ended, but no checkpoint newer than the step before it was
+ * listed within `checkpointTimeoutMs`. The job itself succeeded; its
+ * checkpoint may still appear (check `model.getStep()` later).
+ *
+ * @example
+ * try { await model.train(groups); } catch (err) { if (err instanceof CheckpointTimeoutError) console.warn(err.jobId, err.stepBefore); }
+ */
+export class CheckpointTimeoutError extends Error {
+  override name = "CheckpointTimeoutError";
+  readonly jobId: string;
+  /** The latest step before the job started; the job should have listed a newer one. */
+  readonly stepBefore: number;
+  constructor(jobId: string, stepBefore: number, timeoutMs: number, options?: ErrorOptions) {
+    super(
+      `Training job ${jobId} ended, but no checkpoint newer than step ${stepBefore} was listed within ${timeoutMs} ms; raise checkpointTimeoutMs or check model.getStep() later.`,
+      options,
+    );
+    this.jobId = jobId;
+    this.stepBefore = stepBefore;
+  }
+}

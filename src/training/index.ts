@@ -1,6 +1,10 @@
 // Training: the model handle, following jobs, SFT data and uploaders.
 export { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
-export { InvalidTrainingOptionsError, TrainingFailedError } from "./errors.js";
+export {
+  CheckpointTimeoutError,
+  InvalidTrainingOptionsError,
+  TrainingFailedError,
+} from "./errors.js";
 export {
   type FollowOptions,
   type FollowResult,
@@ -9,6 +13,7 @@ export {
 } from "./follow.js";
 export { type GroupInput, toWireGroups } from "./groups.js";
 export {
+  type CreatedJob,
   type OpenAIWrapper,
   type RegisterOptions,
   TrainableModel,

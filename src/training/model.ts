@@ -3,6 +3,7 @@ import type OpenAI from "openai";
 import { inferenceModelName, type TrainingClient } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import type { Checkpoint } from "../wire/index.js";
+import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
@@ -31,8 +32,28 @@ export interface TrainRunOptions {
   onEvent?: (progress: TrainingProgress) => void;
   /** Stops following the job (it keeps running on the service). */
   signal?: AbortSignal;
-  /** Wait before each events poll, in ms. Default 1000. */
+  /** Wait before each events poll (and between checkpoint polls), in ms. Default 1000. */
   pollIntervalMs?: number;
+  /**
+   * How long to wait, after `training_ended`, for the job's checkpoint to be
+   * listed (a step newer than the one before the job), in ms; past it,
+   * `CheckpointTimeoutError`. Default 60000.
+   */
+  checkpointTimeoutMs?: number;
+  /**
+   * Called once the service answered with the new job's id, before following
+   * it; awaited, so the id can be saved (the shipper does) and the job resumed
+   * with `followJob` after a crash. If it throws, following stops with that
+   * error; the job keeps running on the service.
+   */
+  onJobCreated?: (job: CreatedJob) => void | Promise<void>;
+}
+
+/** A job just created, as given to `onJobCreated`. */
+export interface CreatedJob {
+  jobId: string;
+  /** The model's latest step before the job: `followJob` waits for a newer one. */
+  stepBefore: number;
 }
 
 /** What a finished training job produced. */
@@ -171,13 +192,36 @@ export class TrainableModel {
         "trajectory_recorder.groups": trajectory_groups.length,
       },
       async (span) => {
+        const stepBefore = await this.getStep({ signal: run.signal });
         const job = await this.client.trainingJobs.create(
           { model_id: this.id, trajectory_groups, experimental_config },
           { signal: run.signal },
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
-        return this.#finish(job.id, { ...run, span, kind: "RL" });
+        await run.onJobCreated?.({ jobId: job.id, stepBefore });
+        return this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
       },
+    );
+  }
+
+  /**
+   * Follows a job created earlier (by `train`, `trainSft`, or a process
+   * before this one) until it ends, and returns like `train` once a
+   * checkpoint newer than `stepBefore` is listed. Throws `TrainingFailedError`
+   * when the job failed.
+   *
+   * @example
+   * // saved from onJobCreated before a crash:
+   * const { step } = await model.followJob(saved.jobId, { stepBefore: saved.stepBefore });
+   */
+  async followJob(
+    jobId: string,
+    run: Omit<TrainRunOptions, "onJobCreated"> & { stepBefore: number; kind?: "RL" | "SFT" },
+  ): Promise<TrainResult> {
+    return withTrainingSpan(
+      "trajectory_recorder.follow_job",
+      { "trajectory_recorder.model_id": this.id, "trajectory_recorder.job_id": jobId },
+      (span) => this.#finish(jobId, run.stepBefore, { ...run, span, kind: run.kind ?? "RL" }),
     );
   }
 
@@ -275,6 +319,7 @@ export class TrainableModel {
       "trajectory_recorder.train_sft",
       { "trajectory_recorder.model_id": this.id, "trajectory_recorder.examples": lines },
       async (span) => {
+        const stepBefore = await this.getStep({ signal: run.signal });
         const url = await run.uploader.upload(
           {
             name: `${this.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
@@ -288,7 +333,8 @@ export class TrainableModel {
           { signal: run.signal },
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
-        return this.#finish(job.id, { ...run, span, kind: "SFT" });
+        await run.onJobCreated?.({ jobId: job.id, stepBefore });
+        return this.#finish(job.id, stepBefore, { ...run, span, kind: "SFT" });
       },
     );
   }
@@ -314,9 +360,20 @@ export class TrainableModel {
     };
   }
 
-  async #finish(jobId: string, options: FollowOptions): Promise<TrainResult> {
+  async #finish(
+    jobId: string,
+    stepBefore: number,
+    options: FollowOptions & { checkpointTimeoutMs?: number | undefined },
+  ): Promise<TrainResult> {
     const { metrics } = await followTrainingJob(this.client, jobId, options);
-    const step = await this.getStep({ signal: options.signal });
+    const step = await waitForCheckpoint((signal) => this.getStep({ signal }), {
+      jobId,
+      stepBefore,
+      timeoutMs: options.checkpointTimeoutMs ?? 60_000,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      backoff: options.backoff,
+      signal: options.signal,
+    });
     return { jobId, step, metrics };
   }
 }
@@ -326,6 +383,7 @@ type TrainableModelMethods = Pick<
   | "inferenceName"
   | "openai"
   | "train"
+  | "followJob"
   | "log"
   | "getStep"
   | "deleteCheckpoints"

@@ -22,8 +22,29 @@ export interface GatherOptions {
   maxExceptions?: number;
   /** How many rollouts run at once. Default `Infinity` (bounded only for rollouts given as functions). */
   concurrency?: number;
-  /** Called after each rollout finishes. */
+  /**
+   * Called after each rollout finishes. With `afterEach`, a rollout's reward
+   * joins `rewardMean` only once its group went through the hook.
+   */
   onProgress?: (progress: GatherProgress) => void;
+  /**
+   * Runs on each group as soon as it finishes, before it goes to `sink` and
+   * before its rewards are reported: the place for group-relative rewards or
+   * a judge. Change the group in place, or return a group to use instead.
+   * A hook that throws fails the gather, like a failing sink.
+   *
+   * Unlike ART's `after_each`, returning nothing keeps the group (it is not dropped).
+   *
+   * @example
+   * await gatherTrajectoryGroups(groups, {
+   *   afterEach: (g) => applyGroupReward(g, (g) => rankRewards(g.trajectories.map(score))),
+   *   sink: shipper,
+   * });
+   */
+  afterEach?: (
+    group: TrajectoryGroup,
+    // biome-ignore lint/suspicious/noConfusingVoidType: an `async (g) => { ... }` hook returns Promise<void>, which `undefined` would refuse.
+  ) => void | TrajectoryGroup | PromiseLike<void | TrajectoryGroup>;
   /** Receives each group as soon as it finishes (e.g. the shipper). */
   sink?: GroupSink;
   /** Label of the progress bar. Default `"gather"`. */
@@ -69,10 +90,16 @@ export async function gatherTrajectoryGroups(
     options.onProgress?.(p);
     bar.update(p);
   };
+  // With a hook, rewards may still change: they are counted after it ran.
+  const countRewards = (ts: readonly Trajectory[]) => {
+    for (const t of ts) {
+      state.rewardSum += t.reward;
+      state.rewards++;
+    }
+  };
   const succeed = (t: Trajectory) => {
     state.done++;
-    state.rewardSum += t.reward;
-    state.rewards++;
+    if (!options.afterEach) countRewards([t]);
     report();
   };
   const fail = (error: unknown) => {
@@ -120,10 +147,12 @@ export async function gatherTrajectoryGroups(
       }
       // A promised group counts as one step of the bar.
       state.done++;
-      for (const t of group.trajectories) {
-        state.rewardSum += t.reward;
-        state.rewards++;
-      }
+      if (!options.afterEach) countRewards(group.trajectories);
+      report();
+    }
+    if (options.afterEach) {
+      group = await runAfterEach(options.afterEach, group);
+      countRewards(group.trajectories);
       report();
     }
     await options.sink?.add(group);
@@ -136,6 +165,18 @@ export async function gatherTrajectoryGroups(
   } finally {
     bar.end();
   }
+}
+
+async function runAfterEach(
+  hook: NonNullable<GatherOptions["afterEach"]>,
+  group: TrajectoryGroup,
+): Promise<TrajectoryGroup> {
+  const out = await hook(group);
+  if (out === undefined) return group;
+  if (out instanceof TrajectoryGroup) return out;
+  throw new TypeError(
+    `gatherTrajectoryGroups: afterEach returned ${typeof out}; expected a TrajectoryGroup or nothing.`,
+  );
 }
 
 function rolloutCount(input: GatherGroupInput): number {

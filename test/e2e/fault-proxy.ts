@@ -14,6 +14,8 @@ export interface FaultProxy {
   url: string;
   /** Group keys (`metadata.key`) of every group the upstream answered 2xx for, in order. */
   confirmed: string[];
+  /** Every group the upstream answered 2xx for on `/log`, as sent. */
+  loggedGroups: { metadata?: { key?: string }; trajectories: { reward: number }[] }[];
   /** Requests seen, per path. */
   seen: { method: string; path: string }[];
   close(): Promise<void>;
@@ -25,6 +27,7 @@ export async function startFaultProxy(
 ): Promise<FaultProxy> {
   const origin = new URL(upstream).origin;
   const confirmed: string[] = [];
+  const loggedGroups: FaultProxy["loggedGroups"] = [];
   const seen: { method: string; path: string }[] = [];
   const held: http.ServerResponse[] = [];
   const server = http.createServer(async (req, res) => {
@@ -52,8 +55,10 @@ export async function startFaultProxy(
     });
     const text = Buffer.from(await answer.arrayBuffer());
     if (answer.ok && path.endsWith("/log")) {
-      for (const g of JSON.parse(body.toString()).trajectory_groups)
+      for (const g of JSON.parse(body.toString()).trajectory_groups) {
         confirmed.push(g.metadata?.key);
+        loggedGroups.push(g);
+      }
     }
     if (fault?.kind === "slow") await new Promise((r) => setTimeout(r, fault.delayMs));
     res.writeHead(answer.status, {
@@ -66,6 +71,7 @@ export async function startFaultProxy(
   return {
     url: `http://127.0.0.1:${port}/v1`,
     confirmed,
+    loggedGroups,
     seen,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,4 +1,5 @@
 import {
+  applyGroupReward,
   applyReward,
   type GroupSink,
   gatherTrajectoryGroups,
@@ -7,9 +8,11 @@ import {
   Trajectory,
   TrajectoryGroup,
   TrajectoryShipper,
+  zScores,
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { startFaultProxy } from "./fault-proxy.js";
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -69,4 +72,40 @@ it("ships groups as the gather finishes them and trains every N, moving rollouts
   // The shipper is a GroupSink: tsc checks this assignment.
   const sink: GroupSink = shipper;
   expect(sink).toBe(shipper);
+});
+
+it("applies a group-relative reward in afterEach before the shipper logs the group", async () => {
+  const proxy = await startFaultProxy(emu.url, () => undefined);
+  try {
+    const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url });
+    const model = await TrainableModel.register(client, {
+      project: "p",
+      name: "after-each",
+      baseModel: "toy",
+    });
+    const shipper = new TrajectoryShipper({ model, flushOnExit: false });
+    const rollout = (key: string, length: number) => async () =>
+      new Trajectory({
+        messages_and_choices: [{ role: "assistant", content: "x".repeat(length) }],
+        metadata: { key },
+      });
+    const groups = ["a", "b"].map((key) =>
+      TrajectoryGroup.from([rollout(key, 1), rollout(key, 2), rollout(key, 3)], {
+        metadata: { key },
+      }),
+    );
+    const length = (t: Trajectory) => String(t.messages().at(-1)?.content ?? "").length;
+    await gatherTrajectoryGroups(groups, {
+      afterEach: (g) => applyGroupReward(g, (group) => zScores(group.trajectories.map(length))),
+      sink: shipper,
+    });
+    await shipper.close();
+    const expected = zScores([1, 2, 3]);
+    expect(proxy.loggedGroups).toHaveLength(2);
+    for (const g of proxy.loggedGroups) {
+      expect(g.trajectories.map((t) => t.reward)).toEqual(expected);
+    }
+  } finally {
+    await proxy.close();
+  }
 });

@@ -1,15 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { runChild } from "./child.js";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy.js";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const tsx = path.join(root, "node_modules/.bin/tsx");
-const child = path.join(root, "test/e2e/fixtures/ship-child.ts");
 
 let emu: Emulator;
 let proxy: FaultProxy;
@@ -33,35 +28,7 @@ afterEach(async () => {
   await emu.close();
 });
 
-function run(args: string[]): {
-  proc: ChildProcess;
-  output: () => string;
-  waitFor: (re: RegExp) => Promise<void>;
-  exit: Promise<number | null>;
-} {
-  const proc = spawn(tsx, [child, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  const listeners: (() => void)[] = [];
-  const onData = (d: Buffer) => {
-    out += d.toString();
-    for (const l of listeners) l();
-  };
-  proc.stdout?.on("data", onData);
-  proc.stderr?.on("data", onData);
-  const exit = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
-  return {
-    proc,
-    output: () => out,
-    exit,
-    waitFor: (re) =>
-      new Promise((resolve, reject) => {
-        const check = () => re.test(out) && resolve();
-        listeners.push(check);
-        check();
-        exit.then(() => reject(new Error(`child exited before ${re}: ${out}`)));
-      }),
-  };
-}
+const run = (args: string[]) => runChild("ship-child.ts", args);
 
 it("replays the spool after the process is killed mid-shipping: nothing lost, nothing duplicated", async () => {
   const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));

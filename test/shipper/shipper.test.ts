@@ -125,11 +125,12 @@ it("replays groups spooled by an earlier run when it starts, in order", async ()
     logger,
   });
   await shipper.add(group("new"));
-  await shipper.close();
+  const stats = await shipper.close();
   expect(keys).toEqual(["old1", "old2", "new"]);
   expect(await readdir(spoolDir)).toEqual(["torn.group.json"]);
+  expect(stats).toMatchObject({ shipped: 3, unreadable: 1, failed: 0 });
   expect(logger.lines.join("\n")).toMatch(
-    /could not read spooled group .*torn\.group\.json.*left in place/,
+    /could not read spool file .*torn\.group\.json.*left in place/,
   );
 });
 
@@ -163,12 +164,33 @@ it("reports what is left when close times out, and refuses new groups", async ()
   const shipper = new TrajectoryShipper({ model, spoolDir, flushOnExit: false, logger });
   await shipper.add(group("slow"));
   const stats = await shipper.close({ timeoutMs: 50 });
-  expect(stats.shipped).toBe(0);
+  expect(stats).toMatchObject({ shipped: 0, failed: 1, queued: 0, spooled: 1 });
   expect(logger.lines.join("\n")).toMatch(
     /closed after 50 ms with 1 group\(s\) not shipped; they stay in .* replayed on the next start/,
   );
   expect(await readdir(spoolDir)).toHaveLength(1);
   await expect(shipper.add(group("late"))).rejects.toThrow(/the shipper is closed/);
+  server?.closeAllConnections();
+});
+
+it("counts groups in flight or queued when close runs out of time as failed, and hands them back", async () => {
+  const model = await fakeService(() => new Promise<number>(() => {}));
+  const logger = silent();
+  const shipper = new TrajectoryShipper({ model, concurrency: 1, flushOnExit: false, logger });
+  await shipper.add(group("in-flight"));
+  await shipper.add(group("queued"));
+  const stats = await shipper.close({ timeoutMs: 50 });
+  expect(stats).toMatchObject({ shipped: 0, failed: 2, queued: 0 });
+  expect(shipper.failedGroups()).toEqual([
+    expect.objectContaining({ metadata: { key: "in-flight" } }),
+    expect.objectContaining({ metadata: { key: "queued" } }),
+  ]);
+  expect(logger.lines.join("\n")).toMatch(
+    /closed after 50 ms with 2 group\(s\) not shipped; they are lost unless you take them from failedGroups\(\)/,
+  );
+  // The aborted request settles later; it must not count the group twice.
+  await new Promise((r) => setTimeout(r, 20));
+  expect(shipper.stats()).toMatchObject({ failed: 2, queued: 0 });
   server?.closeAllConnections();
 });
 

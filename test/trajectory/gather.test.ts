@@ -186,6 +186,61 @@ describe("gatherTrajectoryGroups", () => {
   });
 });
 
+describe("gatherTrajectoryGroups afterEach", () => {
+  it("rescores each finished group before the sink gets it and before its rewards are reported", async () => {
+    const order: string[] = [];
+    const seen: GatherProgress[] = [];
+    const sunkRewards: number[][] = [];
+    await gatherTrajectoryGroups([TrajectoryGroup.from([ok(3, 1), ok(1, 5)])], {
+      concurrency: 1,
+      afterEach: (g) => {
+        order.push("afterEach");
+        const best = Math.max(...g.trajectories.map((t) => t.reward));
+        for (const t of g.trajectories) t.reward = t.reward === best ? 1 : 0;
+      },
+      sink: {
+        add: (g) => {
+          order.push("sink");
+          sunkRewards.push(g.trajectories.map((t) => t.reward));
+        },
+      },
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(order).toEqual(["afterEach", "sink"]);
+    expect(sunkRewards).toEqual([[1, 0]]);
+    // The raw rewards (3 and 1) never reach the mean; only the rescored ones do.
+    expect(seen.map((p) => p.rewardMean)).toEqual([null, null, 0.5]);
+    expect(seen.at(-1)).toEqual({ done: 2, total: 2, exceptions: 0, rewardMean: 0.5 });
+  });
+
+  it("uses the group the hook returns, in the result and in the sink", async () => {
+    const replacement = new TrajectoryGroup([new Trajectory({ reward: 0.25 })]);
+    const sunk: TrajectoryGroup[] = [];
+    const groups = await gatherTrajectoryGroups(
+      [new TrajectoryGroup([new Trajectory({ reward: 1 })])],
+      { afterEach: async () => replacement, sink: { add: (g) => void sunk.push(g) } },
+    );
+    expect(groups).toEqual([replacement]);
+    expect(sunk).toEqual([replacement]);
+  });
+
+  it("fails the gather when the hook throws, and the group never reaches the sink", async () => {
+    const sunk: TrajectoryGroup[] = [];
+    await expect(
+      gatherTrajectoryGroups([[ok(1)]], {
+        afterEach: () => {
+          throw new Error("judge unavailable");
+        },
+        sink: { add: (g) => void sunk.push(g) },
+      }),
+    ).rejects.toThrow("judge unavailable");
+    expect(sunk).toEqual([]);
+    await expect(
+      gatherTrajectoryGroups([[ok(1)]], { afterEach: () => 42 as never }),
+    ).rejects.toThrow(/afterEach returned number; expected a TrajectoryGroup or nothing/);
+  });
+});
+
 describe("progress bar", () => {
   it("formats the bar, the count, the reward mean and any exceptions", () => {
     expect(

@@ -1,0 +1,270 @@
+// The shipper's training side: a job every N logged groups, one job at a
+// time, each group in at most one job. A job's id goes into the spool as soon
+// as the service names it, so a restart follows that job to its end instead
+// of training the same groups again.
+import {
+  type TrainableModel,
+  type TrainConfig,
+  TrainingFailedError,
+  type TrainResult,
+} from "../training/index.js";
+import type { Spool, SpoolEntry, SpoolJob } from "./spool.js";
+import type { Counters, ShipperLogger } from "./stats.js";
+
+export interface TrainerContext {
+  model: Pick<TrainableModel, "train" | "followJob">;
+  spool: Spool | undefined;
+  trainEvery: { groups: number; config?: TrainConfig; pollIntervalMs?: number } | undefined;
+  signal: AbortSignal;
+  logger: ShipperLogger;
+  counters: Counters;
+  /** The shipper's list of groups given up on; failed jobs add theirs. */
+  failed: SpoolEntry[];
+}
+
+// A job this shipper is creating or following.
+interface ActiveJob {
+  /** Spool id of the job file. */
+  id: string;
+  entries: SpoolEntry[];
+  jobId?: string;
+  stepBefore?: number;
+  /** The job file is on disk: a restart follows the job. */
+  saved: boolean;
+  /** train/followJob has answered. */
+  settled: boolean;
+  /** close() reported it as abandoned; nothing more to say about it. */
+  abandoned: boolean;
+}
+
+export class Trainer {
+  readonly #ctx: TrainerContext;
+  readonly #waiting: SpoolEntry[] = [];
+  readonly #resumable: SpoolJob[] = [];
+  #running = false;
+  #loop: Promise<void> = Promise.resolve();
+  #active: ActiveJob | undefined;
+
+  constructor(ctx: TrainerContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Logged groups waiting for the next job. */
+  get awaiting(): number {
+    return this.#waiting.length;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Resolves when no job is being created or followed. */
+  idle(): Promise<void> {
+    return this.#loop;
+  }
+
+  /** A group the service confirmed, to be trained on. */
+  addLogged(entry: SpoolEntry): void {
+    this.#waiting.push(entry);
+    this.kick();
+  }
+
+  /** A job an earlier run left in the spool. */
+  adopt(job: SpoolJob): void {
+    if (job.error === undefined) {
+      this.#resumable.push(job);
+      return;
+    }
+    // It failed before: keep and report its groups, never train them again.
+    const { counters, failed, logger, spool } = this.#ctx;
+    counters.failed += job.entries.length;
+    failed.push(...job.entries);
+    logger.error(
+      `TrajectoryShipper: ${job.entries.length} group(s) of training job ${job.jobId}, which failed (${job.error}), are kept in ${spool?.jobFile(job.id)} and not trained again; failedGroups() lists them.`,
+    );
+  }
+
+  /** Starts the job loop unless it runs already. */
+  kick(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Called by close() after it aborted: reports the job it walked away from. */
+  reportAbandoned(): void {
+    const job = this.#active;
+    if (!job || job.settled) return;
+    job.abandoned = true;
+    this.#ctx.counters.trainingAbandoned += 1;
+    const n = job.entries.length;
+    const spool = this.#ctx.spool;
+    let fate: string;
+    if (job.jobId === undefined) {
+      fate = spool
+        ? `was being created; its groups stay in ${spool.dir} and the next start trains them (twice, if the service did create this job)`
+        : "was being created; its groups are not trained by this shipper";
+    } else if (job.saved) {
+      fate = `${job.jobId} was still running; it stays in ${spool?.jobFile(job.id)} and the next start follows it to its end`;
+    } else {
+      fate = `${job.jobId} was still running; it may finish on the service, but this shipper no longer follows it`;
+    }
+    this.#ctx.logger.error(
+      `TrajectoryShipper: closed while the training job on ${n} group(s) ${fate}.`,
+    );
+  }
+
+  async #run(): Promise<void> {
+    // The flag is cleared in the same turn as the last check, so a group
+    // added right after still finds the loop stopped and starts it again.
+    try {
+      for (;;) {
+        if (this.#ctx.signal.aborted) return;
+        const saved = this.#resumable.shift();
+        if (saved) {
+          await this.#resume(saved);
+          continue;
+        }
+        const every = this.#ctx.trainEvery;
+        if (!every || this.#waiting.length < every.groups) return;
+        await this.#train(this.#waiting.splice(0, every.groups), every.config);
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #train(entries: SpoolEntry[], config: TrainConfig | undefined): Promise<void> {
+    const job = this.#start(this.#ctx.spool?.newId() ?? "", entries);
+    const outcome = this.#ctx.model.train(
+      entries.map((e) => e.group),
+      config,
+      {
+        signal: this.#ctx.signal,
+        pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
+        onJobCreated: async ({ jobId, stepBefore }) => {
+          job.jobId = jobId;
+          job.stepBefore = stepBefore;
+          await this.#save(job);
+        },
+      },
+    );
+    await this.#settle(job, outcome);
+  }
+
+  async #resume(saved: SpoolJob): Promise<void> {
+    const job = this.#start(saved.id, saved.entries);
+    job.jobId = saved.jobId;
+    job.stepBefore = saved.stepBefore;
+    job.saved = true;
+    const outcome = this.#ctx.model.followJob(saved.jobId, {
+      stepBefore: saved.stepBefore,
+      signal: this.#ctx.signal,
+      pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
+    });
+    await this.#settle(job, outcome);
+  }
+
+  #start(id: string, entries: SpoolEntry[]): ActiveJob {
+    const job: ActiveJob = { id, entries, saved: false, settled: false, abandoned: false };
+    this.#active = job;
+    return job;
+  }
+
+  async #save(job: ActiveJob): Promise<void> {
+    const spool = this.#ctx.spool;
+    if (!spool || job.jobId === undefined) return;
+    try {
+      await spool.writeJob(this.#record(job));
+      job.saved = true;
+    } catch (error) {
+      // Following goes on; only a crash before the job ends would repeat it.
+      this.#ctx.logger.warn(
+        `TrajectoryShipper: could not save training job ${job.jobId} in the spool (${(error as Error).message}); if the process dies before it ends, a restart trains its ${job.entries.length} group(s) again.`,
+      );
+    }
+  }
+
+  async #settle(job: ActiveJob, running: Promise<TrainResult>): Promise<void> {
+    const error = await running.then(
+      () => undefined,
+      (e: unknown) => e ?? new Error("unknown error"),
+    );
+    job.settled = true;
+    this.#active = undefined;
+    if (job.abandoned) return;
+    if (error === undefined) return this.#succeeded(job);
+    if (error instanceof TrainingFailedError || job.jobId === undefined) {
+      return this.#failed(job, error as Error);
+    }
+    this.#stopped(job, error as Error);
+  }
+
+  async #succeeded(job: ActiveJob): Promise<void> {
+    const { counters, spool } = this.#ctx;
+    counters.trainingJobs += 1;
+    if (!spool) return;
+    await this.#quietly(async () => {
+      if (job.saved) await spool.removeJob(job.id);
+      else for (const entry of job.entries) await spool.remove(entry.id);
+    });
+    counters.spooled -= job.entries.length;
+  }
+
+  // The job failed, or was never created: its groups are kept and reported.
+  async #failed(job: ActiveJob, error: Error): Promise<void> {
+    const { counters, failed, logger, spool } = this.#ctx;
+    counters.trainingFailed += 1;
+    counters.failed += job.entries.length;
+    failed.push(...job.entries);
+    const n = job.entries.length;
+    if (job.jobId === undefined) {
+      logger.error(
+        `TrajectoryShipper: a training job on ${n} group(s) could not be started (${error.message}); the groups are kept${
+          spool ? " in the spool, trained by the next start," : ""
+        } and listed by failedGroups().`,
+      );
+      return;
+    }
+    logger.error(
+      `TrajectoryShipper: training job ${job.jobId} on ${n} group(s) failed (${error.message}); the groups are kept${
+        job.saved ? ` in ${spool?.jobFile(job.id)}` : ""
+      }, listed by failedGroups(), and not trained again.`,
+    );
+    if (job.saved && spool) {
+      const message = error instanceof TrainingFailedError ? error.serviceMessage : error.message;
+      await this.#quietly(() => spool.writeJob({ ...this.#record(job), error: message }));
+    }
+  }
+
+  // Following stopped before the job ended (polls kept failing, no checkpoint listed in time).
+  #stopped(job: ActiveJob, error: Error): void {
+    this.#ctx.counters.trainingAbandoned += 1;
+    this.#ctx.logger.error(
+      `TrajectoryShipper: stopped following training job ${job.jobId} on ${job.entries.length} group(s) (${error.message}); ${
+        job.saved
+          ? `it stays in ${this.#ctx.spool?.jobFile(job.id)} and the next start follows it again`
+          : "it may finish on the service, but this shipper no longer follows it"
+      }.`,
+    );
+  }
+
+  #record(job: ActiveJob): SpoolJob {
+    return {
+      id: job.id,
+      jobId: job.jobId as string,
+      stepBefore: job.stepBefore ?? 0,
+      entries: job.entries,
+    };
+  }
+
+  async #quietly(update: () => Promise<void>): Promise<void> {
+    try {
+      await update();
+    } catch (error) {
+      this.#ctx.logger.warn(
+        `TrajectoryShipper: the spool could not be updated after a training job (${(error as Error).message}).`,
+      );
+    }
+  }
+}
