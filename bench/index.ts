@@ -7,6 +7,7 @@ import { Recorder } from "../src/recorder/index.js";
 
 const CHUNKS = 200;
 const CALLS = 2000;
+const CHUNK_ROUNDS = 400;
 const json = JSON.stringify({
   id: "c",
   object: "chat.completion",
@@ -48,48 +49,67 @@ const messages = [{ role: "user" as const, content: "hi" }];
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)] ?? 0;
 
-async function calls(client: OpenAI, inRollout: boolean): Promise<number[]> {
-  const times: number[] = [];
+const time = async (fn: () => Promise<unknown>) => {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1000;
+};
+
+/**
+ * Raw and wrapped calls interleaved (alternating which goes first), so both
+ * see the same machine load, JIT state and heap: the gap is the recorder's.
+ */
+async function calls(inRollout: boolean): Promise<{ raw: number[]; rec: number[] }> {
+  const out = { raw: [] as number[], rec: [] as number[] };
+  const rawCall = () => raw.chat.completions.create({ model: "m", messages });
+  const recCall = inRollout
+    ? () => recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages }))
+    : () => wrapped.chat.completions.create({ model: "m", messages });
   for (let i = 0; i < CALLS; i++) {
-    const t0 = process.hrtime.bigint();
-    if (inRollout)
-      await recorder.rollout(() => client.chat.completions.create({ model: "m", messages }));
-    else await client.chat.completions.create({ model: "m", messages });
-    times.push(Number(process.hrtime.bigint() - t0) / 1000);
+    if (i % 2) {
+      out.raw.push(await time(rawCall));
+      out.rec.push(await time(recCall));
+    } else {
+      out.rec.push(await time(recCall));
+      out.raw.push(await time(rawCall));
+    }
   }
-  return times;
+  return out;
 }
 
-async function streams(client: OpenAI, inRollout: boolean) {
-  const total: number[] = [];
-  const first: number[] = [];
-  for (let i = 0; i < 200; i++) {
-    const run = async () => {
-      const t0 = process.hrtime.bigint();
-      const s = await client.chat.completions.create({ model: "m", messages, stream: true });
-      let firstAt = 0n;
-      for await (const _ of s) if (!firstAt) firstAt = process.hrtime.bigint();
-      first.push(Number(firstAt - t0) / 1000);
-      total.push(Number(process.hrtime.bigint() - t0) / 1000);
-    };
-    if (inRollout) await recorder.rollout(run);
-    else await run();
-  }
-  return { total, first };
+interface StreamTimes {
+  total: number[];
+  first: number[];
 }
 
-await calls(raw, false);
-await calls(wrapped, true); // warm-up
-const rawCalls = await calls(raw, false);
-const recCalls = await calls(wrapped, true);
-let inOne: number[] = [];
+async function stream(client: OpenAI, into: StreamTimes): Promise<void> {
+  const t0 = process.hrtime.bigint();
+  const s = await client.chat.completions.create({ model: "m", messages, stream: true });
+  let firstAt = 0n;
+  for await (const _ of s) if (!firstAt) firstAt = process.hrtime.bigint();
+  into.first.push(Number(firstAt - t0) / 1000);
+  into.total.push(Number(process.hrtime.bigint() - t0) / 1000);
+}
+
+/** Raw and recorded streams interleaved, as {@link calls} does. */
+async function streams(rounds: number): Promise<{ raw: StreamTimes; rec: StreamTimes }> {
+  const out = { raw: { total: [], first: [] }, rec: { total: [], first: [] } };
+  const rawRun = () => stream(raw, out.raw);
+  const recRun = () => recorder.rollout(() => stream(wrapped, out.rec));
+  for (let i = 0; i < rounds; i++) {
+    for (const run of i % 2 ? [rawRun, recRun] : [recRun, rawRun]) await run();
+  }
+  return out;
+}
+
+await calls(true); // warm-up
+const own = await calls(true);
+let inOne = { raw: [] as number[], rec: [] as number[] };
 await recorder.rollout(async () => {
-  inOne = await calls(wrapped, false);
+  inOne = await calls(false);
 });
-await streams(raw, false);
-await streams(wrapped, true);
-const rawS = await streams(raw, false);
-const recS = await streams(wrapped, true);
+await streams(100); // warm-up
+const { raw: rawS, rec: recS } = await streams(CHUNK_ROUNDS);
 
 global.gc?.();
 const before = process.memoryUsage().heapUsed;
@@ -103,9 +123,9 @@ const perTrajectory = (process.memoryUsage().heapUsed - before) / kept.length;
 
 const us = (n: number) => `${n.toFixed(2)} µs`;
 console.table({
-  "call + its own rollout p50 (added)": { value: us(pct(recCalls, 0.5) - pct(rawCalls, 0.5)) },
-  "call + its own rollout p99 (added)": { value: us(pct(recCalls, 0.99) - pct(rawCalls, 0.99)) },
-  "call in an open rollout p50 (added)": { value: us(pct(inOne, 0.5) - pct(rawCalls, 0.5)) },
+  "call + its own rollout p50 (added)": { value: us(pct(own.rec, 0.5) - pct(own.raw, 0.5)) },
+  "call + its own rollout p99 (added)": { value: us(pct(own.rec, 0.99) - pct(own.raw, 0.99)) },
+  "call in an open rollout p50 (added)": { value: us(pct(inOne.rec, 0.5) - pct(inOne.raw, 0.5)) },
   "per streamed chunk (added, p50)": {
     value: us((pct(recS.total, 0.5) - pct(rawS.total, 0.5)) / CHUNKS),
   },
@@ -113,6 +133,6 @@ console.table({
   "memory per recorded trajectory": {
     value: `${(perTrajectory / 1024).toFixed(1)} KiB${global.gc ? "" : " (no --expose-gc, rough)"}`,
   },
-  "raw call p50 (reference)": { value: us(pct(rawCalls, 0.5)) },
+  "raw call p50 (reference)": { value: us(pct(own.raw, 0.5)) },
 });
 server.close();

@@ -58,10 +58,15 @@ export class StreamAccumulator {
       }
       if (c.logprobs) {
         a.logprobs ??= { content: null, refusal: null };
-        if (c.logprobs.content)
-          a.logprobs.content = [...(a.logprobs.content ?? []), ...c.logprobs.content];
-        if (c.logprobs.refusal)
-          a.logprobs.refusal = [...(a.logprobs.refusal ?? []), ...c.logprobs.refusal];
+        // Appended in place: copying the whole list per chunk is quadratic.
+        if (c.logprobs.content) {
+          a.logprobs.content ??= [];
+          for (const lp of c.logprobs.content) a.logprobs.content.push(lp);
+        }
+        if (c.logprobs.refusal) {
+          a.logprobs.refusal ??= [];
+          for (const lp of c.logprobs.refusal) a.logprobs.refusal.push(lp);
+        }
       }
       if (c.finish_reason) a.finish = c.finish_reason;
       const ids = (c as unknown as { token_ids?: number[] }).token_ids;

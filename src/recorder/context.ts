@@ -5,7 +5,13 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { CompletionUsage } from "openai/resources/completions";
-import { History, type Trajectory } from "../trajectory/index.js";
+import {
+  History,
+  type MessageOrChoice,
+  type Trajectory,
+  toChatMessage,
+} from "../trajectory/index.js";
+import { copyJson } from "../util/copy-json.js";
 
 /** Options a rollout records with. */
 export interface RolloutOptions {
@@ -98,11 +104,29 @@ function plainMessage(choice: RecordedChoice): RecordedChoice {
   return message as unknown as RecordedChoice;
 }
 
-function isPrefix(prefix: Msg[], full: Msg[]): boolean {
-  if (prefix.length > full.length) return false;
-  for (let i = 0; i < prefix.length; i++)
-    if (!sameMessage(prefix[i] as Msg, full[i] as Msg)) return false;
+/**
+ * Whether the recorded items (messages and Choices) are the start of `full`.
+ * Items are turned into messages one at a time, so a mismatch costs little.
+ */
+function isPrefix(items: readonly MessageOrChoice[], full: Msg[]): boolean {
+  if (items.length > full.length) return false;
+  for (let i = 0; i < items.length; i++)
+    if (!sameMessage(toChatMessage(items[i] as MessageOrChoice) as unknown as Msg, full[i] as Msg))
+      return false;
   return true;
+}
+
+/** How many of the latest additional histories a side conversation may continue. */
+const HISTORY_LOOKBACK = 64;
+
+/** The most recent additional history that `sent` continues, if any. */
+function continuedHistory(histories: History[], sent: Msg[]): History | undefined {
+  const stop = Math.max(0, histories.length - HISTORY_LOOKBACK);
+  for (let i = histories.length - 1; i >= stop; i--) {
+    const h = histories[i] as History;
+    if (isPrefix(h.messages_and_choices, sent)) return h;
+  }
+  return undefined;
 }
 
 /** The rollout state behind {@link ActiveRollout}. */
@@ -145,29 +169,25 @@ export class RolloutState implements ActiveRollout {
     // A cut-off sample is not what the policy would have produced to the end:
     // as a Choice the trainer would learn from it, so it stays a plain message.
     const [first, ...rest] = complete ? call.choices : call.choices.map(plainMessage);
-    const have = t.messages() as unknown as Msg[];
-    if (t.messages_and_choices.length === 0 || isPrefix(have, sent)) {
-      for (const m of sent.slice(have.length))
-        t.messages_and_choices.push(structuredClone(m) as never);
+    if (isPrefix(t.messages_and_choices, sent)) {
+      for (const m of sent.slice(t.messages_and_choices.length))
+        t.messages_and_choices.push(copyJson(m) as never);
       if (first) t.messages_and_choices.push(first as never);
-      if (tools && !t.tools) t.tools = structuredClone(tools) as never;
+      if (tools && !t.tools) t.tools = copyJson(tools) as never;
     } else {
       // A side conversation (a sub-agent, a judge) that continues one recorded
       // earlier extends that history, as the main conversation is extended.
-      const history = t.additional_histories.findLast((h) =>
-        isPrefix(h.messages() as unknown as Msg[], sent),
-      );
+      const history = continuedHistory(t.additional_histories, sent);
       if (history) {
-        const known = history.messages().length;
-        for (const m of sent.slice(known))
-          history.messages_and_choices.push(structuredClone(m) as never);
+        for (const m of sent.slice(history.messages_and_choices.length))
+          history.messages_and_choices.push(copyJson(m) as never);
         if (first) history.messages_and_choices.push(first as never);
-        if (tools && !history.tools) history.tools = structuredClone(tools) as never;
+        if (tools && !history.tools) history.tools = copyJson(tools) as never;
       } else {
         t.additional_histories.push(
           new History({
-            messages_and_choices: [...structuredClone(sent), ...(first ? [first] : [])] as never,
-            tools: tools ? (structuredClone(tools) as never) : null,
+            messages_and_choices: [...copyJson(sent), ...(first ? [first] : [])] as never,
+            tools: tools ? (copyJson(tools) as never) : null,
           }),
         );
       }
@@ -176,8 +196,8 @@ export class RolloutState implements ActiveRollout {
     for (const c of rest) {
       t.additional_histories.push(
         new History({
-          messages_and_choices: [...structuredClone(sent), c] as never,
-          tools: tools ? (structuredClone(tools) as never) : null,
+          messages_and_choices: [...copyJson(sent), c] as never,
+          tools: tools ? (copyJson(tools) as never) : null,
         }),
       );
     }

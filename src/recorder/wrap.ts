@@ -7,14 +7,28 @@ const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
 type Body = Record<string, unknown> & { messages?: unknown[]; stream?: boolean };
 
+/**
+ * The request as it is at call time. Agent loops push to and splice their
+ * `messages` array and reassign message fields, so the array and each message
+ * are copied; nested parts are copied deeply only for the messages a record
+ * keeps (see RolloutState), which keeps this O(messages) and cheap.
+ */
 function snapshot(body: Body): RecordedCompletion["request"] {
-  return structuredClone(body) as RecordedCompletion["request"];
+  const request = { ...body } as RecordedCompletion["request"];
+  if (Array.isArray(body.messages))
+    request.messages = body.messages.map((m) =>
+      m && typeof m === "object" ? { ...(m as object) } : m,
+    ) as RecordedCompletion["request"]["messages"];
+  if (Array.isArray(body.tools)) request.tools = [...(body.tools as [])];
+  return request;
 }
 
 function choicesOf(res: ChatCompletion): RecordedChoice[] {
   const promptIds = (res as unknown as { prompt_token_ids?: number[] }).prompt_token_ids;
   return (res.choices ?? []).map((c) => {
-    const copy = structuredClone(c) as RecordedChoice;
+    // A shallow copy: the caller keeps its own objects, and the logprobs (the
+    // large part, which nobody edits) are shared rather than cloned per token.
+    const copy = { ...c, message: { ...c.message } } as RecordedChoice;
     if (promptIds && !copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
     return copy;
   });
@@ -134,32 +148,40 @@ function teeStream(
     recorded = true;
     done(acc, status, error);
   };
+  const status = (): RecordedCompletion["status"] => {
+    const signal = (stream as { controller?: AbortController }).controller?.signal;
+    return signal?.aborted ? "aborted" : acc.finished() ? "complete" : "incomplete";
+  };
+  // A plain iterator object rather than an async generator: one promise hop
+  // per chunk instead of several, and the chunk reaches the caller unchanged.
   stream.iterator = () => {
     const it = inner();
-    return (async function* () {
-      let ended = false;
-      try {
-        while (true) {
-          const r = await it.next();
-          if (r.done) break;
-          acc.add(r.value);
-          yield r.value;
-        }
-        ended = true;
-        const signal = (stream as { controller?: AbortController }).controller?.signal;
-        finish(signal?.aborted ? "aborted" : acc.finished() ? "complete" : "incomplete");
-      } catch (error) {
-        ended = true;
-        const aborted = (error as { name?: string })?.name?.includes("Abort");
-        finish(aborted ? "aborted" : "error", error);
-        throw error;
-      } finally {
-        if (!ended) {
-          await it.return?.();
-          finish("incomplete");
-        }
-      }
-    })();
+    const iterator: AsyncIterator<ChatCompletionChunk> & AsyncIterable<ChatCompletionChunk> = {
+      next: () =>
+        it.next().then(
+          (r) => {
+            if (r.done) finish(status());
+            else acc.add(r.value);
+            return r;
+          },
+          (error: unknown) => {
+            const aborted = (error as { name?: string })?.name?.includes("Abort");
+            finish(aborted ? "aborted" : "error", error);
+            throw error;
+          },
+        ),
+      // An early break: let the SDK end its stream (it aborts the request),
+      // then record what was read.
+      return: async (value?: unknown) => {
+        const r = (await it.return?.(value)) ?? { done: true as const, value: undefined };
+        finish("incomplete");
+        return r;
+      },
+      [Symbol.asyncIterator]() {
+        return iterator;
+      },
+    };
+    return iterator;
   };
 }
 

@@ -15,6 +15,7 @@ export {
   type MessageOrChoice,
   type MessageParam,
   type ToolParam,
+  toChatMessage,
   toChatMessages,
 } from "./messages.js";
 export {

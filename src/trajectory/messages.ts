@@ -45,17 +45,26 @@ export function isChoice(item: MessageOrChoice): item is ChoiceLike {
  * toChatMessages(t.messages_and_choices); // ready for an SFT line or a judge
  */
 export function toChatMessages(items: readonly MessageOrChoice[]): MessageParam[] {
-  return items.map((item) => {
-    if (isChoice(item)) {
-      const { content, tool_calls } = item.message;
-      const message: MessageParam & { tool_calls?: unknown[] } = {
-        role: "assistant",
-        content: content ?? "",
-      };
-      if (tool_calls && tool_calls.length > 0) message.tool_calls = [...tool_calls];
-      return message;
-    }
-    if (item.content === null || item.content === undefined) return { ...item, content: "" };
-    return item;
-  });
+  return items.map(toChatMessage);
+}
+
+/**
+ * One element of `messages_and_choices` as a plain chat message (see
+ * {@link toChatMessages}).
+ *
+ * @example
+ * toChatMessage(choice); // { role: "assistant", content: "Paris" }
+ */
+export function toChatMessage(item: MessageOrChoice): MessageParam {
+  if (isChoice(item)) {
+    const { content, tool_calls } = item.message;
+    const message: MessageParam & { tool_calls?: unknown[] } = {
+      role: "assistant",
+      content: content ?? "",
+    };
+    if (tool_calls && tool_calls.length > 0) message.tool_calls = [...tool_calls];
+    return message;
+  }
+  if (item.content === null || item.content === undefined) return { ...item, content: "" };
+  return item;
 }

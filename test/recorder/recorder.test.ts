@@ -178,6 +178,21 @@ describe("Recorder", () => {
     ]);
   });
 
+  it("records the request as it was at call time, whatever the agent loop does to it afterwards", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const t = await recorder.rollout(async () => {
+      const messages: Array<{ role: "user"; content: string }> = [user("m1")];
+      await openai.chat.completions.create({ model: "m", messages });
+      // Agent loops reuse and edit their messages array between calls.
+      messages.push(user("pushed later"));
+      messages[0]!.content = "edited later";
+    });
+    expect(t.messages_and_choices).toHaveLength(2);
+    expect(t.messages_and_choices[0]).toEqual({ role: "user", content: "m1" });
+    expect(t.messages()[1]?.content).toBe("echo m1");
+  });
+
   it("passes calls outside a rollout through untouched and does not record twice when wrapped twice", async () => {
     const recorder = new Recorder();
     const client = new OpenAI({ apiKey: "k", baseURL });
