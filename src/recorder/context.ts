@@ -17,7 +17,10 @@ import { copyJson } from "../util/copy-json.js";
 export interface RolloutOptions {
   /** Ask for `logprobs: true` on every call inside the rollout. Default `true`. */
   logprobs: boolean;
-  /** Ask for `return_token_ids: true` on every call inside the rollout. Default `true`. */
+  /**
+   * Ask for `return_token_ids: true` and `return_tokens_as_token_ids: true` on
+   * every call inside the rollout, as ART does. Default `true`.
+   */
   tokenIds: boolean;
   /** Put message content on telemetry spans. Default `false`. */
   recordContent?: boolean;

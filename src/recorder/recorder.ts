@@ -14,7 +14,11 @@ import { wrapClient } from "./wrap.js";
 export interface RecorderOptions {
   /** Ask for logprobs inside rollouts. Default `true`. */
   logprobs?: boolean;
-  /** Ask for `return_token_ids` inside rollouts. Default `true`. */
+  /**
+   * Ask for the engine's token ids inside rollouts (`return_token_ids` and
+   * `return_tokens_as_token_ids`, vLLM extensions the Training Service accepts;
+   * turn off for servers that reject unknown parameters). Default `true`.
+   */
   tokenIds?: boolean;
   /** Put message content on telemetry spans. Default `false`. */
   recordContent?: boolean;

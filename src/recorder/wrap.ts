@@ -51,8 +51,12 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
       return original.apply(this ?? target, args);
     const body: Body = { ...body0 };
     if (rollout.options.logprobs && body.logprobs === undefined) body.logprobs = true;
-    if (rollout.options.tokenIds && body.return_token_ids === undefined)
-      body.return_token_ids = true;
+    if (rollout.options.tokenIds) {
+      // As ART's own client does: the engine's token ids on the response, and
+      // logprob tokens spelled "token_id:N" so they map to ids without a tokenizer.
+      if (body.return_token_ids === undefined) body.return_token_ids = true;
+      if (body.return_tokens_as_token_ids === undefined) body.return_tokens_as_token_ids = true;
+    }
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;
     const span = startChatSpan(request, content, server);

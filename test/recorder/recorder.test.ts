@@ -139,7 +139,11 @@ describe("Recorder", () => {
       },
       { metadata: { scenario: 3 } },
     );
-    expect(bodies.at(-1)).toMatchObject({ logprobs: true, return_token_ids: true });
+    expect(bodies.at(-1)).toMatchObject({
+      logprobs: true,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+    });
     expect(bodies.at(-1)?.top_logprobs).toBeUndefined();
     expect(t.metadata.scenario).toBe(3);
     expect(t.messages_and_choices).toHaveLength(2);

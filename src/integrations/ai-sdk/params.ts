@@ -49,7 +49,10 @@ function recordingOptions(
   const ownWarnings: string[] = [];
   const wants: Record<string, boolean> = {};
   if (rollout.options.logprobs) wants.logprobs = true;
-  if (rollout.options.tokenIds) wants.return_token_ids = true;
+  if (rollout.options.tokenIds) {
+    wants.return_token_ids = true;
+    wants.return_tokens_as_token_ids = true;
+  }
   if (Object.keys(wants).length === 0) return { providerOptions: options, ownWarnings };
   const name = provider.split(".")[0] as string;
   // openai-compatible warns when options come under a non-camelCase name, and

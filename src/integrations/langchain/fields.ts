@@ -1,7 +1,7 @@
 /** Options of {@link chatOpenAIFields}. */
 export interface ChatOpenAIFieldsOptions {
   /**
-   * Ask for token ids (`return_token_ids`, a vLLM extension the Training
+   * Ask for token ids (`return_token_ids` and `return_tokens_as_token_ids`, vLLM extensions the Training
    * Service and the emulator accept) and keep ChatOpenAI's raw response, the
    * only place token ids survive. Turn off for servers that reject unknown
    * parameters, such as api.openai.com. Default `true`.
@@ -35,7 +35,7 @@ export function chatOpenAIFields<T extends object = Record<never, never>>(
   return {
     ...fields,
     logprobs: true,
-    modelKwargs: { return_token_ids: true, ...modelKwargs },
+    modelKwargs: { return_token_ids: true, return_tokens_as_token_ids: true, ...modelKwargs },
     __includeRawResponse: true,
   };
 }
