@@ -12,6 +12,7 @@ import {
   toChatMessage,
 } from "../trajectory/index.js";
 import { copyJson } from "../util/copy-json.js";
+import { traceCompletion } from "./spans.js";
 
 /** Options a rollout records with. */
 export interface RolloutOptions {
@@ -45,6 +46,13 @@ export interface RecordedCompletion {
   status?: "complete" | "incomplete" | "aborted" | "error";
   error?: unknown;
   streamed?: boolean;
+  /**
+   * When the call started (ms since the epoch). Framework plugins set it: the
+   * rollout then emits the call's GenAI `chat` span from this time to now.
+   */
+  startTime?: number;
+  /** The call already has its span (the wrapped client traces its own calls). */
+  traced?: boolean;
 }
 
 /** The rollout running in the current async context. */
@@ -156,6 +164,7 @@ export class RolloutState implements ActiveRollout {
   }
 
   recordCompletion(call: RecordedCompletion): void {
+    if (!call.traced) traceCompletion(call, this.options.recordContent === true);
     this.calls.push(call);
     this.#pendingTools = [];
     const t = this.trajectory;

@@ -35,9 +35,11 @@ export function startChatSpan(
   request: RecordedCompletion["request"],
   content: boolean,
   server?: ServerAddress,
+  startTime?: number,
 ): Span {
   const span = tracer().startSpan(`chat ${request.model ?? ""}`.trim(), {
     kind: SpanKind.CLIENT,
+    ...(startTime !== undefined ? { startTime } : {}),
     attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai" },
   });
   if (request.model) span.setAttribute("gen_ai.request.model", request.model);
@@ -78,4 +80,13 @@ export function endChatSpan(span: Span, call: RecordedCompletion, content: boole
     span.setAttribute("error.type", e instanceof Error ? e.constructor.name : call.status);
   }
   span.end();
+}
+
+/**
+ * The chat span of a call recorded after the fact (by a framework plugin):
+ * from `call.startTime` (or now) until now, with the same attributes as a
+ * call made through the wrapped client.
+ */
+export function traceCompletion(call: RecordedCompletion, content: boolean): void {
+  endChatSpan(startChatSpan(call.request, content, undefined, call.startTime), call, content);
 }

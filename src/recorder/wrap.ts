@@ -64,7 +64,7 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
       recorded = true;
-      rollout.recordCompletion(call);
+      rollout.recordCompletion({ ...call, traced: true });
       endChatSpan(span, call, content);
     };
     const fail = (error: unknown) =>

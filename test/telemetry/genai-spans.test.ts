@@ -16,7 +16,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import OpenAI from "openai";
-import { Recorder } from "trajectory-recorder";
+import { currentRollout, Recorder } from "trajectory-recorder";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
 /** A tiny AsyncLocalStorage context manager (context-async-hooks is not installed). */
@@ -106,6 +106,7 @@ it("emits a rollout span with the reward and a nested GenAI chat span; content o
   const spans = exporter.getFinishedSpans();
   const rollout = spans.find((s) => s.name === "rollout")!;
   const chat = spans.find((s) => s.name === "chat m1")!;
+  expect(spans.filter((s) => s.name.startsWith("chat"))).toHaveLength(1);
   expect(chat.parentSpanContext?.spanId).toBe(rollout.spanContext().spanId);
   expect(chat.kind).toBe(SpanKind.CLIENT);
   const port = Number(new URL(baseURL).port);
@@ -144,4 +145,41 @@ it("emits a rollout span with the reward and a nested GenAI chat span; content o
   expect(failedChat.attributes["gen_ai.request.choice.count"]).toBe(2);
   expect(String(failedChat.attributes["gen_ai.input.messages"])).toContain("fail");
   expect(failed.find((s) => s.name === "rollout")!.status.code).toBe(SpanStatusCode.ERROR);
+});
+
+it("gives a call that a framework plugin records the same chat span, from the call's start time", async () => {
+  exporter.reset();
+  const startTime = Date.now() - 250;
+  await new Recorder().rollout(async () => {
+    currentRollout()!.recordCompletion({
+      request: { model: "m2", messages: [{ role: "user", content: "hi" }], temperature: 0.2 },
+      choices: [
+        {
+          index: 0,
+          finish_reason: "stop",
+          logprobs: null,
+          message: { role: "assistant", content: "ok", refusal: null },
+        },
+      ],
+      response: { id: "cmpl-p", model: "served", usage: undefined },
+      status: "complete",
+      startTime,
+    });
+  });
+  const spans = exporter.getFinishedSpans();
+  const rollout = spans.find((s) => s.name === "rollout")!;
+  const chats = spans.filter((s) => s.name === "chat m2");
+  expect(chats).toHaveLength(1);
+  const chat = chats[0]!;
+  expect(chat.parentSpanContext?.spanId).toBe(rollout.spanContext().spanId);
+  expect(chat.kind).toBe(SpanKind.CLIENT);
+  expect(chat.attributes).toMatchObject({
+    "gen_ai.operation.name": "chat",
+    "gen_ai.request.model": "m2",
+    "gen_ai.request.temperature": 0.2,
+    "gen_ai.response.id": "cmpl-p",
+    "gen_ai.response.finish_reasons": ["stop"],
+  });
+  const startedMs = chat.startTime[0] * 1000 + chat.startTime[1] / 1e6;
+  expect(Math.abs(startedMs - startTime)).toBeLessThan(5);
 });

@@ -32,6 +32,7 @@ export async function recordGenerate(
   state: CallState,
 ): Promise<LanguageModelV4GenerateResult> {
   const { rollout } = state;
+  const startTime = Date.now();
   let result: LanguageModelV4GenerateResult;
   try {
     result = await doGenerate();
@@ -41,6 +42,7 @@ export async function recordGenerate(
       choices: [],
       status: "error",
       error,
+      startTime,
     });
     throw error;
   }
@@ -53,11 +55,13 @@ export async function recordGenerate(
       choices: choicesOf(body),
       response: responseOf(body),
       status: "complete",
+      startTime,
     });
   } else {
-    rollout.recordCompletion(
-      neutralCall(result, wire ?? requestFromParams(params, model.modelId), model.modelId),
-    );
+    rollout.recordCompletion({
+      ...neutralCall(result, wire ?? requestFromParams(params, model.modelId), model.modelId),
+      startTime,
+    });
   }
   const warnings = callerWarnings(result.warnings, state);
   return warnings === result.warnings ? result : { ...result, warnings: warnings ?? [] };

@@ -72,7 +72,8 @@ export function recorderMiddleware(
     async wrapStream({ doStream, params, model }) {
       const state = callState(params);
       if (!state) return doStream();
-      return recordStream(await doStream(), params, model as Model, state);
+      const startTime = Date.now();
+      return recordStream(await doStream(), params, model as Model, state, startTime);
     },
   };
 }

@@ -72,6 +72,7 @@ export function recordStream(
   params: LanguageModelV4CallOptions,
   model: Model,
   state: CallState,
+  startTime = Date.now(),
 ): LanguageModelV4StreamResult {
   const { rollout } = state;
   const wire = chatRequest(result.request?.body);
@@ -93,6 +94,7 @@ export function recordStream(
       status,
       ...(error !== undefined ? { error } : {}),
       streamed: true,
+      startTime,
     });
   };
   const reader = result.stream.getReader();

@@ -31,6 +31,8 @@ interface ModelRun extends Run {
   wire: StreamAccumulator;
   streamed: boolean;
   allWire: boolean;
+  /** When the model call started, for its chat span. */
+  startTime: number;
 }
 
 interface ToolRun extends Run {
@@ -148,6 +150,7 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
         wire: new StreamAccumulator(),
         streamed: false,
         allWire: true,
+        startTime: Date.now(),
       };
     });
   }
@@ -234,7 +237,7 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
 
   #record(run: ModelRun, call: RecordedCompletion): void {
     const { rollout } = run;
-    rollout.recordCompletion(call);
+    rollout.recordCompletion({ startTime: run.startTime, ...call });
     const id = call.response?.id ?? "";
     if (run.responsesApi)
       rollout.log(
