@@ -64,6 +64,8 @@ export interface ActiveRollout {
   /** Appends a tool message to the conversation unless the next request already carries it. */
   recordToolResult(result: { tool_call_id: string; content: string; name?: string }): void;
   log(message: string): void;
+  /** Appends `message` to the trajectory's logs unless this rollout already logged it. */
+  logOnce(message: string): void;
 }
 
 // One store per process, shared through a global symbol: the CommonJS builds of
@@ -154,6 +156,13 @@ export class RolloutState implements ActiveRollout {
   }
 
   log(message: string): void {
+    this.trajectory.log(message);
+  }
+
+  #logged = new Set<string>();
+  logOnce(message: string): void {
+    if (this.#logged.has(message)) return;
+    this.#logged.add(message);
     this.trajectory.log(message);
   }
 

@@ -73,3 +73,16 @@ it("gatherTrajectoryGroups ships every finished group to options.shipper", async
   expect(shipped).toEqual(groups);
   expect(shipped[0]!.trajectories.map((t) => t.reward)).toEqual([1, 0]);
 });
+
+it("logOnce logs a message once per rollout, and again in the next rollout", async () => {
+  const recorder = new Recorder();
+  const twice = () => {
+    currentRollout()!.logOnce("no logprobs here");
+    currentRollout()!.logOnce("no logprobs here");
+    currentRollout()!.logOnce("another note");
+  };
+  const a = await recorder.rollout(twice);
+  const b = await recorder.rollout(twice);
+  expect(a.logs).toEqual(["no logprobs here", "another note"]);
+  expect(b.logs).toEqual(["no logprobs here", "another note"]);
+});

@@ -2,19 +2,6 @@
 // not once per call.
 import type { ActiveRollout, RecordedCompletion } from "../../recorder/index.js";
 
-const said = new WeakMap<ActiveRollout, Set<string>>();
-
-function sayOnce(rollout: ActiveRollout, message: string): void {
-  let seen = said.get(rollout);
-  if (!seen) {
-    seen = new Set();
-    said.set(rollout, seen);
-  }
-  if (seen.has(message)) return;
-  seen.add(message);
-  rollout.log(message);
-}
-
 /** The model as AI SDK names it, e.g. `openai.chat/gpt-4.1`. */
 export function modelName(model: { provider: string; modelId: string }): string {
   return `${model.provider}/${model.modelId}`;
@@ -30,27 +17,23 @@ export function noteGaps(
   const name = modelName(model);
   if (!wire) {
     if (rollout.options.logprobs || rollout.options.tokenIds)
-      sayOnce(
-        rollout,
+      rollout.logOnce(
         `ai-sdk: ${name} does not use the Chat Completions API, so its calls are recorded without logprobs or token ids; use a chat model such as openai.chat(id) or createOpenAICompatible(...)(id).`,
       );
     return;
   }
   if (!gotRaw) {
-    sayOnce(
-      rollout,
+    rollout.logOnce(
       `ai-sdk: ${name} did not hand back its raw response (body or chunks), so its calls are recorded without logprobs or token ids.`,
     );
     return;
   }
   if (rollout.options.logprobs && wire.logprobs !== true)
-    sayOnce(
-      rollout,
+    rollout.logOnce(
       `ai-sdk: ${name} did not send logprobs: true (the provider drops it, e.g. for reasoning models), so its calls are recorded without logprobs.`,
     );
   if (rollout.options.tokenIds && wire.return_token_ids === undefined)
-    sayOnce(
-      rollout,
+    rollout.logOnce(
       `ai-sdk: ${name} does not forward return_token_ids (@ai-sdk/openai validates its provider options and drops unknown keys), so token ids are not recorded; createOpenAICompatible forwards it.`,
     );
 }

@@ -1,9 +1,6 @@
 import { type Model, OpenAIChatCompletionsModel, OpenAIResponsesModel } from "@openai/agents";
 import type { ActiveRollout } from "../../recorder/index.js";
 
-// Which agents were already reported in a rollout: one log line each is enough.
-const reported = new WeakMap<ActiveRollout, WeakSet<object>>();
-
 /** Why the calls of `model` will lack logprobs, or undefined when it records them. */
 export function missingLogprobsReason(model: unknown): string | undefined {
   if (!model || typeof model !== "object") return undefined; // a name: the runner's provider decides
@@ -27,14 +24,7 @@ export function reportModel(
   const model = agent.model || runnerModel;
   const why = missingLogprobsReason(model);
   if (!why) return;
-  let agents = reported.get(rollout);
-  if (!agents) {
-    agents = new WeakSet();
-    reported.set(rollout, agents);
-  }
-  if (agents.has(agent)) return;
-  agents.add(agent);
-  rollout.log(
+  rollout.logOnce(
     `logprobs missing: agent "${agent.name ?? "?"}" ${why}; ` +
       "use recordingModelProvider() or an OpenAIChatCompletionsModel over a recorded client (Chat Completions mode).",
   );
