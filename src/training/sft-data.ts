@@ -11,7 +11,12 @@ export type SftExample =
 const LineSchema = z.looseObject({
   messages: z
     .array(z.looseObject({ role: z.string() }))
-    .min(1, { error: "expected at least one message" }),
+    .min(1, { error: "expected at least one message" })
+    // Only assistant tokens carry the loss, and ART's trainer requires the
+    // last message to be the assistant's.
+    .refine((messages) => messages.at(-1)?.role === "assistant", {
+      error: "expected the last message to be an assistant message",
+    }),
   tools: z.array(z.unknown()).optional(),
 });
 

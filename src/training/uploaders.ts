@@ -82,6 +82,15 @@ export class PresignedUrlUploader implements ArtifactUploader {
     const doFetch = this.#options.fetch ?? fetch;
     const attempts = this.#options.maxAttempts ?? 3;
     const where = new URL(target.uploadUrl);
+    // The URL carries a credential: never send it in clear text off this machine.
+    if (
+      where.protocol !== "https:" &&
+      !(where.protocol === "http:" && isLoopback(where.hostname))
+    ) {
+      throw new TypeError(
+        `PresignedUrlUploader: expected an https:// upload URL (http:// only on loopback), got ${where.protocol}//${where.host}.`,
+      );
+    }
     const readUrl = target.url ?? `${where.origin}${where.pathname}`;
     for (let attempt = 0; ; attempt++) {
       let failure: string;
@@ -111,4 +120,8 @@ export class PresignedUrlUploader implements ArtifactUploader {
       await abortableSleep(retryDelay(attempt, { headers, initialDelayMs: 200 }), options.signal);
     }
   }
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || hostname.startsWith("127.");
 }

@@ -279,6 +279,18 @@ it("retries a pre-signed PUT on 503 and never shows the signature in errors", as
   expect(puts).toBe(2);
   expect(err.message).toBe(`Uploading f.jsonl to http://127.0.0.1:${port}/b/f.jsonl answered 403.`);
   expect(err.message).not.toContain("topsecret");
+
+  // Off this machine, only https: the pre-signed query string is a credential.
+  const plain = new PresignedUrlUploader({
+    presign: () => ({ uploadUrl: "http://storage.example.com/b/f.jsonl?sig=topsecret" }),
+  });
+  const refused = await plain
+    .upload({ name: "f.jsonl", data: "x", contentType: "text/plain" })
+    .catch((e) => e);
+  expect(refused).toBeInstanceOf(TypeError);
+  expect(refused.message).toBe(
+    "PresignedUrlUploader: expected an https:// upload URL (http:// only on loopback), got http://storage.example.com.",
+  );
 });
 
 it("walks every checkpoint page and deletes all but the latest and every step tied for the best", async () => {

@@ -77,8 +77,12 @@ it("writes one {messages, tools?} line per trajectory, tools only when there are
 });
 
 it("checks JSONL given as text line by line, naming the bad line", () => {
-  expect(toSftJsonl('{"messages":[{"role":"user","content":"x"}]}\n\n').lines).toBe(1);
-  expect(() => toSftJsonl('{"messages":[{"role":"user"}]}\nnope')).toThrow(/line 2: expected JSON/);
+  const ok = '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}';
+  expect(toSftJsonl(`${ok}\n\n`).lines).toBe(1);
+  expect(() => toSftJsonl(`${ok}\nnope`)).toThrow(/line 2: expected JSON/);
+  expect(() => toSftJsonl('{"messages":[{"role":"user","content":"x"}]}')).toThrow(
+    /line 1\.messages: expected the last message to be an assistant message/,
+  );
   expect(() => toSftJsonl('{"messages":[]}')).toThrow(
     /line 1\.messages: expected at least one message/,
   );
