@@ -117,8 +117,12 @@ export async function followTrainingJob(
       }
       failures = 0;
     } catch (error) {
+      // An abort ends following with the signal's reason, whether it came
+      // between polls or cut a poll short (the client then throws its own
+      // APIUserAbortError): the caller sees the same error either way.
+      if (options.signal?.aborted && !(error instanceof TrainingFailedError))
+        throw options.signal.reason;
       if (error instanceof TrainingFailedError || !isRetryableError(error)) throw error;
-      if (options.signal?.aborted) throw options.signal.reason;
       failures += 1;
       if (failures > maxFailures) throw error;
       const headers = (error as { headers?: Headers }).headers;

@@ -147,3 +147,26 @@ it("stops following when the signal aborts", async () => {
   await new Promise((r) => setTimeout(r, 40));
   expect(queries.length).toBe(polls);
 });
+
+it("ends with the signal's reason also when the abort cuts a poll short", async () => {
+  let held = 0;
+  server = http.createServer(() => {
+    held += 1; // never answered: the poll is in flight when the signal aborts
+  });
+  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  const client = new TrainingClient({
+    apiKey: "k",
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    maxRetries: 0,
+  });
+  const controller = new AbortController();
+  const following = followTrainingJob(client, JOB_1, {
+    pollIntervalMs: 1,
+    signal: controller.signal,
+  });
+  while (held === 0) await new Promise((r) => setTimeout(r, 5));
+  controller.abort(new Error("user stopped"));
+  await expect(following).rejects.toThrow("user stopped");
+  server.closeAllConnections();
+});
