@@ -37,8 +37,9 @@ export async function waitForCheckpoint(
       failures = 0;
       lastError = undefined;
     } catch (error) {
-      if (!isRetryableError(error)) throw error;
+      // The signal's reason, also when the abort cut a poll short.
       if (options.signal?.aborted) throw options.signal.reason;
+      if (!isRetryableError(error)) throw error;
       lastError = error;
       const headers = (error as { headers?: Headers }).headers;
       wait = retryDelay(failures, { ...options.backoff, headers });
