@@ -1,4 +1,5 @@
 import {
+  APIUserAbortError,
   CheckpointTimeoutError,
   TrainableModel,
   TrainingClient,
@@ -7,6 +8,7 @@ import {
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { waitForCheckpoint } from "../../src/training/checkpoint-wait.js";
 import { type FaultProxy, startFaultProxy } from "../e2e/fault-proxy.js";
 
 let emu: Emulator;
@@ -92,4 +94,17 @@ it("follows a job by id with followJob, as train does, after the caller saved it
   expect(types.at(-1)).toBe("training_ended");
   const posts = proxy.seen.filter((r) => r.method === "POST" && r.path.endsWith("/training-jobs"));
   expect(posts).toHaveLength(1);
+});
+
+it("ends the wait with the signal's reason when an abort cuts a checkpoint poll short", async () => {
+  const controller = new AbortController();
+  const wait = waitForCheckpoint(
+    async () => {
+      controller.abort(new Error("user stopped"));
+      // What the client throws for a request the caller's signal cut short.
+      throw new APIUserAbortError({ method: "GET", path: "/v1/preview/models/x/checkpoints" });
+    },
+    { jobId: "j", stepBefore: 0, timeoutMs: 1_000, pollIntervalMs: 1, signal: controller.signal },
+  );
+  await expect(wait).rejects.toThrow("user stopped");
 });
