@@ -1,10 +1,11 @@
+import { copyJson } from "../util/copy-json.js";
 import {
   type ExceptionWire,
   type TrajectoryGroupWire,
   TrajectoryGroupWireSchema,
 } from "../wire/index.js";
 import { exceptionToWire } from "./exception.js";
-import { cloneJson, extraKeys, parseWire } from "./parse.js";
+import { extraKeys, parseWire } from "./parse.js";
 import { type MetricValue, Trajectory } from "./trajectory.js";
 
 const KNOWN = ["trajectories", "exceptions", "metadata", "metrics", "logs"] as const;
@@ -83,11 +84,11 @@ export class TrajectoryGroup {
   toJSON(): TrajectoryGroupWire {
     return {
       trajectories: this.trajectories.map((t) => t.toJSON()),
-      exceptions: cloneJson(this.exceptions),
-      metadata: cloneJson(this.metadata),
+      exceptions: copyJson(this.exceptions),
+      metadata: copyJson(this.metadata),
       metrics: { ...this.metrics },
       logs: [...this.logs],
-      ...cloneJson(this.#extra),
+      ...copyJson(this.#extra),
     } as TrajectoryGroupWire;
   }
 
@@ -105,13 +106,13 @@ export class TrajectoryGroup {
     const group = new TrajectoryGroup(
       rawTrajectories.map((t, i) => Trajectory.fromValid(t, parsed.trajectories[i] as never)),
       {
-        exceptions: cloneJson((raw.exceptions ?? []) as ExceptionWire[]),
-        metadata: cloneJson(raw.metadata ?? {}) as Record<string, unknown>,
+        exceptions: copyJson((raw.exceptions ?? []) as ExceptionWire[]),
+        metadata: copyJson(raw.metadata ?? {}) as Record<string, unknown>,
         metrics: { ...parsed.metrics },
         logs: [...parsed.logs],
       },
     );
-    group.#extra = cloneJson(extraKeys(raw, KNOWN));
+    group.#extra = copyJson(extraKeys(raw, KNOWN));
     return group;
   }
 }

@@ -1,7 +1,8 @@
+import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
-import { toChatMessages } from "./messages.js";
-import { cloneJson, extraKeys, parseWire } from "./parse.js";
+import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
+import { extraKeys, parseWire } from "./parse.js";
 
 const KNOWN = ["messages_and_choices", "tools"] as const;
 
@@ -36,9 +37,9 @@ export class History {
   /** ART's wire JSON: `{ messages_and_choices, tools }` plus any unknown keys read in. */
   toJSON(): HistoryWire {
     return {
-      messages_and_choices: cloneJson(this.messages_and_choices),
-      tools: cloneJson(this.tools),
-      ...cloneJson(this.#extra),
+      messages_and_choices: messagesAndChoicesToJson(this.messages_and_choices),
+      tools: copyJson(this.tools),
+      ...copyJson(this.#extra),
     } as HistoryWire;
   }
 
@@ -54,10 +55,10 @@ export class History {
   /** @internal Builds from input already validated, keeping it verbatim. */
   static fromValid(raw: Record<string, unknown>): History {
     const h = new History({
-      messages_and_choices: cloneJson(raw.messages_and_choices as MessageOrChoice[]),
-      tools: cloneJson((raw.tools as ToolParam[] | null | undefined) ?? null),
+      messages_and_choices: copyJson(raw.messages_and_choices as MessageOrChoice[]),
+      tools: copyJson((raw.tools as ToolParam[] | null | undefined) ?? null),
     });
-    h.#extra = cloneJson(extraKeys(raw, KNOWN));
+    h.#extra = copyJson(extraKeys(raw, KNOWN));
     return h;
   }
 }

@@ -1,4 +1,6 @@
 // The trajectory data model and its ART wire JSON, groups, and gathering.
+
+export { choiceToJson } from "./choice-json.js";
 export { TooManyExceptionsError, TrajectoryValidationError } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
 export { type GatherGroupInput, type GatherOptions, gatherTrajectoryGroups } from "./gather.js";
@@ -14,6 +16,7 @@ export {
   isChoice,
   type MessageOrChoice,
   type MessageParam,
+  messagesAndChoicesToJson,
   type ToolParam,
   toChatMessage,
   toChatMessages,

@@ -1,3 +1,6 @@
+import { copyJson } from "../util/copy-json.js";
+import { choiceToJson } from "./choice-json.js";
+
 // In-memory shapes of `messages_and_choices`. They are structural on purpose,
 // so that the `openai` SDK's own message params and `Choice` objects (of any
 // major version) can be pushed in as they are.
@@ -67,4 +70,12 @@ export function toChatMessage(item: MessageOrChoice): MessageParam {
   }
   if (item.content === null || item.content === undefined) return { ...item, content: "" };
   return item;
+}
+
+/**
+ * `messages_and_choices` as ART's JSON: messages copied as they are, Choices
+ * written as openai-python dumps them (see {@link choiceToJson}).
+ */
+export function messagesAndChoicesToJson(items: readonly MessageOrChoice[]): unknown[] {
+  return items.map((item) => (isChoice(item) ? choiceToJson(item) : copyJson(item)));
 }

@@ -21,8 +21,3 @@ export function extraKeys(
   for (const [k, v] of Object.entries(obj)) if (!known.includes(k)) extra[k] = v;
   return extra;
 }
-
-/** A deep copy of plain JSON data. */
-export function cloneJson<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
-}

@@ -1,8 +1,9 @@
+import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
 import { History } from "./history.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
-import { toChatMessages } from "./messages.js";
-import { cloneJson, extraKeys, parseWire } from "./parse.js";
+import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
+import { extraKeys, parseWire } from "./parse.js";
 
 // `start_time` is left out on purpose: ART never dumps it, so it is only
 // written back when it came in (kept with the unknown keys).
@@ -99,16 +100,16 @@ export class Trajectory {
   /** ART's `model_dump(mode="json")`: every field in ART's order, then any unknown keys read in. */
   toJSON(): TrajectoryWire {
     return {
-      messages_and_choices: cloneJson(this.messages_and_choices),
-      tools: cloneJson(this.tools),
+      messages_and_choices: messagesAndChoicesToJson(this.messages_and_choices),
+      tools: copyJson(this.tools),
       additional_histories: this.additional_histories.map((h) => h.toJSON()),
       reward: this.reward,
       initial_policy_version: this.initial_policy_version,
       final_policy_version: this.final_policy_version,
       metrics: { ...this.metrics },
-      metadata: cloneJson(this.metadata),
+      metadata: copyJson(this.metadata),
       logs: [...this.logs],
-      ...cloneJson(this.#extra),
+      ...copyJson(this.#extra),
     } as TrajectoryWire;
   }
 
@@ -129,18 +130,18 @@ export class Trajectory {
   static fromValid(raw: Record<string, unknown>, parsed: TrajectoryWire): Trajectory {
     const rawHistories = (raw.additional_histories ?? []) as Record<string, unknown>[];
     const t = new Trajectory({
-      messages_and_choices: cloneJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
-      tools: cloneJson((raw.tools ?? null) as ToolParam[] | null),
+      messages_and_choices: copyJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
+      tools: copyJson((raw.tools ?? null) as ToolParam[] | null),
       additional_histories: rawHistories.map((h) => History.fromValid(h)),
       reward: parsed.reward,
       initial_policy_version: parsed.initial_policy_version,
       final_policy_version: parsed.final_policy_version,
       metrics: { ...parsed.metrics },
-      metadata: cloneJson(raw.metadata ?? {}) as Record<string, unknown>,
+      metadata: copyJson(raw.metadata ?? {}) as Record<string, unknown>,
       logs: [...parsed.logs],
       start_time: parsed.start_time ? parsePythonDatetime(parsed.start_time) : undefined,
     });
-    t.#extra = cloneJson(extraKeys(raw, KNOWN));
+    t.#extra = copyJson(extraKeys(raw, KNOWN));
     return t;
   }
 }

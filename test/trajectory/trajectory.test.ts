@@ -74,6 +74,37 @@ describe("Trajectory wire JSON", () => {
     expect(out.future_field).toEqual({ kept: true });
   });
 
+  it("dumps a recorded Choice as ART does: openai-python's field order, optional fields as null, extras after", () => {
+    const art = JSON.parse(fixture("trajectory-tool-calling.json"));
+    const dumped = art.messages_and_choices.filter((m: object) => "message" in m);
+    // The same Choices as a server or the JS SDK hands them over: other key
+    // order, unset optional fields missing.
+    const shuffle = (o: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(o).reverse()) as Record<string, any>;
+    const recorded = dumped.map((c: Record<string, any>) => {
+      const message = shuffle(c.message);
+      for (const key of ["annotations", "audio", "function_call", "refusal"])
+        if (message[key] === null) delete message[key];
+      if (Array.isArray(message.tool_calls))
+        message.tool_calls = message.tool_calls.map((tc: Record<string, any>) => ({
+          ...shuffle(tc),
+          function: shuffle(tc.function),
+        }));
+      const logprobs = c.logprobs && {
+        content: c.logprobs.content.map((t: Record<string, any>) => ({
+          ...shuffle(t),
+          top_logprobs: t.top_logprobs.map(shuffle),
+        })),
+      };
+      // Extra keys (vLLM's) keep their own order; the known ones come scrambled.
+      const { finish_reason, index, logprobs: _, message: __, ...extras } = c;
+      return { message, logprobs, index, finish_reason, ...extras };
+    });
+    const t = new Trajectory({ messages_and_choices: recorded });
+    const out = t.toJSON().messages_and_choices.filter((m) => "message" in (m as object));
+    expect(JSON.stringify(out)).toBe(JSON.stringify(dumped));
+  });
+
   it("dumps a new trajectory with every field and ART's defaults, and never start_time", () => {
     const json = new Trajectory().toJSON();
     expect(JSON.stringify(json)).toBe(

@@ -402,6 +402,10 @@ describe("providers that cannot carry everything", () => {
           role: "assistant",
           content: "Let me look.",
           refusal: null,
+          // As openai-python dumps a Choice: its optional fields present as null.
+          annotations: null,
+          audio: null,
+          function_call: null,
           tool_calls: [
             {
               id: "fc_1",
