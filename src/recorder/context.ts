@@ -160,6 +160,26 @@ export class RolloutState implements ActiveRollout {
   }
 
   #logged = new Set<string>();
+  /** Calls made through a wrapped client that have not been recorded yet. */
+  #pending = new Set<{ label: string }>();
+
+  /**
+   * Marks a call as started; the returned function marks it recorded. A call
+   * still open when the rollout ends (a stream never read to its end, a call
+   * never awaited) is said in the logs instead of vanishing without a trace.
+   */
+  startCall(label: string): () => void {
+    const call = { label };
+    this.#pending.add(call);
+    return () => this.#pending.delete(call);
+  }
+
+  /** Called when the rollout's function has returned or thrown. */
+  end(): void {
+    for (const call of this.#pending)
+      this.trajectory.log(`${call.label} had not finished when the rollout ended`);
+    this.#pending.clear();
+  }
   logOnce(message: string): void {
     if (this.#logged.has(message)) return;
     this.#logged.add(message);

@@ -69,7 +69,11 @@ export class Recorder {
     });
     const ctx = trace.setSpan(context.active(), span);
     try {
-      await context.with(ctx, () => runInRollout(state, () => fn(trajectory)));
+      try {
+        await context.with(ctx, () => runInRollout(state, () => fn(trajectory)));
+      } finally {
+        state.end();
+      }
       span.setAttribute("trajectory_recorder.reward", trajectory.reward);
       span.addEvent("gen_ai.evaluation.result", {
         "gen_ai.evaluation.name": "reward",

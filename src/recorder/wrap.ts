@@ -1,6 +1,11 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { StreamAccumulator } from "./accumulate.js";
-import { currentRollout, type RecordedChoice, type RecordedCompletion } from "./context.js";
+import {
+  currentRollout,
+  type RecordedChoice,
+  type RecordedCompletion,
+  RolloutState,
+} from "./context.js";
 import { endChatSpan, type ServerAddress, serverAddress, startChatSpan } from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
@@ -61,9 +66,18 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
     const content = rollout.options.recordContent === true;
     const span = startChatSpan(request, content, server);
     let recorded = false;
+    const done =
+      rollout instanceof RolloutState
+        ? rollout.startCall(
+            body.stream
+              ? `a streamed completion (${String(request.model)})`
+              : `a completion (${String(request.model)})`,
+          )
+        : undefined;
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
       recorded = true;
+      done?.();
       rollout.recordCompletion({ ...call, traced: true });
       endChatSpan(span, call, content);
     };

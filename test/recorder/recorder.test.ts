@@ -259,6 +259,26 @@ describe("Recorder", () => {
     expect(t.messages_and_choices[1]).toEqual({ role: "assistant", content: "He" });
   });
 
+  it("says in the logs when a call had not finished as the rollout ended", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    let stream: AsyncIterable<unknown> | undefined;
+    const t = await recorder.rollout(async () => {
+      // A stream that is opened but never read, and a call nobody awaits.
+      stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [user("s")],
+        stream: true,
+      });
+      void openai.chat.completions.create({ model: "m2", messages: [user("late")] });
+    });
+    expect(t.logs).toEqual([
+      "a streamed completion (m) had not finished when the rollout ended",
+      "a completion (m2) had not finished when the rollout ended",
+    ]);
+    for await (const _ of stream!);
+  });
+
   it("logs a failed call and re-throws the SDK's own error", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
