@@ -109,14 +109,6 @@ function sameMessage(a: Msg, b: Msg): boolean {
   return ac === bc || (!a.content && !b.content);
 }
 
-/** An assistant message param holding what a (cut-off) choice produced. */
-function plainMessage(choice: RecordedChoice): RecordedChoice {
-  const { content, tool_calls } = choice.message;
-  const message: Msg = { role: "assistant", content: content ?? "" };
-  if (tool_calls?.length) message.tool_calls = tool_calls;
-  return message as unknown as RecordedChoice;
-}
-
 /**
  * Whether the recorded items (messages and Choices) are the start of `full`.
  * Items are turned into messages one at a time, so a mismatch costs little.
@@ -132,6 +124,26 @@ function isPrefix(items: readonly MessageOrChoice[], full: Msg[]): boolean {
 /** How many of the latest additional histories a side conversation may continue. */
 const HISTORY_LOOKBACK = 64;
 
+/** A conversation the recorder appends to: the trajectory's own, or an additional history. */
+type Conversation = Pick<History, "messages_and_choices" | "tools">;
+
+/**
+ * Appends to `conversation` what `sent` adds beyond what it holds (copied: the
+ * caller's messages are theirs), then the sampled turn, and keeps the first
+ * tools it was offered.
+ */
+function extend(
+  conversation: Conversation,
+  sent: Msg[],
+  turn: RecordedChoice | MessageOrChoice | undefined,
+  tools: ChatCompletionTool[] | null,
+): void {
+  const items = conversation.messages_and_choices;
+  for (const m of sent.slice(items.length)) items.push(copyJson(m) as never);
+  if (turn) items.push(turn as never);
+  if (tools && !conversation.tools) conversation.tools = copyJson(tools) as never;
+}
+
 /** The most recent additional history that `sent` continues, if any. */
 function continuedHistory(histories: History[], sent: Msg[]): History | undefined {
   const stop = Math.max(0, histories.length - HISTORY_LOOKBACK);
@@ -140,6 +152,13 @@ function continuedHistory(histories: History[], sent: Msg[]): History | undefine
     if (isPrefix(h.messages_and_choices, sent)) return h;
   }
   return undefined;
+}
+
+/** An empty additional history, appended to the trajectory. */
+function newHistory(t: Trajectory): History {
+  const history = new History();
+  t.additional_histories.push(history);
+  return history;
 }
 
 /** The rollout state behind {@link ActiveRollout}. */
@@ -180,6 +199,7 @@ export class RolloutState implements ActiveRollout {
       this.trajectory.log(`${call.label} had not finished when the rollout ended`);
     this.#pending.clear();
   }
+
   logOnce(message: string): void {
     if (this.#logged.has(message)) return;
     this.#logged.add(message);
@@ -209,38 +229,17 @@ export class RolloutState implements ActiveRollout {
     const tools = call.request.tools ?? null;
     // A cut-off sample is not what the policy would have produced to the end:
     // as a Choice the trainer would learn from it, so it stays a plain message.
-    const [first, ...rest] = complete ? call.choices : call.choices.map(plainMessage);
-    if (isPrefix(t.messages_and_choices, sent)) {
-      for (const m of sent.slice(t.messages_and_choices.length))
-        t.messages_and_choices.push(copyJson(m) as never);
-      if (first) t.messages_and_choices.push(first as never);
-      if (tools && !t.tools) t.tools = copyJson(tools) as never;
-    } else {
-      // A side conversation (a sub-agent, a judge) that continues one recorded
-      // earlier extends that history, as the main conversation is extended.
-      const history = continuedHistory(t.additional_histories, sent);
-      if (history) {
-        for (const m of sent.slice(history.messages_and_choices.length))
-          history.messages_and_choices.push(copyJson(m) as never);
-        if (first) history.messages_and_choices.push(first as never);
-        if (tools && !history.tools) history.tools = copyJson(tools) as never;
-      } else {
-        t.additional_histories.push(
-          new History({
-            messages_and_choices: [...copyJson(sent), ...(first ? [first] : [])] as never,
-            tools: tools ? (copyJson(tools) as never) : null,
-          }),
-        );
-      }
-    }
+    const [first, ...rest]: MessageOrChoice[] = complete
+      ? call.choices
+      : call.choices.map(toChatMessage);
+    // A side conversation (a sub-agent, a judge) that continues one recorded
+    // earlier extends that history, as the main conversation is extended;
+    // anything else starts a new additional history.
+    const target = isPrefix(t.messages_and_choices, sent)
+      ? t
+      : (continuedHistory(t.additional_histories, sent) ?? newHistory(t));
+    extend(target, sent, first, tools);
     // n > 1: the first choice extends the conversation, each other one is an additional history.
-    for (const c of rest) {
-      t.additional_histories.push(
-        new History({
-          messages_and_choices: [...copyJson(sent), c] as never,
-          tools: tools ? (copyJson(tools) as never) : null,
-        }),
-      );
-    }
+    for (const c of rest) extend(newHistory(t), sent, c, tools);
   }
 }
