@@ -7,4 +7,5 @@ export {
   type RolloutOptions,
 } from "./context.js";
 export { Recorder, type RecorderOptions } from "./recorder.js";
+export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 export { wrapClient } from "./wrap.js";

@@ -6,6 +6,7 @@ import {
   type RecordedCompletion,
   RolloutState,
 } from "./context.js";
+import { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 import { endChatSpan, type ServerAddress, serverAddress, startChatSpan } from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
@@ -26,17 +27,6 @@ function snapshot(body: Body): RecordedCompletion["request"] {
     ) as RecordedCompletion["request"]["messages"];
   if (Array.isArray(body.tools)) request.tools = [...(body.tools as [])];
   return request;
-}
-
-function choicesOf(res: ChatCompletion): RecordedChoice[] {
-  const promptIds = (res as unknown as { prompt_token_ids?: number[] }).prompt_token_ids;
-  return (res.choices ?? []).map((c) => {
-    // A shallow copy: the caller keeps its own objects, and the logprobs (the
-    // large part, which nobody edits) are shared rather than cloned per token.
-    const copy = { ...c, message: { ...c.message } } as RecordedChoice;
-    if (promptIds && !copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return copy;
-  });
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
@@ -139,15 +129,11 @@ function completedCall(
   request: RecordedCompletion["request"],
   res: ChatCompletion,
 ): RecordedCompletion {
+  const body = res as unknown as ChatCompletionBody;
   return {
     request,
-    choices: choicesOf(res),
-    response: {
-      id: res.id,
-      model: res.model,
-      usage: res.usage,
-      prompt_token_ids: (res as unknown as { prompt_token_ids?: number[] }).prompt_token_ids,
-    },
+    choices: recordedChoices(body),
+    response: recordedResponse(body),
     status: "complete",
   };
 }

@@ -1,10 +1,14 @@
 // Recording a non-streamed call from the provider's raw request and response bodies.
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from "@ai-sdk/provider";
-import type { RecordedCompletion } from "../../recorder/index.js";
+import {
+  type RecordedCompletion,
+  recordedChoices,
+  recordedResponse,
+} from "../../recorder/index.js";
 import { NeutralChoice, requestFromParams } from "./neutral.js";
 import { noteGaps } from "./notes.js";
 import { type CallState, callerWarnings } from "./params.js";
-import { chatRequest, choicesOf, hasChoices, parseBody, responseOf } from "./wire.js";
+import { chatRequest, hasChoices, parseBody } from "./wire.js";
 
 type Model = { provider: string; modelId: string };
 
@@ -52,8 +56,8 @@ export async function recordGenerate(
   if (wire && hasChoices(body)) {
     rollout.recordCompletion({
       request: wire,
-      choices: choicesOf(body),
-      response: responseOf(body),
+      choices: recordedChoices(body),
+      response: recordedResponse(body),
       status: "complete",
       startTime,
     });

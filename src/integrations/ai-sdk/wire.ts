@@ -32,23 +32,3 @@ export function chatRequest(body: unknown): RecordedCompletion["request"] | unde
 export function hasChoices(value: unknown): value is Json & { choices: unknown[] } {
   return !!value && typeof value === "object" && Array.isArray((value as Json).choices);
 }
-
-/** The choices of a Chat Completions response, with vLLM's prompt token ids on each. */
-export function choicesOf(res: Json & { choices: unknown[] }): RecordedChoice[] {
-  const promptIds = res.prompt_token_ids as number[] | undefined;
-  return res.choices.map((c) => {
-    const copy = structuredClone(c) as RecordedChoice;
-    if (promptIds && !copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return copy;
-  });
-}
-
-/** What the recorder keeps of a Chat Completions response besides its choices. */
-export function responseOf(res: Json): NonNullable<RecordedCompletion["response"]> {
-  return {
-    id: res.id as string | undefined,
-    model: res.model as string | undefined,
-    usage: res.usage as NonNullable<RecordedCompletion["response"]>["usage"],
-    prompt_token_ids: res.prompt_token_ids as number[] | undefined,
-  };
-}

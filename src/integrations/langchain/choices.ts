@@ -17,16 +17,6 @@ export function rawResponseOf<T extends "chat.completion" | "chat.completion.chu
   return raw?.object === object ? (raw as never) : undefined;
 }
 
-/** The choices of a raw completion, each with the response's prompt token ids (as the recorder keeps them). */
-export function rawChoices(res: ChatCompletion): RecordedChoice[] {
-  const promptIds = (res as { prompt_token_ids?: number[] }).prompt_token_ids;
-  return res.choices.map((c) => {
-    const copy = structuredClone(c) as RecordedChoice;
-    if (promptIds && !copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return copy;
-  });
-}
-
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";

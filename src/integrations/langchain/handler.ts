@@ -7,12 +7,14 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGeneration, ChatGenerationChunk, LLMResult } from "@langchain/core/outputs";
 import {
   type ActiveRollout,
+  type ChatCompletionBody,
   currentRollout,
   type RecordedChoice,
   type RecordedCompletion,
+  recordedChoices,
   StreamAccumulator,
 } from "../../recorder/index.js";
-import { choiceOf, completionChunkOf, rawChoices, rawResponseOf } from "./choices.js";
+import { choiceOf, completionChunkOf, rawResponseOf } from "./choices.js";
 import { requestOf, usedResponsesApi } from "./request.js";
 import { type ToolResult, toolResultOf } from "./tool-results.js";
 
@@ -220,7 +222,7 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
     const wire = rawResponseOf(first, "chat.completion");
     const meta = (first?.response_metadata ?? {}) as Record<string, any>;
     const choices: RecordedChoice[] = wire
-      ? rawChoices(wire)
+      ? recordedChoices(wire as ChatCompletionBody)
       : generations.map((g, i) => choiceOf(g, i));
     return {
       request: run.request,

@@ -1,0 +1,43 @@
+// What the recorder keeps of a chat completion response, shared by the wrapped
+// client and the framework plugins that see the raw response body.
+import type { RecordedChoice, RecordedCompletion } from "./context.js";
+
+/** A chat completion response as it came off the wire (vLLM extras included). */
+export interface ChatCompletionBody {
+  id?: string;
+  model?: string;
+  usage?: unknown;
+  prompt_token_ids?: number[];
+  choices?: readonly unknown[];
+}
+
+/**
+ * The response's Choices as a trajectory keeps them, each carrying the
+ * response's `prompt_token_ids` (the trainer reads them from the Choice). A
+ * shallow copy: the caller keeps its own objects, and the logprobs (the large
+ * part, which nobody edits) are shared rather than cloned per token.
+ *
+ * @example
+ * rollout.recordCompletion({ request, choices: recordedChoices(body), response: recordedResponse(body) });
+ */
+export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
+  const promptIds = res.prompt_token_ids;
+  return (res.choices ?? []).map((c) => {
+    const choice = c as RecordedChoice;
+    const copy = { ...choice, message: { ...choice.message } } as RecordedChoice;
+    if (promptIds && !copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
+    return copy;
+  });
+}
+
+/** The response fields a recorded completion keeps besides its Choices. */
+export function recordedResponse(
+  res: ChatCompletionBody,
+): NonNullable<RecordedCompletion["response"]> {
+  return {
+    id: res.id,
+    model: res.model,
+    usage: res.usage as NonNullable<RecordedCompletion["response"]>["usage"],
+    prompt_token_ids: res.prompt_token_ids,
+  };
+}
