@@ -23,12 +23,11 @@ const json = JSON.stringify({
   ],
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
-const sse =
-  Array.from(
-    { length: CHUNKS },
-    (_, i) =>
-      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "x" }, finish_reason: i === CHUNKS - 1 ? "stop" : null }] })}\n\n`,
-  ).join("") + "data: [DONE]\n\n";
+const sse = `${Array.from(
+  { length: CHUNKS },
+  (_, i) =>
+    `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "x" }, finish_reason: i === CHUNKS - 1 ? "stop" : null }] })}\n\n`,
+).join("")}data: [DONE]\n\n`;
 
 const server = createServer((req, res) => {
   let raw = "";

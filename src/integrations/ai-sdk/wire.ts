@@ -1,5 +1,5 @@
 // Reading the Chat Completions JSON that AI SDK providers put on the wire.
-import type { RecordedChoice, RecordedCompletion } from "../../recorder/index.js";
+import type { RecordedCompletion } from "../../recorder/index.js";
 
 export type Json = Record<string, unknown>;
 
