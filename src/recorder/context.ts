@@ -180,23 +180,24 @@ export class RolloutState implements ActiveRollout {
 
   #logged = new Set<string>();
   /** Calls made through a wrapped client that have not been recorded yet. */
-  #pending = new Set<{ label: string }>();
+  #pending = new Set<RecordedCompletion["request"]>();
 
   /**
    * Marks a call as started; the returned function marks it recorded. A call
    * still open when the rollout ends (a stream never read to its end, a call
    * never awaited) is said in the logs instead of vanishing without a trace.
    */
-  startCall(label: string): () => void {
-    const call = { label };
-    this.#pending.add(call);
-    return () => this.#pending.delete(call);
+  startCall(request: RecordedCompletion["request"]): () => void {
+    this.#pending.add(request);
+    return () => this.#pending.delete(request);
   }
 
   /** Called when the rollout's function has returned or thrown. */
   end(): void {
-    for (const call of this.#pending)
-      this.trajectory.log(`${call.label} had not finished when the rollout ended`);
+    for (const r of this.#pending) {
+      const what = r.stream ? "a streamed completion" : "a completion";
+      this.trajectory.log(`${what} (${String(r.model)}) had not finished when the rollout ended`);
+    }
     this.#pending.clear();
   }
 

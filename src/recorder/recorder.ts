@@ -8,7 +8,10 @@ import {
   type TrajectoryGroup,
 } from "../trajectory/index.js";
 import { RolloutState, runInRollout } from "./context.js";
+import { tracer, tracingEnabled } from "./spans.js";
 import { wrapClient } from "./wrap.js";
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -64,31 +67,29 @@ export class Recorder {
       tokenIds: this.options.tokenIds ?? true,
       recordContent: this.options.recordContent ?? false,
     });
-    const span = trace.getTracer("trajectory-recorder").startSpan("rollout", {
-      attributes: { "gen_ai.operation.name": "invoke_agent" },
-    });
-    const ctx = trace.setSpan(context.active(), span);
+    // No span (nor OpenTelemetry context) when nobody traces: see tracingEnabled().
+    const span = tracingEnabled()
+      ? tracer().startSpan("rollout", { attributes: { "gen_ai.operation.name": "invoke_agent" } })
+      : undefined;
+    const run = () => runInRollout(state, () => fn(trajectory));
     try {
       try {
-        await context.with(ctx, () => runInRollout(state, () => fn(trajectory)));
+        await (span ? context.with(trace.setSpan(context.active(), span), run) : run());
       } finally {
         state.end();
       }
-      span.setAttribute("trajectory_recorder.reward", trajectory.reward);
-      span.addEvent("gen_ai.evaluation.result", {
+      span?.setAttribute("trajectory_recorder.reward", trajectory.reward);
+      span?.addEvent("gen_ai.evaluation.result", {
         "gen_ai.evaluation.name": "reward",
         "gen_ai.evaluation.score.value": trajectory.reward,
       });
       return trajectory;
     } catch (error) {
-      trajectory.log(`rollout failed: ${error instanceof Error ? error.message : String(error)}`);
-      span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
-      });
+      trajectory.log(`rollout failed: ${message(error)}`);
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: message(error) });
       throw error;
     } finally {
-      span.end();
+      span?.end();
     }
   }
 

@@ -24,8 +24,11 @@ export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
   const promptIds = res.prompt_token_ids;
   return (res.choices ?? []).map((c) => {
     const choice = c as RecordedChoice;
-    const copy = { ...choice, message: { ...choice.message } } as RecordedChoice;
-    if (promptIds && !copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
+    // One literal (no key added afterwards), so every copy has one shape.
+    const message = { ...choice.message };
+    if (!promptIds) return { ...choice, message };
+    const copy: RecordedChoice = { prompt_token_ids: promptIds, ...choice, message };
+    if (!copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
     return copy;
   });
 }

@@ -1,7 +1,39 @@
-import { type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import * as api from "@opentelemetry/api";
+import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import type { RecordedCompletion } from "./context.js";
 
-const tracer = () => trace.getTracer("trajectory-recorder");
+// The API hands out proxy tracers that find a provider registered later, so
+// one tracer per global provider is enough (`trace.disable()` makes a new one).
+let cached: { provider: unknown; tracer: Tracer } | undefined;
+
+type ProxyProvider = { getDelegate?: () => unknown };
+let noopProvider: unknown;
+
+/**
+ * Whether a tracer provider is registered. Without one every span is a no-op,
+ * yet starting and ending one on the recorder's hot path costs several µs
+ * amid the I/O of a real call (the API's code is cold by then), so the
+ * recorder skips its spans instead. The API's proxy provider hands out the
+ * same no-op provider until an SDK is set.
+ */
+export function tracingEnabled(): boolean {
+  const provider = trace.getTracerProvider() as ProxyProvider;
+  if (typeof provider.getDelegate !== "function") return true;
+  if (noopProvider === undefined) {
+    const ProxyClass = (api as { ProxyTracerProvider?: new () => ProxyProvider })
+      .ProxyTracerProvider;
+    noopProvider = ProxyClass ? new ProxyClass().getDelegate?.() : null;
+  }
+  return provider.getDelegate() !== noopProvider;
+}
+
+/** The recorder's tracer. */
+export function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (cached?.provider !== provider)
+    cached = { provider, tracer: provider.getTracer("trajectory-recorder") };
+  return cached.tracer;
+}
 const PARAMS: Record<string, string> = {
   temperature: "gen_ai.request.temperature",
   top_p: "gen_ai.request.top_p",
@@ -36,12 +68,16 @@ export function startChatSpan(
   content: boolean,
   server?: ServerAddress,
   startTime?: number,
-): Span {
+): Span | undefined {
+  if (!tracingEnabled()) return undefined;
   const span = tracer().startSpan(`chat ${request.model ?? ""}`.trim(), {
     kind: SpanKind.CLIENT,
     ...(startTime !== undefined ? { startTime } : {}),
     attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai" },
   });
+  // Nobody records this span (no SDK registered, or sampled out): skip the
+  // attributes, which are the costly part on the hot path.
+  if (!span.isRecording()) return span;
   if (request.model) span.setAttribute("gen_ai.request.model", request.model);
   if (server) {
     span.setAttribute("server.address", server.address);
@@ -59,7 +95,16 @@ export function startChatSpan(
 }
 
 /** Ends a chat span with the response attributes and the error status of a failed call. */
-export function endChatSpan(span: Span, call: RecordedCompletion, content: boolean): void {
+export function endChatSpan(
+  span: Span | undefined,
+  call: RecordedCompletion,
+  content: boolean,
+): void {
+  if (!span) return;
+  if (!span.isRecording()) {
+    span.end();
+    return;
+  }
   const r = call.response;
   if (r?.id) span.setAttribute("gen_ai.response.id", r.id);
   if (r?.model) span.setAttribute("gen_ai.response.model", r.model);

@@ -2,8 +2,8 @@ import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/
 import { StreamAccumulator } from "./accumulate.js";
 import {
   currentRollout,
-  type RecordedChoice,
   type RecordedCompletion,
+  type RolloutOptions,
   RolloutState,
 } from "./context.js";
 import { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
@@ -12,6 +12,31 @@ import { endChatSpan, type ServerAddress, serverAddress, startChatSpan } from ".
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
 type Body = Record<string, unknown> & { messages?: unknown[]; stream?: boolean };
+
+/**
+ * The caller's body plus what training needs (unless the rollout turned it
+ * off, or the caller set it): as ART's own client does, the engine's token ids
+ * on the response, and logprob tokens spelled "token_id:N" so they map to ids
+ * without a tokenizer. Built as one object literal: copying the body and then
+ * adding keys gives V8 a slower object the SDK then reads many times.
+ */
+function trainingBody(body: Body, options: RolloutOptions): Body {
+  const { logprobs, tokenIds } = options;
+  const out: Body =
+    logprobs && tokenIds
+      ? { logprobs: true, return_token_ids: true, return_tokens_as_token_ids: true, ...body }
+      : tokenIds
+        ? { return_token_ids: true, return_tokens_as_token_ids: true, ...body }
+        : logprobs
+          ? { logprobs: true, ...body }
+          : { ...body };
+  // A key the caller spelled out as undefined still counts as not set.
+  if (logprobs && out.logprobs === undefined) out.logprobs = true;
+  if (tokenIds && out.return_token_ids === undefined) out.return_token_ids = true;
+  if (tokenIds && out.return_tokens_as_token_ids === undefined)
+    out.return_tokens_as_token_ids = true;
+  return out;
+}
 
 /**
  * The request as it is at call time. Agent loops push to and splice their
@@ -44,35 +69,28 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
     const body0 = args[0] as Body | undefined;
     if (!rollout || !body0 || typeof body0 !== "object")
       return original.apply(this ?? target, args);
-    const body: Body = { ...body0 };
-    if (rollout.options.logprobs && body.logprobs === undefined) body.logprobs = true;
-    if (rollout.options.tokenIds) {
-      // As ART's own client does: the engine's token ids on the response, and
-      // logprob tokens spelled "token_id:N" so they map to ids without a tokenizer.
-      if (body.return_token_ids === undefined) body.return_token_ids = true;
-      if (body.return_tokens_as_token_ids === undefined) body.return_tokens_as_token_ids = true;
-    }
+    const body = trainingBody(body0, rollout.options);
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;
     const span = startChatSpan(request, content, server);
     let recorded = false;
-    const done =
-      rollout instanceof RolloutState
-        ? rollout.startCall(
-            body.stream
-              ? `a streamed completion (${String(request.model)})`
-              : `a completion (${String(request.model)})`,
-          )
-        : undefined;
+    const done = rollout instanceof RolloutState ? rollout.startCall(request) : undefined;
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
       recorded = true;
       done?.();
-      rollout.recordCompletion({ ...call, traced: true });
+      rollout.recordCompletion(call);
       endChatSpan(span, call, content);
     };
     const fail = (error: unknown) =>
-      record({ request, choices: [], status: "error", error, streamed: !!body.stream });
+      record({
+        request,
+        choices: [],
+        status: "error",
+        error,
+        streamed: !!body.stream,
+        traced: true,
+      });
     const onResult = (result: unknown) => {
       if (body.stream)
         teeStream(result as StreamLike, (acc, status, error) =>
@@ -88,6 +106,7 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
             status,
             error,
             streamed: true,
+            traced: true,
           }),
         );
       else record(completedCall(request, result as ChatCompletion));
@@ -135,6 +154,7 @@ function completedCall(
     choices: recordedChoices(body),
     response: recordedResponse(body),
     status: "complete",
+    traced: true,
   };
 }
 

@@ -153,6 +153,40 @@ describe("Recorder", () => {
     expect(t.reward).toBe(1);
   });
 
+  it("asks only for what the recorder's options allow and never overrides what the caller set", async () => {
+    const ask = async (options: ConstructorParameters<typeof Recorder>[0], extra: object) => {
+      const recorder = new Recorder(options);
+      const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+      await recorder.rollout(() =>
+        openai.chat.completions.create({ model: "m", messages: [user("hi")], ...extra }),
+      );
+      const { logprobs, return_token_ids, return_tokens_as_token_ids } = bodies.at(-1) ?? {};
+      return { logprobs, return_token_ids, return_tokens_as_token_ids };
+    };
+    expect(await ask({ logprobs: false }, {})).toEqual({
+      logprobs: undefined,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+    });
+    expect(await ask({ tokenIds: false }, {})).toEqual({
+      logprobs: true,
+      return_token_ids: undefined,
+      return_tokens_as_token_ids: undefined,
+    });
+    expect(await ask({ logprobs: false, tokenIds: false }, {})).toEqual({
+      logprobs: undefined,
+      return_token_ids: undefined,
+      return_tokens_as_token_ids: undefined,
+    });
+    // The caller's own values win; a key spelled out as undefined counts as not set.
+    expect(
+      await ask(
+        {},
+        { logprobs: false, return_token_ids: false, return_tokens_as_token_ids: undefined },
+      ),
+    ).toEqual({ logprobs: false, return_token_ids: false, return_tokens_as_token_ids: true });
+  });
+
   it("extends the conversation and puts an unrelated request in an additional history", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
