@@ -165,9 +165,11 @@ function newHistory(t: Trajectory): History {
 export class RolloutState implements ActiveRollout {
   readonly trajectory: Trajectory;
   readonly options: RolloutOptions;
-  readonly calls: RecordedCompletion[] = [];
-  /** Tool results waiting to be appended when the next request does not carry them. */
-  #pendingTools: Msg[] = [];
+  // Made on first use: most rollouts never need them, and each rollout's
+  // allocations are paid on the hot path.
+  #logged: Set<string> | undefined;
+  /** Calls made through a wrapped client that have not been recorded yet. */
+  #pending: Set<RecordedCompletion["request"]> | undefined;
 
   constructor(trajectory: Trajectory, options: RolloutOptions) {
     this.trajectory = trajectory;
@@ -178,22 +180,24 @@ export class RolloutState implements ActiveRollout {
     this.trajectory.log(message);
   }
 
-  #logged = new Set<string>();
-  /** Calls made through a wrapped client that have not been recorded yet. */
-  #pending = new Set<RecordedCompletion["request"]>();
-
   /**
-   * Marks a call as started; the returned function marks it recorded. A call
-   * still open when the rollout ends (a stream never read to its end, a call
-   * never awaited) is said in the logs instead of vanishing without a trace.
+   * Marks a call as started, until {@link endCall}. A call still open when
+   * the rollout ends (a stream never read to its end, a call never awaited) is
+   * said in the logs instead of vanishing without a trace.
    */
-  startCall(request: RecordedCompletion["request"]): () => void {
+  startCall(request: RecordedCompletion["request"]): void {
+    this.#pending ??= new Set();
     this.#pending.add(request);
-    return () => this.#pending.delete(request);
+  }
+
+  /** Marks a call started with {@link startCall} as recorded. */
+  endCall(request: RecordedCompletion["request"]): void {
+    this.#pending?.delete(request);
   }
 
   /** Called when the rollout's function has returned or thrown. */
   end(): void {
+    if (!this.#pending?.size) return;
     for (const r of this.#pending) {
       const what = r.stream ? "a streamed completion" : "a completion";
       this.trajectory.log(`${what} (${String(r.model)}) had not finished when the rollout ended`);
@@ -202,6 +206,7 @@ export class RolloutState implements ActiveRollout {
   }
 
   logOnce(message: string): void {
+    this.#logged ??= new Set();
     if (this.#logged.has(message)) return;
     this.#logged.add(message);
     this.trajectory.log(message);
@@ -209,14 +214,11 @@ export class RolloutState implements ActiveRollout {
 
   recordToolResult(result: { tool_call_id: string; content: string; name?: string }): void {
     const msg: Msg = { role: "tool", tool_call_id: result.tool_call_id, content: result.content };
-    this.#pendingTools.push(msg);
     this.trajectory.messages_and_choices.push(msg as never);
   }
 
   recordCompletion(call: RecordedCompletion): void {
     if (!call.traced) traceCompletion(call, this.options.recordContent === true);
-    this.calls.push(call);
-    this.#pendingTools = [];
     const t = this.trajectory;
     const complete = !call.status || call.status === "complete";
     if (!complete) {

@@ -61,7 +61,7 @@ export class Recorder {
     fn: (trajectory: Trajectory) => unknown,
     opts: { metadata?: Record<string, unknown> } = {},
   ): Promise<Trajectory> {
-    const trajectory = new Trajectory({ metadata: { ...(opts.metadata ?? {}) } });
+    const trajectory = new Trajectory({ metadata: opts.metadata ? { ...opts.metadata } : {} });
     const state = new RolloutState(trajectory, {
       logprobs: this.options.logprobs ?? true,
       tokenIds: this.options.tokenIds ?? true,

@@ -58,7 +58,8 @@ type AnyFn = (...args: unknown[]) => unknown;
 
 /** The parts of the SDK's `APIPromise` the recorder builds on (present from openai 4 to 7). */
 interface APIPromiseLike extends Promise<unknown> {
-  _thenUnwrap?: (transform: (data: unknown) => unknown) => APIPromiseLike;
+  parseResponse?: (...args: unknown[]) => unknown;
+  _thenUnwrap?: (transform: (data: unknown, ...rest: unknown[]) => unknown) => APIPromiseLike;
   responsePromise?: Promise<unknown>;
   asResponse?: () => Promise<Response>;
 }
@@ -74,11 +75,12 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
     const content = rollout.options.recordContent === true;
     const span = startChatSpan(request, content, server);
     let recorded = false;
-    const done = rollout instanceof RolloutState ? rollout.startCall(request) : undefined;
+    const state = rollout instanceof RolloutState ? rollout : undefined;
+    state?.startCall(request);
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
       recorded = true;
-      done?.();
+      state?.endCall(request);
       rollout.recordCompletion(call);
       endChatSpan(span, call, content);
     };
@@ -112,17 +114,30 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
       else record(completedCall(request, result as ChatCompletion));
       return result;
     };
-    const promise = original.apply(this ?? target, [body, ...args.slice(1)]) as APIPromiseLike;
-    if (typeof promise?._thenUnwrap !== "function") {
+    args[0] = body;
+    const promise = original.apply(this ?? target, args) as APIPromiseLike;
+    const parse = promise?.parseResponse;
+    if (typeof parse !== "function") {
       // Not the SDK's APIPromise (a custom client): observing it is all we can do.
       Promise.resolve(promise).then(onResult, fail);
       return promise;
     }
-    // Record inside the SDK's own parse chain instead of subscribing with
+    // Record inside the SDK's own parse step instead of subscribing with
     // .then(): a side subscription would read the body before parse() or a
-    // helper built on _thenUnwrap reads it again ("Body is unusable"). What the
-    // caller gets is still an APIPromise of the SDK, sharing the same response.
-    const out = promise._thenUnwrap(onResult);
+    // helper built on _thenUnwrap (which calls this parseResponse) reads it
+    // again ("Body is unusable"). The caller gets the SDK's own APIPromise.
+    promise.parseResponse = function parseAndRecord(this: unknown, ...a: unknown[]) {
+      return Promise.resolve(parse.apply(this, a)).then(onResult);
+    };
+    // openai 7.5+ gives each promise its own _thenUnwrap, which parses through
+    // a captured function rather than parseResponse: record in its transform.
+    const unwrap = promise._thenUnwrap;
+    if (typeof unwrap === "function" && Object.hasOwn(promise, "_thenUnwrap"))
+      promise._thenUnwrap = (transform) =>
+        unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
+          transform(onResult(data), ...rest),
+        );
+    const out = promise;
     // Failed requests reject the response promise before any body is read.
     promise.responsePromise?.then(undefined, fail);
     const asResponse = out.asResponse?.bind(out);

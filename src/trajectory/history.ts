@@ -22,7 +22,7 @@ export interface HistoryInit {
 export class History {
   messages_and_choices: MessageOrChoice[];
   tools: ToolParam[] | null;
-  #extra: Record<string, unknown> = {};
+  #extra: Record<string, unknown> | undefined;
 
   constructor(init: HistoryInit = {}) {
     this.messages_and_choices = init.messages_and_choices ?? [];

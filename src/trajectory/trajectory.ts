@@ -61,7 +61,7 @@ export class Trajectory {
   logs: string[];
   /** When the rollout started; used by `finish()`, never sent (as in ART). */
   start_time: Date;
-  #extra: Record<string, unknown> = {};
+  #extra: Record<string, unknown> | undefined;
 
   constructor(init: TrajectoryInit = {}) {
     this.messages_and_choices = init.messages_and_choices ?? [];
