@@ -1,13 +1,25 @@
 // Wrapped vs raw openai client against a loopback server, in one run.
-// Run with `npm run bench`.
+// Run with `npm run bench` (it builds first: this measures dist/, the code
+// users run). BENCH_WARMUP=n changes the warm-up.
+//
+// Every figure compares the two clients under the same load: raw and
+// recorded calls are interleaved, alternating which goes first, so both see
+// the same machine, JIT state and heap. The warm-up runs every path a few
+// thousand times first: until V8 has optimized the recorder's functions they
+// run in the interpreter, and the figures would measure that instead.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
-import { Recorder } from "../src/recorder/index.js";
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { Recorder } from "trajectory-recorder";
 
 const CHUNKS = 200;
 const CALLS = 2000;
-const CHUNK_ROUNDS = 400;
+const TURNS = 4;
+const STREAMS = 400;
+const KEPT = 2000;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
+
 const json = JSON.stringify({
   id: "c",
   object: "chat.completion",
@@ -44,94 +56,144 @@ const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 const recorder = new Recorder();
 const raw = new OpenAI({ apiKey: "k", baseURL });
 const wrapped = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
-const messages = [{ role: "user" as const, content: "hi" }];
+const hi: ChatCompletionMessageParam[] = [{ role: "user", content: "hi" }];
+
+const now = () => Number(process.hrtime.bigint()) / 1000;
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)] ?? 0;
 
-const time = async (fn: () => Promise<unknown>) => {
-  const t0 = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - t0) / 1000;
-};
-
-/**
- * Raw and wrapped calls interleaved (alternating which goes first), so both
- * see the same machine load, JIT state and heap: the gap is the recorder's.
- */
-async function calls(inRollout: boolean): Promise<{ raw: number[]; rec: number[] }> {
-  const out = { raw: [] as number[], rec: [] as number[] };
-  const rawCall = () => raw.chat.completions.create({ model: "m", messages });
-  const recCall = inRollout
-    ? () => recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages }))
-    : () => wrapped.chat.completions.create({ model: "m", messages });
-  for (let i = 0; i < CALLS; i++) {
+/** Runs `a` and `b` `rounds` times, alternating which goes first. */
+async function interleave(rounds: number, a: () => Promise<void>, b: () => Promise<void>) {
+  for (let i = 0; i < rounds; i++) {
     if (i % 2) {
-      out.raw.push(await time(rawCall));
-      out.rec.push(await time(recCall));
+      await a();
+      await b();
     } else {
-      out.rec.push(await time(recCall));
-      out.raw.push(await time(rawCall));
+      await b();
+      await a();
     }
   }
+}
+
+/** Samples of the raw and the recorded client; the i-th of each were taken side by side. */
+interface Times {
+  raw: number[];
+  rec: number[];
+}
+const times = (): Times => ({ raw: [], rec: [] });
+
+/** One call, raw, against one call in a rollout of its own (the rollout's start and end included). */
+async function ownRollout(rounds: number): Promise<Times> {
+  const out = times();
+  await interleave(
+    rounds,
+    async () => {
+      const t0 = now();
+      await raw.chat.completions.create({ model: "m", messages: hi });
+      out.raw.push(now() - t0);
+    },
+    async () => {
+      const t0 = now();
+      await recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages: hi }));
+      out.rec.push(now() - t0);
+    },
+  );
   return out;
 }
 
-interface StreamTimes {
-  total: number[];
-  first: number[];
-}
-
-async function stream(client: OpenAI, into: StreamTimes): Promise<void> {
-  const t0 = process.hrtime.bigint();
-  const s = await client.chat.completions.create({ model: "m", messages, stream: true });
-  let firstAt = 0n;
-  for await (const _ of s) if (!firstAt) firstAt = process.hrtime.bigint();
-  into.first.push(Number(firstAt - t0) / 1000);
-  into.total.push(Number(process.hrtime.bigint() - t0) / 1000);
-}
-
-/** Raw and recorded streams interleaved, as {@link calls} does. */
-async function streams(rounds: number): Promise<{ raw: StreamTimes; rec: StreamTimes }> {
-  const out = { raw: { total: [], first: [] }, rec: { total: [], first: [] } };
-  const rawRun = () => stream(raw, out.raw);
-  const recRun = () => recorder.rollout(() => stream(wrapped, out.rec));
-  for (let i = 0; i < rounds; i++) {
-    for (const run of i % 2 ? [rawRun, recRun] : [recRun, rawRun]) await run();
-  }
+/**
+ * An agent loop of {@link TURNS} calls, each extending the conversation; the
+ * recorded loop runs in a rollout. Each call is timed on its own, so the
+ * rollout's start and end are not in these figures (see {@link ownRollout}).
+ */
+async function agentLoops(rounds: number): Promise<Times> {
+  const out = times();
+  const loop = async (client: OpenAI, into: number[]) => {
+    const messages: ChatCompletionMessageParam[] = [{ role: "system", content: "be brief" }];
+    for (let turn = 0; turn < TURNS; turn++) {
+      messages.push({ role: "user", content: `question ${turn}` });
+      const t0 = now();
+      const res = await client.chat.completions.create({ model: "m", messages });
+      into.push(now() - t0);
+      messages.push(res.choices[0]!.message);
+    }
+  };
+  await interleave(
+    rounds,
+    () => loop(raw, out.raw),
+    async () => {
+      await recorder.rollout(() => loop(wrapped, out.rec));
+    },
+  );
   return out;
 }
 
-await calls(true); // warm-up
-const own = await calls(true);
-let inOne = { raw: [] as number[], rec: [] as number[] };
-await recorder.rollout(async () => {
-  inOne = await calls(false);
-});
-await streams(100); // warm-up
-const { raw: rawS, rec: recS } = await streams(CHUNK_ROUNDS);
+/** A streamed call read to its end, raw and in a rollout (the clock starts inside it). */
+async function streams(rounds: number): Promise<{ first: Times; total: Times }> {
+  const out = { first: times(), total: times() };
+  const read = async (client: OpenAI, first: number[], total: number[]) => {
+    const t0 = now();
+    const s = await client.chat.completions.create({ model: "m", messages: hi, stream: true });
+    let firstAt = 0;
+    for await (const _ of s) if (!firstAt) firstAt = now();
+    first.push(firstAt - t0);
+    total.push(now() - t0);
+  };
+  await interleave(
+    rounds,
+    () => read(raw, out.first.raw, out.total.raw),
+    async () => {
+      await recorder.rollout(() => read(wrapped, out.first.rec, out.total.rec));
+    },
+  );
+  return out;
+}
 
+await ownRollout(WARMUP);
+await agentLoops(WARMUP / TURNS);
+await streams(WARMUP / 10);
+
+const own = await ownRollout(CALLS);
+const loops = await agentLoops(CALLS / TURNS);
+const s = await streams(STREAMS);
+
+global.gc?.();
 global.gc?.();
 const before = process.memoryUsage().heapUsed;
 const kept = [];
-for (let i = 0; i < 500; i++)
+for (let i = 0; i < KEPT; i++)
   kept.push(
-    await recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages })),
+    await recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages: hi })),
   );
+global.gc?.();
 global.gc?.();
 const perTrajectory = (process.memoryUsage().heapUsed - before) / kept.length;
 
 const us = (n: number) => `${n.toFixed(2)} µs`;
+/**
+ * The median of the paired differences: each recorded sample against the raw
+ * one taken next to it, which cancels the machine's drift over the run.
+ */
+const added = (t: Times, per = 1) =>
+  us(
+    pct(
+      t.rec.map((r, i) => (r - (t.raw[i] ?? r)) / per),
+      0.5,
+    ),
+  );
+/** Tails compared as distributions (pairs say nothing about tails). */
+const addedTail = (t: Times, p: number) => us(pct(t.rec, p) - pct(t.raw, p));
+
 console.table({
-  "call + its own rollout p50 (added)": { value: us(pct(own.rec, 0.5) - pct(own.raw, 0.5)) },
-  "call + its own rollout p99 (added)": { value: us(pct(own.rec, 0.99) - pct(own.raw, 0.99)) },
-  "call in an open rollout p50 (added)": { value: us(pct(inOne.rec, 0.5) - pct(inOne.raw, 0.5)) },
-  "per streamed chunk (added, p50)": {
-    value: us((pct(recS.total, 0.5) - pct(rawS.total, 0.5)) / CHUNKS),
-  },
-  "time to first chunk p50 (added)": { value: us(pct(recS.first, 0.5) - pct(rawS.first, 0.5)) },
+  "per call in a rollout, p50 (added)": { value: added(loops) },
+  "per call in a rollout, p99 (added)": { value: addedTail(loops, 0.99) },
+  "one call in its own rollout, p50 (added)": { value: added(own) },
+  "one call in its own rollout, p99 (added)": { value: addedTail(own, 0.99) },
+  "per streamed chunk, p50 (added)": { value: added(s.total, CHUNKS) },
+  "time to first chunk, p50 (added)": { value: added(s.first) },
   "memory per recorded trajectory": {
-    value: `${(perTrajectory / 1024).toFixed(1)} KiB${global.gc ? "" : " (no --expose-gc, rough)"}`,
+    value: `${(perTrajectory / 1024).toFixed(2)} KiB${global.gc ? "" : " (no --expose-gc, rough)"}`,
   },
-  "raw call p50 (reference)": { value: us(pct(own.raw, 0.5)) },
+  "raw call p50 (reference)": { value: us(pct(loops.raw, 0.5)) },
 });
 server.close();
