@@ -7,6 +7,7 @@ import type {
 import type { CompletionUsage } from "openai/resources/completions";
 import {
   History,
+  isChoice,
   type MessageOrChoice,
   type Trajectory,
   toChatMessage,
@@ -95,29 +96,43 @@ export function runInRollout<T>(rollout: ActiveRollout, fn: () => T): T {
 
 type Msg = Record<string, unknown>;
 
-function sameMessage(a: Msg, b: Msg): boolean {
-  if (a.role !== b.role) return false;
-  if (a.role === "tool") return a.tool_call_id === b.tool_call_id;
-  const ac = typeof a.content === "string" ? a.content : JSON.stringify(a.content ?? null);
-  const bc = typeof b.content === "string" ? b.content : JSON.stringify(b.content ?? null);
-  if (a.role === "assistant") {
-    const ids = (m: Msg) =>
-      ((m.tool_calls as Array<{ id: string }> | undefined) ?? []).map((t) => t.id).join(",");
-    if (ids(a) !== ids(b)) return false;
-    if (ids(a) !== "") return true;
-  }
-  return ac === bc || (!a.content && !b.content);
+/** Same content, with `null`, `undefined` and `""` all meaning none. */
+function sameContent(a: unknown, b: unknown): boolean {
+  if (a === b || (!a && !b)) return true;
+  if (typeof a === "string" || typeof b === "string") return false;
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
+type ToolCalls = Array<{ id: string }> | null | undefined;
+
 /**
- * Whether the recorded items (messages and Choices) are the start of `full`.
- * Items are turned into messages one at a time, so a mismatch costs little.
+ * Whether recorded message `a` is the sent message `b`: the role, then the
+ * tool call id(s) where there are some, else the content. A recorded Choice
+ * is compared through its message, without building one.
  */
+function sameMessage(item: MessageOrChoice, b: Msg): boolean {
+  const choice = isChoice(item);
+  const a = (choice ? item.message : item) as unknown as Msg;
+  if ((choice ? "assistant" : a.role) !== b.role) return false;
+  if (b.role === "tool") return a.tool_call_id === b.tool_call_id;
+  if (b.role === "assistant") {
+    const at = a.tool_calls as ToolCalls;
+    const bt = b.tool_calls as ToolCalls;
+    const n = at?.length ?? 0;
+    if (n !== (bt?.length ?? 0)) return false;
+    if (n > 0) {
+      for (let i = 0; i < n; i++) if (at?.[i]?.id !== bt?.[i]?.id) return false;
+      return true;
+    }
+  }
+  return sameContent(a.content, b.content);
+}
+
+/** Whether the recorded items (messages and Choices) are the start of `full`. */
 function isPrefix(items: readonly MessageOrChoice[], full: Msg[]): boolean {
   if (items.length > full.length) return false;
   for (let i = 0; i < items.length; i++)
-    if (!sameMessage(toChatMessage(items[i] as MessageOrChoice) as unknown as Msg, full[i] as Msg))
-      return false;
+    if (!sameMessage(items[i] as MessageOrChoice, full[i] as Msg)) return false;
   return true;
 }
 
@@ -169,11 +184,16 @@ export class RolloutState implements ActiveRollout {
   // allocations are paid on the hot path.
   #logged: Set<string> | undefined;
   /** Calls made through a wrapped client that have not been recorded yet. */
-  #pending: Set<RecordedCompletion["request"]> | undefined;
+  #pending: Array<RecordedCompletion["request"] | undefined> | undefined;
+  #open = 0;
 
-  constructor(trajectory: Trajectory, options: RolloutOptions) {
+  /** Whether the rollout emits spans (a tracer provider was registered when it started). */
+  readonly traced: boolean;
+
+  constructor(trajectory: Trajectory, options: RolloutOptions, traced = false) {
     this.trajectory = trajectory;
     this.options = options;
+    this.traced = traced;
   }
 
   log(message: string): void {
@@ -181,28 +201,35 @@ export class RolloutState implements ActiveRollout {
   }
 
   /**
-   * Marks a call as started, until {@link endCall}. A call still open when
-   * the rollout ends (a stream never read to its end, a call never awaited) is
-   * said in the logs instead of vanishing without a trace.
+   * Marks a call as started, until {@link endCall} with the returned slot. A
+   * call still open when the rollout ends (a stream never read to its end, a
+   * call never awaited) is said in the logs instead of vanishing without a trace.
    */
-  startCall(request: RecordedCompletion["request"]): void {
-    this.#pending ??= new Set();
-    this.#pending.add(request);
+  startCall(request: RecordedCompletion["request"]): number {
+    this.#pending ??= [];
+    this.#open++;
+    return this.#pending.push(request) - 1;
   }
 
-  /** Marks a call started with {@link startCall} as recorded. */
-  endCall(request: RecordedCompletion["request"]): void {
-    this.#pending?.delete(request);
+  /** Marks the call in `slot` (from {@link startCall}) as recorded. */
+  endCall(slot: number): void {
+    const pending = this.#pending;
+    if (!pending || pending[slot] === undefined) return;
+    pending[slot] = undefined;
+    // Slots are cleared rather than spliced out; the list empties when no call is open.
+    if (--this.#open === 0) pending.length = 0;
   }
 
   /** Called when the rollout's function has returned or thrown. */
   end(): void {
-    if (!this.#pending?.size) return;
+    if (!this.#open || !this.#pending) return;
     for (const r of this.#pending) {
+      if (!r) continue;
       const what = r.stream ? "a streamed completion" : "a completion";
       this.trajectory.log(`${what} (${String(r.model)}) had not finished when the rollout ended`);
     }
-    this.#pending.clear();
+    this.#pending.length = 0;
+    this.#open = 0;
   }
 
   logOnce(message: string): void {
@@ -218,7 +245,7 @@ export class RolloutState implements ActiveRollout {
   }
 
   recordCompletion(call: RecordedCompletion): void {
-    if (!call.traced) traceCompletion(call, this.options.recordContent === true);
+    if (!call.traced && this.traced) traceCompletion(call, this.options.recordContent === true);
     const t = this.trajectory;
     const complete = !call.status || call.status === "complete";
     if (!complete) {

@@ -62,13 +62,19 @@ export class Recorder {
     opts: { metadata?: Record<string, unknown> } = {},
   ): Promise<Trajectory> {
     const trajectory = new Trajectory({ metadata: opts.metadata ? { ...opts.metadata } : {} });
-    const state = new RolloutState(trajectory, {
-      logprobs: this.options.logprobs ?? true,
-      tokenIds: this.options.tokenIds ?? true,
-      recordContent: this.options.recordContent ?? false,
-    });
-    // No span (nor OpenTelemetry context) when nobody traces: see tracingEnabled().
-    const span = tracingEnabled()
+    // Whether anyone traces is asked once per rollout: no span (nor
+    // OpenTelemetry context) when nobody does, see tracingEnabled().
+    const traced = tracingEnabled();
+    const state = new RolloutState(
+      trajectory,
+      {
+        logprobs: this.options.logprobs ?? true,
+        tokenIds: this.options.tokenIds ?? true,
+        recordContent: this.options.recordContent ?? false,
+      },
+      traced,
+    );
+    const span = traced
       ? tracer().startSpan("rollout", { attributes: { "gen_ai.operation.name": "invoke_agent" } })
       : undefined;
     const run = () => runInRollout(state, () => fn(trajectory));

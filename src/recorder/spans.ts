@@ -68,8 +68,7 @@ export function startChatSpan(
   content: boolean,
   server?: ServerAddress,
   startTime?: number,
-): Span | undefined {
-  if (!tracingEnabled()) return undefined;
+): Span {
   const span = tracer().startSpan(`chat ${request.model ?? ""}`.trim(), {
     kind: SpanKind.CLIENT,
     ...(startTime !== undefined ? { startTime } : {}),

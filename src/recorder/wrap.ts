@@ -7,7 +7,13 @@ import {
   RolloutState,
 } from "./context.js";
 import { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
-import { endChatSpan, type ServerAddress, serverAddress, startChatSpan } from "./spans.js";
+import {
+  endChatSpan,
+  type ServerAddress,
+  serverAddress,
+  startChatSpan,
+  tracingEnabled,
+} from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
@@ -39,19 +45,20 @@ function trainingBody(body: Body, options: RolloutOptions): Body {
 }
 
 /**
- * The request as it is at call time. Agent loops push to and splice their
- * `messages` array and reassign message fields, so the array and each message
- * are copied; nested parts are copied deeply only for the messages a record
- * keeps (see RolloutState), which keeps this O(messages) and cheap.
+ * Makes `body` (the recorder's own copy of the caller's) a snapshot of the
+ * request as it is at call time, and returns it as the request to record.
+ * Agent loops push to and splice their `messages` array and reassign message
+ * fields, so the array and each message are copied; nested parts are copied
+ * deeply only for the messages a record keeps (see RolloutState), which keeps
+ * this O(messages) and cheap. The SDK sends these copies: same content.
  */
 function snapshot(body: Body): RecordedCompletion["request"] {
-  const request = { ...body } as RecordedCompletion["request"];
   if (Array.isArray(body.messages))
-    request.messages = body.messages.map((m) =>
+    body.messages = body.messages.map((m) =>
       m && typeof m === "object" ? { ...(m as object) } : m,
-    ) as RecordedCompletion["request"]["messages"];
-  if (Array.isArray(body.tools)) request.tools = [...(body.tools as [])];
-  return request;
+    );
+  if (Array.isArray(body.tools)) body.tools = [...(body.tools as [])];
+  return body as RecordedCompletion["request"];
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
@@ -73,14 +80,16 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
     const body = trainingBody(body0, rollout.options);
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;
-    const span = startChatSpan(request, content, server);
-    let recorded = false;
     const state = rollout instanceof RolloutState ? rollout : undefined;
-    state?.startCall(request);
+    const span = (state ? state.traced : tracingEnabled())
+      ? startChatSpan(request, content, server)
+      : undefined;
+    let recorded = false;
+    const slot = state ? state.startCall(request) : -1;
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
       recorded = true;
-      state?.endCall(request);
+      state?.endCall(slot);
       rollout.recordCompletion(call);
       endChatSpan(span, call, content);
     };
