@@ -216,6 +216,58 @@ describe("Recorder", () => {
     ]);
   });
 
+  it("recognises its conversation however the loop re-sends it: content parts, empty content, tool calls", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    const parts = (text: string) => [{ type: "text" as const, text }];
+    const t = await recorder.rollout(async () => {
+      const system = { role: "system" as const, content: "s" };
+      const a = await openai.chat.completions.create({
+        model: "m",
+        messages: [system, { role: "user", content: parts("q") }],
+      });
+      // New objects with equal content, and the reply re-sent as a plain message.
+      const history = [
+        { role: "system" as const, content: "s" },
+        { role: "user" as const, content: parts("q") },
+        { role: "assistant" as const, content: a.choices[0]!.message.content },
+      ];
+      const b = await openai.chat.completions.create({
+        model: "m",
+        messages: [...history, user("use tool")],
+      });
+      const call = b.choices[0]!.message.tool_calls![0]!;
+      // The tool-call turn comes back with "" where the model sent null.
+      await openai.chat.completions.create({
+        model: "m",
+        messages: [
+          ...history,
+          user("use tool"),
+          { role: "assistant", content: "", tool_calls: [call] },
+          { role: "tool", tool_call_id: call.id, content: "42" },
+          user("done"),
+        ],
+      });
+      // Different content parts: not this conversation.
+      await openai.chat.completions.create({
+        model: "m",
+        messages: [system, { role: "user", content: parts("other") }],
+      });
+    });
+    expect(t.messages_and_choices).toHaveLength(8);
+    expect(t.messages().map((m) => m.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "user",
+      "assistant",
+    ]);
+    expect(t.additional_histories).toHaveLength(1);
+  });
+
   it("records the request as it was at call time, whatever the agent loop does to it afterwards", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
