@@ -154,7 +154,7 @@ function extend(
   tools: ChatCompletionTool[] | null,
 ): void {
   const items = conversation.messages_and_choices;
-  for (const m of sent.slice(items.length)) items.push(copyJson(m) as never);
+  for (let i = items.length; i < sent.length; i++) items.push(copyJson(sent[i]) as never);
   if (turn) items.push(turn as never);
   if (tools && !conversation.tools) conversation.tools = copyJson(tools) as never;
 }
@@ -259,17 +259,15 @@ export class RolloutState implements ActiveRollout {
     const tools = call.request.tools ?? null;
     // A cut-off sample is not what the policy would have produced to the end:
     // as a Choice the trainer would learn from it, so it stays a plain message.
-    const [first, ...rest]: MessageOrChoice[] = complete
-      ? call.choices
-      : call.choices.map(toChatMessage);
+    const turns: MessageOrChoice[] = complete ? call.choices : call.choices.map(toChatMessage);
     // A side conversation (a sub-agent, a judge) that continues one recorded
     // earlier extends that history, as the main conversation is extended;
     // anything else starts a new additional history.
     const target = isPrefix(t.messages_and_choices, sent)
       ? t
       : (continuedHistory(t.additional_histories, sent) ?? newHistory(t));
-    extend(target, sent, first, tools);
+    extend(target, sent, turns[0], tools);
     // n > 1: the first choice extends the conversation, each other one is an additional history.
-    for (const c of rest) extend(newHistory(t), sent, c, tools);
+    for (let i = 1; i < turns.length; i++) extend(newHistory(t), sent, turns[i], tools);
   }
 }
