@@ -200,24 +200,26 @@ function teeStream(
     const signal = (stream as { controller?: AbortController }).controller?.signal;
     return signal?.aborted ? "aborted" : acc.finished() ? "complete" : "incomplete";
   };
-  // A plain iterator object rather than an async generator: one promise hop
-  // per chunk instead of several, and the chunk reaches the caller unchanged.
+  const onStep = (r: IteratorResult<ChatCompletionChunk>) => {
+    if (r.done) finish(status());
+    else acc.add(r.value);
+  };
+  const onError = (error: unknown) => {
+    const aborted = (error as { name?: string })?.name?.includes("Abort");
+    finish(aborted ? "aborted" : "error", error);
+  };
   stream.iterator = () => {
     const it = inner();
+    // A plain iterator object rather than an async generator, so that no
+    // promise of the recorder's stands between a chunk and the caller.
     const iterator: AsyncIterator<ChatCompletionChunk> & AsyncIterable<ChatCompletionChunk> = {
-      next: () =>
-        it.next().then(
-          (r) => {
-            if (r.done) finish(status());
-            else acc.add(r.value);
-            return r;
-          },
-          (error: unknown) => {
-            const aborted = (error as { name?: string })?.name?.includes("Abort");
-            finish(aborted ? "aborted" : "error", error);
-            throw error;
-          },
-        ),
+      // The SDK's own promise goes back to the caller: the recorder watches it
+      // from the side; its reaction, registered first, runs first.
+      next: () => {
+        const step = it.next();
+        step.then(onStep, onError);
+        return step;
+      },
       // An early break: let the SDK end its stream (it aborts the request),
       // then record what was read.
       return: async (value?: unknown) => {
