@@ -11,6 +11,21 @@ interface Acc {
   tokenIds: number[] | null;
 }
 
+type ChunkChoice = ChatCompletionChunk.Choice;
+type ToolCallDelta = NonNullable<ChunkChoice["delta"]["tool_calls"]>[number];
+
+/** Parallel tool calls arrive by index, their name and arguments in pieces. */
+function addToolCall(a: Acc, tc: ToolCallDelta): void {
+  let slot = a.toolCalls[tc.index];
+  if (!slot) {
+    slot = { id: "", type: "function", function: { name: "", arguments: "" } };
+    a.toolCalls[tc.index] = slot;
+  }
+  if (tc.id) slot.id = tc.id;
+  if (tc.function?.name) slot.function.name += tc.function.name;
+  if (tc.function?.arguments) slot.function.arguments += tc.function.arguments;
+}
+
 /** Builds a recorded completion from streamed chunks, one chunk at a time. */
 export class StreamAccumulator {
   #choices = new Map<number, Acc>();
@@ -23,6 +38,7 @@ export class StreamAccumulator {
     : never;
   promptTokenIds?: number[];
 
+  // Runs once per streamed chunk: no allocation unless the chunk brings something.
   add(chunk: ChatCompletionChunk): void {
     if (chunk.id && !this.id) this.id = chunk.id;
     if (chunk.model && !this.model) this.model = chunk.model;
@@ -30,50 +46,49 @@ export class StreamAccumulator {
     const extra = chunk as unknown as { prompt_token_ids?: number[] };
     if (extra.prompt_token_ids && !this.promptTokenIds)
       this.promptTokenIds = extra.prompt_token_ids;
-    for (const c of chunk.choices ?? []) {
-      let a = this.#choices.get(c.index);
-      if (!a) {
-        a = {
-          content: null,
-          refusal: null,
-          toolCalls: [],
-          logprobs: null,
-          finish: null,
-          tokenIds: null,
-        };
-        this.#choices.set(c.index, a);
-      }
-      const d = c.delta ?? {};
+    const choices = chunk.choices;
+    if (!choices) return;
+    for (let i = 0; i < choices.length; i++) this.#addChoice(choices[i] as ChunkChoice);
+  }
+
+  #addChoice(c: ChunkChoice): void {
+    let a = this.#choices.get(c.index);
+    if (!a) {
+      a = {
+        content: null,
+        refusal: null,
+        toolCalls: [],
+        logprobs: null,
+        finish: null,
+        tokenIds: null,
+      };
+      this.#choices.set(c.index, a);
+    }
+    const d = c.delta;
+    if (d) {
       if (typeof d.content === "string") a.content = (a.content ?? "") + d.content;
       if (typeof d.refusal === "string") a.refusal = (a.refusal ?? "") + d.refusal;
-      for (const tc of d.tool_calls ?? []) {
-        let slot = a.toolCalls[tc.index];
-        if (!slot) {
-          slot = { id: "", type: "function", function: { name: "", arguments: "" } };
-          a.toolCalls[tc.index] = slot;
-        }
-        if (tc.id) slot.id = tc.id;
-        if (tc.function?.name) slot.function.name += tc.function.name;
-        if (tc.function?.arguments) slot.function.arguments += tc.function.arguments;
+      const calls = d.tool_calls;
+      if (calls) for (let i = 0; i < calls.length; i++) addToolCall(a, calls[i] as ToolCallDelta);
+    }
+    const lp = c.logprobs;
+    if (lp) {
+      a.logprobs ??= { content: null, refusal: null };
+      // Appended in place: copying the whole list per chunk is quadratic.
+      if (lp.content) {
+        a.logprobs.content ??= [];
+        for (let i = 0; i < lp.content.length; i++) a.logprobs.content.push(lp.content[i]!);
       }
-      if (c.logprobs) {
-        a.logprobs ??= { content: null, refusal: null };
-        // Appended in place: copying the whole list per chunk is quadratic.
-        if (c.logprobs.content) {
-          a.logprobs.content ??= [];
-          for (const lp of c.logprobs.content) a.logprobs.content.push(lp);
-        }
-        if (c.logprobs.refusal) {
-          a.logprobs.refusal ??= [];
-          for (const lp of c.logprobs.refusal) a.logprobs.refusal.push(lp);
-        }
+      if (lp.refusal) {
+        a.logprobs.refusal ??= [];
+        for (let i = 0; i < lp.refusal.length; i++) a.logprobs.refusal.push(lp.refusal[i]!);
       }
-      if (c.finish_reason) a.finish = c.finish_reason;
-      const ids = (c as unknown as { token_ids?: number[] }).token_ids;
-      if (ids) {
-        a.tokenIds ??= [];
-        for (const id of ids) a.tokenIds.push(id);
-      }
+    }
+    if (c.finish_reason) a.finish = c.finish_reason;
+    const ids = (c as unknown as { token_ids?: number[] }).token_ids;
+    if (ids) {
+      a.tokenIds ??= [];
+      for (let i = 0; i < ids.length; i++) a.tokenIds.push(ids[i]!);
     }
   }
 
