@@ -106,7 +106,7 @@ function sameContent(a: unknown, b: unknown): boolean {
 type ToolCalls = Array<{ id: string }> | null | undefined;
 
 /**
- * Whether recorded message `a` is the sent message `b`: the role, then the
+ * Whether the recorded `item` is the sent message `b`: the role, then the
  * tool call id(s) where there are some, else the content. A recorded Choice
  * is compared through its message, without building one.
  */

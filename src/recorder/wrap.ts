@@ -146,15 +146,14 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
         unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
           transform(onResult(data), ...rest),
         );
-    const out = promise;
     // Failed requests reject the response promise before any body is read.
     promise.responsePromise?.then(undefined, fail);
-    const asResponse = out.asResponse?.bind(out);
+    const asResponse = promise.asResponse?.bind(promise);
     if (asResponse && !body.stream) {
       // A caller who takes the raw Response reads the body themselves: record
       // from a copy. When the body is already being read, parse() is running
       // too (withResponse()) and records through onResult.
-      out.asResponse = () =>
+      promise.asResponse = () =>
         asResponse().then((response) => {
           if (!response.bodyUsed)
             response
@@ -164,7 +163,7 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
           return response;
         });
     }
-    return out;
+    return promise;
   };
 }
 
