@@ -7,6 +7,7 @@
 // the same machine, JIT state and heap. The warm-up runs every path a few
 // thousand times first: until V8 has optimized the recorder's functions they
 // run in the interpreter, and the figures would measure that instead.
+import { AsyncLocalStorage, executionAsyncId } from "node:async_hooks";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
@@ -101,12 +102,32 @@ async function ownRollout(rounds: number): Promise<Times> {
   return out;
 }
 
+/** Runs a recorded loop in its context: a rollout, or for the reference rows a bare store. */
+type Context = (loop: () => Promise<void>) => Promise<unknown>;
+const inRollout: Context = (loop) => recorder.rollout(loop);
+
+/**
+ * A bare AsyncLocalStorage around the loop, switched off after it as the
+ * recorder switches its own off when no rollout runs. Where the store works
+ * through async_hooks (Node 20; Node 22 without
+ * --experimental-async-context-frame) every promise pays a hook while it is on.
+ */
+const bare = new AsyncLocalStorage<object>();
+const inBareStore: Context = async (loop) => {
+  await bare.run({}, loop);
+  bare.disable();
+};
+
 /**
  * An agent loop of {@link TURNS} calls, each extending the conversation; the
  * recorded loop runs in a rollout. Each call is timed on its own, so the
  * rollout's start and end are not in these figures (see {@link ownRollout}).
  */
-async function agentLoops(rounds: number, recorded: OpenAI = wrapped): Promise<Times> {
+async function agentLoops(
+  rounds: number,
+  recorded: OpenAI = wrapped,
+  context: Context = inRollout,
+): Promise<Times> {
   const out = times();
   const loop = async (client: OpenAI, into: number[]) => {
     const messages: ChatCompletionMessageParam[] = [{ role: "system", content: "be brief" }];
@@ -121,9 +142,7 @@ async function agentLoops(rounds: number, recorded: OpenAI = wrapped): Promise<T
   await interleave(
     rounds,
     () => loop(raw, out.raw),
-    async () => {
-      await recorder.rollout(() => loop(recorded, out.rec));
-    },
+    () => context(() => loop(recorded, out.rec)).then(() => {}),
   );
   return out;
 }
@@ -131,8 +150,9 @@ async function agentLoops(rounds: number, recorded: OpenAI = wrapped): Promise<T
 /**
  * The least any recorder built on the SDK's public surface pays on this
  * machine: a wrapper that only copies the body to add the training fields and
- * hooks the SDK's parse step to see the response, recording nothing. The
- * recorder's own work is what it adds beyond this.
+ * hooks the SDK's parse step to see the response, recording nothing. Run in a
+ * bare store (any recorder needs one to tell concurrent rollouts apart), it
+ * is the floor; the recorder's own work is what it adds beyond this.
  */
 function floorClient(): OpenAI {
   const client = new OpenAI({ apiKey: "k", baseURL });
@@ -184,14 +204,27 @@ async function streams(rounds: number): Promise<{ first: Times; tee: Times; tota
   return out;
 }
 
+/** Whether the store works through async_hooks: then each await resumes under a new async id. */
+const storeNeedsHooks = await inBareStore(async () => {
+  await null;
+  const first = executionAsyncId();
+  await null;
+  if (first !== executionAsyncId()) throw new Error("hooks");
+}).then(
+  () => false,
+  () => true,
+);
+
 await ownRollout(WARMUP);
 await agentLoops(WARMUP / TURNS);
-await agentLoops(WARMUP / TURNS, floorClient());
+await agentLoops(WARMUP / TURNS, raw, inBareStore);
+await agentLoops(WARMUP / TURNS, floorClient(), inBareStore);
 await streams(WARMUP / 10);
 
 const own = await ownRollout(CALLS);
 const loops = await agentLoops(CALLS / TURNS);
-const floor = await agentLoops(CALLS / TURNS, floorClient());
+const storeOnly = await agentLoops(CALLS / TURNS, raw, inBareStore);
+const floor = await agentLoops(CALLS / TURNS, floorClient(), inBareStore);
 const s = await streams(STREAMS);
 
 global.gc?.();
@@ -224,7 +257,8 @@ const addedTail = (t: Times, p: number) => us(pct(t.rec, p) - pct(t.raw, p));
 console.table({
   "per call in a rollout, p50 (added)": { value: added(loops) },
   "per call in a rollout, p99 (added)": { value: addedTail(loops, 0.99) },
-  "  floor: training fields + parse hook only, p50": { value: added(floor) },
+  "  of which Node's AsyncLocalStorage alone, p50": { value: added(storeOnly) },
+  "  floor: store + training fields + parse hook, p50": { value: added(floor) },
   "one call in its own rollout, p50 (added)": { value: added(own) },
   "one call in its own rollout, p99 (added)": { value: addedTail(own, 0.99) },
   "per streamed chunk, p50 (added)": { value: added(s.total, CHUNKS) },
@@ -235,4 +269,7 @@ console.table({
   },
   "raw call p50 (reference)": { value: us(pct(loops.raw, 0.5)) },
 });
+console.log(
+  `Node ${process.version}; AsyncLocalStorage ${storeNeedsHooks ? "through async_hooks" : "through AsyncContextFrame (no hooks)"}`,
+);
 server.close();

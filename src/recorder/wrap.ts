@@ -1,10 +1,11 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { StreamAccumulator } from "./accumulate.js";
 import {
+  type ActiveRollout,
   currentRollout,
   type RecordedCompletion,
   type RolloutOptions,
-  RolloutState,
+  type RolloutState,
 } from "./context.js";
 import { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 import {
@@ -63,6 +64,12 @@ function snapshot(body: Body): RecordedCompletion["request"] {
 
 type AnyFn = (...args: unknown[]) => unknown;
 
+type CallTracking = Pick<RolloutState, "traced" | "ended" | "startCall" | "endCall">;
+
+function isRolloutState(rollout: ActiveRollout | undefined): rollout is ActiveRollout & CallTracking {
+  return typeof (rollout as Partial<CallTracking> | undefined)?.startCall === "function";
+}
+
 /** The parts of the SDK's `APIPromise` the recorder builds on (present from openai 4 to 7). */
 interface APIPromiseLike extends Promise<unknown> {
   parseResponse?: (...args: unknown[]) => unknown;
@@ -75,12 +82,16 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
   return function create(this: unknown, ...args: unknown[]) {
     const rollout = currentRollout();
     const body0 = args[0] as Body | undefined;
-    if (!rollout || !body0 || typeof body0 !== "object")
+    // Another copy of this module (the ESM and the CommonJS build in one app)
+    // has its own RolloutState class: recognise the state by its shape.
+    const state = isRolloutState(rollout) ? rollout : undefined;
+    // A call started after its rollout ended (work the rollout left running)
+    // is not part of the trajectory the rollout already returned.
+    if (!rollout || state?.ended || !body0 || typeof body0 !== "object")
       return original.apply(this ?? target, args);
     const body = trainingBody(body0, rollout.options);
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;
-    const state = rollout instanceof RolloutState ? rollout : undefined;
     const span = (state ? state.traced : tracingEnabled())
       ? startChatSpan(request, content, server)
       : undefined;

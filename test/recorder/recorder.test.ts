@@ -365,6 +365,31 @@ describe("Recorder", () => {
     for await (const _ of stream!);
   });
 
+  it("leaves out of a returned trajectory a call its rollout's leftover work starts after it ended", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+    let release = () => {};
+    // Another rollout keeps running meanwhile, so the async context stays live.
+    const other = recorder.rollout(() => new Promise<void>((r) => (release = r)));
+    let late: Promise<unknown> | undefined;
+    let startLate = () => {};
+    const t = await recorder.rollout(async () => {
+      late = new Promise<void>((r) => (startLate = r)).then(() =>
+        openai.chat.completions.create({ model: "m", messages: [user("after the end")] }),
+      );
+      await openai.chat.completions.create({ model: "m", messages: [user("inside")] });
+    });
+    startLate();
+    await late;
+    expect(bodies.at(-1)?.logprobs).toBeUndefined();
+    expect(t.messages_and_choices.map((m) => ("role" in m ? m.content : "choice"))).toEqual([
+      "inside",
+      "choice",
+    ]);
+    release();
+    await other;
+  });
+
   it("logs a failed call and re-throws the SDK's own error", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
