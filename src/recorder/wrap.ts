@@ -66,7 +66,9 @@ type AnyFn = (...args: unknown[]) => unknown;
 
 type CallTracking = Pick<RolloutState, "traced" | "ended" | "startCall" | "endCall">;
 
-function isRolloutState(rollout: ActiveRollout | undefined): rollout is ActiveRollout & CallTracking {
+function isRolloutState(
+  rollout: ActiveRollout | undefined,
+): rollout is ActiveRollout & CallTracking {
   return typeof (rollout as Partial<CallTracking> | undefined)?.startCall === "function";
 }
 
