@@ -1,10 +1,9 @@
-// Runs a fixture in a child process through tsx, collecting its output.
+// Runs a fixture in a child process with tsx's loader, collecting its output.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const tsx = path.join(root, "node_modules/.bin/tsx");
 
 export interface Child {
   proc: ChildProcess;
@@ -13,10 +12,18 @@ export interface Child {
   exit: Promise<number | null>;
 }
 
-/** Starts `test/e2e/fixtures/<fixture>` with `args`. */
+/**
+ * Starts `test/e2e/fixtures/<fixture>` with `args`. `proc` is the process
+ * running the fixture itself: node with tsx's loader, not the `tsx` command,
+ * which runs the script in a second process and cannot pass a SIGKILL on
+ * (the script would live on, orphaned, after `proc.kill("SIGKILL")`).
+ */
 export function runChild(fixture: string, args: string[]): Child {
   const file = path.join(root, "test/e2e/fixtures", fixture);
-  const proc = spawn(tsx, [file, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, ["--import", "tsx", file, ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   const listeners: (() => void)[] = [];
   const onData = (d: Buffer) => {
