@@ -23,7 +23,8 @@ export interface FaultProxy {
 
 export async function startFaultProxy(
   upstream: string,
-  plan: (req: { method: string; path: string; n: number }) => Fault | undefined,
+  /** `keys`: the group keys a `/log` request carries, in order (empty for other requests). */
+  plan: (req: { method: string; path: string; n: number; keys: string[] }) => Fault | undefined,
 ): Promise<FaultProxy> {
   const origin = new URL(upstream).origin;
   const confirmed: string[] = [];
@@ -36,7 +37,12 @@ export async function startFaultProxy(
     const body = Buffer.concat(chunks);
     const path = req.url ?? "/";
     seen.push({ method: req.method ?? "GET", path });
-    const fault = plan({ method: req.method ?? "GET", path, n: seen.length });
+    const fault = plan({
+      method: req.method ?? "GET",
+      path,
+      n: seen.length,
+      keys: keysOf(path, body),
+    });
     if (fault?.kind === "drop") return req.socket.destroy();
     if (fault?.kind === "hold") return void held.push(res);
     if (fault?.kind === "status") {
@@ -80,6 +86,17 @@ export async function startFaultProxy(
         server.close(() => resolve());
       }),
   };
+}
+
+function keysOf(path: string, body: Buffer): string[] {
+  if (!path.endsWith("/log")) return [];
+  try {
+    const groups = JSON.parse(body.toString()).trajectory_groups;
+    if (!Array.isArray(groups)) return [];
+    return groups.map((g) => g?.metadata?.key).filter((k) => typeof k === "string");
+  } catch {
+    return [];
+  }
 }
 
 /** A small valid group with distinct rewards, tagged `metadata.key`. */
