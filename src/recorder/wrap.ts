@@ -64,7 +64,7 @@ function snapshot(body: Body): RecordedCompletion["request"] {
 
 type AnyFn = (...args: unknown[]) => unknown;
 
-type CallTracking = Pick<RolloutState, "traced" | "ended" | "startCall" | "endCall">;
+type CallTracking = Pick<RolloutState, "traced" | "startCall" | "endCall">;
 
 function isRolloutState(
   rollout: ActiveRollout | undefined,
@@ -84,13 +84,11 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
   return function create(this: unknown, ...args: unknown[]) {
     const rollout = currentRollout();
     const body0 = args[0] as Body | undefined;
+    if (!rollout || !body0 || typeof body0 !== "object")
+      return original.apply(this ?? target, args);
     // Another copy of this module (the ESM and the CommonJS build in one app)
     // has its own RolloutState class: recognise the state by its shape.
     const state = isRolloutState(rollout) ? rollout : undefined;
-    // A call started after its rollout ended (work the rollout left running)
-    // is not part of the trajectory the rollout already returned.
-    if (!rollout || state?.ended || !body0 || typeof body0 !== "object")
-      return original.apply(this ?? target, args);
     const body = trainingBody(body0, rollout.options);
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;

@@ -373,14 +373,17 @@ describe("Recorder", () => {
     const other = recorder.rollout(() => new Promise<void>((r) => (release = r)));
     let late: Promise<unknown> | undefined;
     let startLate = () => {};
+    let lateRollout: unknown = "not read";
     const t = await recorder.rollout(async () => {
-      late = new Promise<void>((r) => (startLate = r)).then(() =>
-        openai.chat.completions.create({ model: "m", messages: [user("after the end")] }),
-      );
+      late = new Promise<void>((r) => (startLate = r)).then(() => {
+        lateRollout = currentRollout();
+        return openai.chat.completions.create({ model: "m", messages: [user("after the end")] });
+      });
       await openai.chat.completions.create({ model: "m", messages: [user("inside")] });
     });
     startLate();
     await late;
+    expect(lateRollout).toBeUndefined();
     expect(bodies.at(-1)?.logprobs).toBeUndefined();
     expect(t.messages_and_choices.map((m) => ("role" in m ? m.content : "choice"))).toEqual([
       "inside",
