@@ -83,16 +83,11 @@ export class Spool {
   /**
    * Everything left by an earlier run, oldest first. A group file that a job
    * file also holds is removed (the crash came between the two writes).
-   * Unreadable files are reported, not deleted.
+   * Unreadable files are reported, not deleted; a file gone between the
+   * listing and the reading (someone removed it) is skipped.
    */
   async readAll(onBad: (file: string, error: unknown) => void): Promise<SpoolContents> {
-    let names: string[];
-    try {
-      names = (await readdir(this.dir)).sort();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { groups: [], jobs: [] };
-      throw error;
-    }
+    const names = (await this.#list()).sort();
     const jobs = await this.#readEach<SpoolJob>(names, JOB, onBad);
     const inJobs = new Set(jobs.flatMap((job) => job.entries.map((e) => e.id)));
     const groups: SpoolEntry[] = [];
@@ -114,10 +109,19 @@ export class Spool {
       try {
         out.push(JSON.parse(await readFile(file, "utf8")) as T);
       } catch (error) {
-        onBad(file, error);
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") onBad(file, error);
       }
     }
     return out;
+  }
+
+  async #list(): Promise<string[]> {
+    try {
+      return await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
   }
 
   #file(id: string, suffix: string): string {
