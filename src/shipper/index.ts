@@ -1,4 +1,5 @@
 // The shipper: queue, retries, spool, training every N groups.
+export { SpoolLockedError, type SpoolLockHolder } from "./errors.js";
 export {
   type ShipperLogger,
   type ShipperStats,

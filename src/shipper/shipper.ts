@@ -14,6 +14,7 @@ import {
 } from "../training/index.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { Spool, type SpoolEntry } from "./spool.js";
+import { SpoolLock } from "./spool-lock.js";
 import { newCounters, type ShipperLogger, type ShipperStats } from "./stats.js";
 import { Trainer } from "./trainer.js";
 
@@ -36,7 +37,13 @@ export interface TrajectoryShipperOptions {
   concurrency?: number;
   /** Serialized bytes held in memory before `add` waits. Default 16 MiB. */
   maxQueuedBytes?: number;
-  /** A directory where each group waits on disk until the service confirmed it; replayed on the next start. */
+  /**
+   * A directory where each group waits on disk until the service confirmed
+   * it; replayed on the next start. The shipper locks it (a `shipper.lock`
+   * file naming its pid and host) from the constructor until `close` or the
+   * process's exit, and takes over a lock left by a process that is gone. The
+   * constructor throws {@link SpoolLockedError} while another shipper holds it.
+   */
   spoolDir?: string;
   /** Attempts per group on transient failures (connection, 408, 429, 5xx). Default 8. */
   maxAttempts?: number;
@@ -78,6 +85,7 @@ export class TrajectoryShipper {
   readonly #logger: ShipperLogger;
   readonly #queue: PQueue;
   readonly #spool: Spool | undefined;
+  readonly #lock: SpoolLock | undefined;
   readonly #maxBytes: number;
   readonly #abort = new AbortController();
   readonly #ready: Promise<void>;
@@ -108,6 +116,14 @@ export class TrajectoryShipper {
     this.#maxBytes = options.maxQueuedBytes ?? 16 * 1024 * 1024;
     this.#queue = new PQueue({ concurrency: options.concurrency ?? 2 });
     this.#spool = options.spoolDir ? new Spool(options.spoolDir) : undefined;
+    // First, so that a shipper that cannot have the directory is never made.
+    this.#lock = this.#spool && SpoolLock.acquire(this.#spool.dir);
+    const previous = this.#lock?.tookOverFrom;
+    if (previous) {
+      this.#logger.warn(
+        `TrajectoryShipper: took over the lock on ${this.#spool?.dir} from process ${previous.pid}, which is gone.`,
+      );
+    }
     this.#trainer = new Trainer({
       model: this.#model,
       spool: this.#spool,
@@ -181,7 +197,8 @@ export class TrajectoryShipper {
 
   /**
    * Stops accepting groups, flushes within `timeoutMs`, removes the exit
-   * handlers. What is left is reported (and stays in the spool).
+   * handlers and unlocks the spool directory. What is left is reported (and
+   * stays in the spool).
    *
    * @example
    * const stats = await shipper.close({ timeoutMs: 30_000 });
@@ -192,13 +209,18 @@ export class TrajectoryShipper {
     this.#removeHooks = undefined;
     const timeoutMs = options.timeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      this.flush().then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    let timedOut: boolean;
+    try {
+      timedOut = await Promise.race([
+        this.flush().then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      this.#lock?.release();
+    }
     if (timedOut) this.#giveUp(timeoutMs);
     const s = this.stats();
     if (s.awaitingTraining > 0) {

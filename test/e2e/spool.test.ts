@@ -96,3 +96,33 @@ it("flushes on SIGTERM within its deadline, then exits", async () => {
   expect([...proxy.confirmed].sort()).toEqual(["k0", "k1", "k2", "k3", "k4"]);
   expect(await readdir(spoolDir)).toEqual([]);
 }, 20_000);
+
+it("refuses a second shipper on a spool directory another running process ships from, naming that process", async () => {
+  hold = false;
+  const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
+  const first = run(["ship", proxy.url, spoolDir, "3"]);
+  await first.waitFor(/added 3/);
+  const second = run(["resume", proxy.url, spoolDir]);
+  expect(await second.exit).toBe(1);
+  expect(second.output()).toContain(
+    `SpoolLockedError: The spool directory ${spoolDir} is in use by another shipper (process ${first.proc.pid}, which is still running)`,
+  );
+  // The second one shipped nothing: each group went out once, from the first.
+  await first.waitFor(/shipped 3/);
+  await waitForGroupFiles(spoolDir, 0);
+  expect([...proxy.confirmed].sort()).toEqual(["k0", "k1", "k2"]);
+}, 20_000);
+
+it("takes over the lock of a shipper that was killed, and says so", async () => {
+  const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
+  const first = run(["ship", proxy.url, spoolDir, "0"]);
+  await first.waitFor(/added 0/);
+  first.proc.kill("SIGKILL");
+  await first.exit;
+  const second = run(["resume", proxy.url, spoolDir]);
+  expect(await second.exit).toBe(0);
+  expect(second.output()).toContain(
+    `took over the lock on ${spoolDir} from process ${first.proc.pid}`,
+  );
+  expect(await readdir(spoolDir)).toEqual([]);
+}, 20_000);

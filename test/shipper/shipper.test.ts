@@ -91,7 +91,7 @@ it("has each group on disk before add resolves, and removes it once the service 
   const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
   const shipper = new TrajectoryShipper({ model, spoolDir, flushOnExit: false, logger: silent() });
   await shipper.add(group("disk"));
-  const files = await readdir(spoolDir);
+  const files = (await readdir(spoolDir)).filter((f) => f.endsWith(".group.json"));
   expect(files).toHaveLength(1);
   expect(JSON.parse(await readFile(path.join(spoolDir, files[0]!), "utf8")).group.metadata).toEqual(
     { key: "disk" },

@@ -1,8 +1,14 @@
-// The spool directory as a shipper finds it and leaves it.
-import { mkdtemp, symlink } from "node:fs/promises";
+// The spool directory as a shipper finds it and leaves it: one shipper at a
+// time, files that go away under it.
+import { mkdtemp, readdir, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { TrainableModel, TrainingClient, TrajectoryShipper } from "trajectory-recorder";
+import {
+  SpoolLockedError,
+  TrainableModel,
+  TrainingClient,
+  TrajectoryShipper,
+} from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterEach, beforeEach, expect, it } from "vitest";
 
@@ -17,12 +23,49 @@ beforeEach(async () => {
 });
 afterEach(() => emu.close());
 
+const group = (key: string) => ({
+  trajectories: [{ reward: 1, messages_and_choices: [{ role: "user" as const, content: key }] }],
+  metadata: { key },
+});
 const logged = () => {
   const lines: string[] = [];
   return { lines, warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
 };
 const open = (logger = logged()) =>
   new TrajectoryShipper({ model, spoolDir, flushOnExit: false, logger });
+
+it("refuses a second shipper on a spool directory in use, before it can take a group, naming the directory and the process", async () => {
+  const first = open();
+  await first.add(group("first"));
+  let error: unknown;
+  try {
+    open();
+  } catch (caught) {
+    error = caught;
+  }
+  expect(error).toBeInstanceOf(SpoolLockedError);
+  const locked = error as SpoolLockedError;
+  expect(locked.message).toContain(`The spool directory ${path.resolve(spoolDir)} is in use`);
+  expect(locked.message).toContain(`pid ${process.pid}`);
+  expect(locked.message).toMatch(/give this one its own spoolDir/);
+  expect(locked.holder).toMatchObject({ pid: process.pid });
+  // The first shipper goes on as if nothing happened.
+  await first.add(group("second"));
+  expect(await first.close()).toMatchObject({ shipped: 2, failed: 0, spooled: 0 });
+});
+
+it("lets a new shipper use the directory once the one before it closed", async () => {
+  const first = open();
+  await first.add(group("a"));
+  expect(() => open()).toThrow(SpoolLockedError);
+  await first.close();
+  expect(await readdir(spoolDir)).toEqual([]);
+
+  const next = open();
+  await next.add(group("b"));
+  expect(await next.close()).toMatchObject({ shipped: 1, failed: 0 });
+  expect(await readdir(spoolDir)).toEqual([]);
+});
 
 it("does not count a spool file that is gone by the time it is read as unreadable", async () => {
   // Listed, then not there to open: as if someone removed it in between.
