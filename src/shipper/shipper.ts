@@ -282,6 +282,13 @@ export class TrajectoryShipper {
 
   async #replay(): Promise<void> {
     if (!this.#spool) return;
+    // The lock is held: no live writer has a temporary file here.
+    const removed = await this.#spool.removeLeftoverTemps();
+    if (removed > 0) {
+      this.#logger.warn(
+        `TrajectoryShipper: removed ${removed} temporary file(s) from ${this.#spool.dir}, left by writes that a stopped process cut short (a write counts only once renamed into place: nothing kept is lost).`,
+      );
+    }
     const { groups, jobs } = await this.#spool.readAll((file, error) => {
       this.#stats.unreadable += 1;
       this.#logger.error(

@@ -39,6 +39,12 @@ export interface SpoolContents {
 
 const GROUP = ".group.json";
 const JOB = ".job.json";
+/**
+ * How `atomicWriteFile` (and the lock) name a file being written; a process
+ * killed mid-write leaves it behind. A write counts only once it is renamed
+ * into place, so such a file holds nothing the spool had kept.
+ */
+const TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
 export class Spool {
   readonly dir: string;
@@ -78,6 +84,21 @@ export class Spool {
   /** The file a job is kept in, for messages. */
   jobFile(id: string): string {
     return this.#file(id, JOB);
+  }
+
+  /**
+   * Removes the temporary files of writes that a killed process cut short;
+   * returns how many. Only safe while this process holds the directory's
+   * lock: a live writer's temporary file would go too.
+   */
+  async removeLeftoverTemps(): Promise<number> {
+    let removed = 0;
+    for (const name of await this.#list()) {
+      if (!TEMP.test(name)) continue;
+      await rm(path.join(this.dir, name), { force: true });
+      removed += 1;
+    }
+    return removed;
   }
 
   /**

@@ -1,6 +1,6 @@
 // The spool directory as a shipper finds it and leaves it: one shipper at a
-// time, files that go away under it.
-import { mkdtemp, readdir, symlink } from "node:fs/promises";
+// time, leftovers of a killed process, files that go away under it.
+import { mkdtemp, readdir, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
@@ -33,6 +33,22 @@ const logged = () => {
 };
 const open = (logger = logged()) =>
   new TrajectoryShipper({ model, spoolDir, flushOnExit: false, logger });
+
+it("removes temporary files left by a write cut short when it starts, and says how many", async () => {
+  // What a process killed in the middle of writing a group leaves behind.
+  const torn = ".00001795426003857-00000001-3f2a9c1d.group.json.0a1b2c3d4e5f.tmp";
+  await writeFile(path.join(spoolDir, torn), '{"id":"00001795426003857-000');
+  await writeFile(path.join(spoolDir, "notes.txt"), "not the shipper's");
+  const logger = logged();
+  const shipper = open(logger);
+  await shipper.add(group("after"));
+  const stats = await shipper.close();
+  expect(await readdir(spoolDir)).toEqual(["notes.txt"]);
+  expect(stats).toMatchObject({ shipped: 1, unreadable: 0, failed: 0 });
+  expect(logger.lines.join("\n")).toMatch(
+    /removed 1 temporary file\(s\) from .*spool-dir-.*, left by writes that a stopped process cut short/,
+  );
+});
 
 it("refuses a second shipper on a spool directory in use, before it can take a group, naming the directory and the process", async () => {
   const first = open();
