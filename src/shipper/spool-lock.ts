@@ -6,10 +6,10 @@
 //
 // It is taken with synchronous calls so that the shipper's constructor can
 // throw: a shipper that cannot lock never accepts a group.
-import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
+import { tempSibling } from "../util/atomic-write.js";
 import { SpoolLockedError, type SpoolLockHolder } from "./errors.js";
 
 /** The lock file's name inside the spool directory. */
@@ -174,12 +174,4 @@ function moveAside(file: string, stale: LockRecord): boolean {
 
 function sameHolder(a: LockRecord, b: LockRecord): boolean {
   return a.pid === b.pid && a.host === b.host && a.processStart === b.processStart;
-}
-
-// Named like the spool's other temporary files, so a start after a crash removes it.
-function tempSibling(file: string): string {
-  return path.join(
-    path.dirname(file),
-    `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`,
-  );
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { atomicWriteFile } from "../util/atomic-write.js";
+import { atomicWriteFile, isTempName } from "../util/atomic-write.js";
 import type { TrajectoryGroupWire } from "../wire/index.js";
 
 /** One group waiting to be shipped (or, with `logged`, to be trained on). */
@@ -39,12 +39,6 @@ export interface SpoolContents {
 
 const GROUP = ".group.json";
 const JOB = ".job.json";
-/**
- * How `atomicWriteFile` (and the lock) name a file being written; a process
- * killed mid-write leaves it behind. A write counts only once it is renamed
- * into place, so such a file holds nothing the spool had kept.
- */
-const TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
 export class Spool {
   readonly dir: string;
@@ -94,7 +88,7 @@ export class Spool {
   async removeLeftoverTemps(): Promise<number> {
     let removed = 0;
     for (const name of await this.#list()) {
-      if (!TEMP.test(name)) continue;
+      if (!isTempName(name)) continue;
       await rm(path.join(this.dir, name), { force: true });
       removed += 1;
     }

@@ -3,6 +3,23 @@ import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
 
 /**
+ * A fresh name for a temporary file beside `file`: hidden, with a random part,
+ * ending in `.tmp`. A write counts only once such a file is renamed into
+ * place, so one a killed process left behind holds nothing that was kept.
+ */
+export function tempSibling(file: string): string {
+  return path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`,
+  );
+}
+
+/** Whether a file name is one that {@link tempSibling} makes. */
+export function isTempName(name: string): boolean {
+  return /^\..+\.[0-9a-f]{12}\.tmp$/.test(name);
+}
+
+/**
  * Writes `data` to `file` so that a reader (or a process restarted after a
  * crash) sees either the old content or the new, never a torn file: the bytes
  * go to a temporary sibling, are flushed to disk, and the sibling is renamed
@@ -11,7 +28,7 @@ import path from "node:path";
 export async function atomicWriteFile(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const tmp = tempSibling(file);
   const handle = await open(tmp, "w");
   try {
     await handle.writeFile(data);
