@@ -1,6 +1,7 @@
 // The `trajectory-recorder` command: `trajectory-recorder emulator [options]`.
 import { parseArgs } from "node:util";
 import { startEmulator } from "../emulator/index.js";
+import { errorMessage } from "../util/error-message.js";
 
 const USAGE = `Usage: trajectory-recorder emulator [--port 8000] [--host 127.0.0.1] [--api-key KEY]... [--data-dir DIR] [--upstream URL]`;
 
@@ -64,7 +65,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`${errorMessage(error)}\n`);
     process.exit(1);
   },
 );

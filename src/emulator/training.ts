@@ -1,6 +1,7 @@
 // RL and SFT updates of the policy, run as background jobs that emit events.
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { errorMessage } from "../util/error-message.js";
 import { historyTerms, lossConfig } from "./loss.js";
 import {
   accumulateLogpGrad,
@@ -128,7 +129,7 @@ export async function runJob(ctx: JobContext, job: StoredJob): Promise<void> {
   } catch (error) {
     // Gone, or already ended (its model was deleted): one terminal event only.
     if (!ctx.store.jobs.has(job.id) || job.status === "FAILED") return;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     ctx.store.fail(job, message);
   }
 }

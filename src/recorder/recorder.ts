@@ -7,11 +7,10 @@ import {
   Trajectory,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
+import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
 import { tracer, tracingEnabled } from "./spans.js";
 import { wrapClient } from "./wrap.js";
-
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -97,8 +96,8 @@ export class Recorder {
       });
       return trajectory;
     } catch (error) {
-      trajectory.log(`rollout failed: ${message(error)}`);
-      span?.setStatus({ code: SpanStatusCode.ERROR, message: message(error) });
+      trajectory.log(`rollout failed: ${errorMessage(error)}`);
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
       throw error;
     } finally {
       span?.end();

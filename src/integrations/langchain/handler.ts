@@ -14,6 +14,7 @@ import {
   recordedChoices,
   StreamAccumulator,
 } from "../../recorder/index.js";
+import { errorMessage } from "../../util/error-message.js";
 import { choiceOf, completionChunkOf, rawResponseOf } from "./choices.js";
 import { requestOf, usedResponsesApi } from "./request.js";
 import { type ToolResult, toolResultOf } from "./tool-results.js";
@@ -40,10 +41,6 @@ interface ModelRun extends Run {
 interface ToolRun extends Run {
   name: string;
   toolCallId?: string;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
