@@ -127,6 +127,14 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const user = (content: string) => ({ role: "user" as const, content });
 
+type Completions = OpenAI["chat"]["completions"];
+/** The SDK's helpers (stream, parse, runTools): openai 4 keeps them under `beta`. */
+function helpers(openai: OpenAI): Completions {
+  if (typeof openai.chat.completions.stream === "function") return openai.chat.completions;
+  return (openai as unknown as { beta: { chat: { completions: Completions } } }).beta.chat
+    .completions;
+}
+
 describe("Recorder", () => {
   it("records a non-streamed call with token ids and asks for logprobs and token ids", async () => {
     const recorder = new Recorder();
@@ -415,7 +423,7 @@ describe("Recorder", () => {
         .withResponse();
       expect(response.status).toBe(200);
       expect(data.choices[0]?.message.content).toBe("echo w");
-      const s = openai.chat.completions.stream({
+      const s = helpers(openai).stream({
         model: "m",
         messages: [user("w"), data.choices[0]!.message, user("s")],
       });
@@ -458,7 +466,7 @@ describe("Recorder", () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
     const t = await recorder.rollout(async () => {
-      const parsed = await openai.chat.completions.parse({ model: "m", messages: [user("p")] });
+      const parsed = await helpers(openai).parse({ model: "m", messages: [user("p")] });
       expect(parsed.choices[0]?.message.content).toBe("echo p");
       expect(parsed.choices[0]?.message.parsed).toBeNull();
       const response = await openai.chat.completions
@@ -510,7 +518,7 @@ describe("Recorder", () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
     const t = await recorder.rollout(async () => {
-      const runner = openai.chat.completions.runTools({
+      const runner = helpers(openai).runTools({
         model: "m",
         messages: [user("use tool")],
         tools: [
