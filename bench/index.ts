@@ -54,9 +54,23 @@ const server = createServer((req, res) => {
 await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
 const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 
+/**
+ * A fetch that answers in memory, doing the server's share of the work (it
+ * parses the request) without sockets. Against it, what the recorder adds is
+ * its own work on the caller's path and little else: steadier than the
+ * loopback figures, which also carry what the extra code, objects and request
+ * bytes cost around the network path (caches, the server on the same thread).
+ */
+const memoryFetch = async (_url: unknown, init?: { body?: unknown }) => {
+  JSON.parse(String(init?.body));
+  return new Response(json, { headers: { "content-type": "application/json" } });
+};
+
 const recorder = new Recorder();
 const raw = new OpenAI({ apiKey: "k", baseURL });
 const wrapped = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+const rawInMemory = new OpenAI({ apiKey: "k", baseURL, fetch: memoryFetch });
+const wrappedInMemory = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, fetch: memoryFetch }));
 const hi: ChatCompletionMessageParam[] = [{ role: "user", content: "hi" }];
 
 const now = () => Number(process.hrtime.bigint()) / 1000;
@@ -127,6 +141,7 @@ async function agentLoops(
   rounds: number,
   recorded: OpenAI = wrapped,
   context: Context = inRollout,
+  reference: OpenAI = raw,
 ): Promise<Times> {
   const out = times();
   const loop = async (client: OpenAI, into: number[]) => {
@@ -141,7 +156,7 @@ async function agentLoops(
   };
   await interleave(
     rounds,
-    () => loop(raw, out.raw),
+    () => loop(reference, out.raw),
     () => context(() => loop(recorded, out.rec)).then(() => {}),
   );
   return out;
@@ -219,12 +234,16 @@ await ownRollout(WARMUP);
 await agentLoops(WARMUP / TURNS);
 await agentLoops(WARMUP / TURNS, raw, inBareStore);
 await agentLoops(WARMUP / TURNS, floorClient(), inBareStore);
+await agentLoops(WARMUP / TURNS, wrappedInMemory, inRollout, rawInMemory);
+await agentLoops(WARMUP / TURNS, rawInMemory, inBareStore, rawInMemory);
 await streams(WARMUP / 10);
 
 const own = await ownRollout(CALLS);
 const loops = await agentLoops(CALLS / TURNS);
 const storeOnly = await agentLoops(CALLS / TURNS, raw, inBareStore);
 const floor = await agentLoops(CALLS / TURNS, floorClient(), inBareStore);
+const inMemory = await agentLoops(CALLS / TURNS, wrappedInMemory, inRollout, rawInMemory);
+const storeInMemory = await agentLoops(CALLS / TURNS, rawInMemory, inBareStore, rawInMemory);
 const s = await streams(STREAMS);
 
 global.gc?.();
@@ -259,6 +278,8 @@ console.table({
   "per call in a rollout, p99 (added)": { value: addedTail(loops, 0.99) },
   "  of which Node's AsyncLocalStorage alone, p50": { value: added(storeOnly) },
   "  floor: store + training fields + parse hook, p50": { value: added(floor) },
+  "per call in a rollout, in-memory fetch (no sockets), p50 (added)": { value: added(inMemory) },
+  "  of which Node's AsyncLocalStorage alone, in memory, p50": { value: added(storeInMemory) },
   "one call in its own rollout, p50 (added)": { value: added(own) },
   "one call in its own rollout, p99 (added)": { value: addedTail(own, 0.99) },
   "per streamed chunk, p50 (added)": { value: added(s.total, CHUNKS) },
@@ -268,6 +289,7 @@ console.table({
     value: `${(perTrajectory / 1024).toFixed(2)} KiB${global.gc ? "" : " (no --expose-gc, rough)"}`,
   },
   "raw call p50 (reference)": { value: us(pct(loops.raw, 0.5)) },
+  "raw call with the in-memory fetch p50 (reference)": { value: us(pct(inMemory.raw, 0.5)) },
 });
 console.log(
   `Node ${process.version}; AsyncLocalStorage ${storeNeedsHooks ? "through async_hooks" : "through AsyncContextFrame (no hooks)"}`,
