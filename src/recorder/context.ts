@@ -13,6 +13,7 @@ import {
   toChatMessage,
 } from "../trajectory/index.js";
 import { copyJson } from "../util/copy-json.js";
+import { errorMessage } from "../util/error-message.js";
 import { traceCompletion } from "./spans.js";
 
 /** Options a rollout records with. */
@@ -67,6 +68,14 @@ export interface ActiveRollout {
   log(message: string): void;
   /** Appends `message` to the trajectory's logs unless this rollout already logged it. */
   logOnce(message: string): void;
+  /**
+   * Runs `callback` when the rollout's function has returned or thrown, before
+   * the trajectory is handed back: a plugin records there what the framework
+   * never finished (a stream the caller stopped reading). A callback given
+   * after the end never runs. Optional: a rollout of an older copy of this
+   * module may lack it.
+   */
+  onEnd?(callback: () => void): void;
 }
 
 // One store per process, shared through a global symbol: the CommonJS builds of
@@ -209,6 +218,7 @@ export class RolloutState implements ActiveRollout {
   #pending: Array<RecordedCompletion["request"] | undefined> | undefined;
   #open = 0;
   #ended = false;
+  #onEnd: Array<() => void> | undefined;
 
   /** Whether the rollout emits spans (a tracer provider was registered when it started). */
   readonly traced: boolean;
@@ -248,8 +258,25 @@ export class RolloutState implements ActiveRollout {
     return this.#ended;
   }
 
+  /** See {@link ActiveRollout.onEnd}; a callback given after the end never runs. */
+  onEnd(callback: () => void): void {
+    if (this.#ended) return;
+    this.#onEnd ??= [];
+    this.#onEnd.push(callback);
+  }
+
   /** Called when the rollout's function has returned or thrown. */
   end(): void {
+    // Callbacks record into the trajectory, so they run while it still takes records.
+    const callbacks = this.#onEnd;
+    this.#onEnd = undefined;
+    for (const callback of callbacks ?? []) {
+      try {
+        callback();
+      } catch (error) {
+        this.trajectory.log(`recording at the rollout's end failed: ${errorMessage(error)}`);
+      }
+    }
     this.#ended = true;
     if (!this.#open || !this.#pending) return;
     for (const r of this.#pending) {

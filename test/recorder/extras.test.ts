@@ -86,3 +86,20 @@ it("logOnce logs a message once per rollout, and again in the next rollout", asy
   expect(a.logs).toEqual(["no logprobs here", "another note"]);
   expect(b.logs).toEqual(["no logprobs here", "another note"]);
 });
+
+it("runs a plugin's end callbacks before handing the trajectory back, logs one that throws, and skips one given too late", async () => {
+  const recorder = new Recorder();
+  let late: (() => void) | undefined;
+  const t = await recorder.rollout(async () => {
+    const rollout = currentRollout()!;
+    rollout.onEnd!(() => rollout.log("first"));
+    rollout.onEnd!(() => {
+      throw new Error("plugin bug");
+    });
+    rollout.onEnd!(() => rollout.log("third"));
+    late = () => rollout.onEnd!(() => rollout.log("too late"));
+  });
+  expect(t.logs).toEqual(["first", "recording at the rollout's end failed: plugin bug", "third"]);
+  late!();
+  expect(t.logs).toHaveLength(3);
+});

@@ -88,7 +88,29 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
     const parent = parentRunId ? this.#runs.get(parentRunId) : undefined;
     const rollout = parent?.rollout ?? currentRollout();
     if (!rollout) return;
-    this.#runs.set(runId, make({ rollout, top: !parent }));
+    const run = make({ rollout, top: !parent });
+    this.#runs.set(runId, run);
+    // LangChain never ends some runs (a `.stream()` the caller stopped reading
+    // stops without an end or error callback): the rollout's end records what
+    // such a run got so far and lets it go.
+    rollout.onEnd?.(() => this.#abandon(runId, run));
+  }
+
+  #abandon(runId: string, run: Run): void {
+    if (this.#runs.get(runId) !== run) return;
+    const model = run as ModelRun;
+    if (model.chunks) {
+      const partial = model.streamed
+        ? this.#streamedCall(model)
+        : { request: model.request, choices: [] };
+      this.#record(model, {
+        ...partial,
+        status: "incomplete",
+        error: new Error("the rollout ended before LangChain ended this call"),
+        streamed: model.streamed,
+      });
+    }
+    this.#end(runId);
   }
 
   #end(runId: string): Run | undefined {

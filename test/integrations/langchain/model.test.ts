@@ -162,4 +162,32 @@ describe("TrajectoryCallbackHandler on a chat model", () => {
     expect(trajectory.logs[0]).toMatch(/^completion error: 422/);
     expect(trajectory.messages_and_choices).toEqual([{ role: "user", content: "say red" }]);
   });
+
+  it("records a stream the caller stopped reading, which LangChain never ends, when the rollout ends", async () => {
+    const { model } = chatModel(emu, { logprobs: true, maxTokens: 8 });
+    const recorder = new Recorder({ tokenIds: false });
+    const read: string[] = [];
+    const t = await recorder.rollout(async () => {
+      for await (const c of await model.stream(say, { callbacks: [handler] })) {
+        read.push(String(c.content));
+        if (read.filter(Boolean).length === 2) break;
+      }
+    });
+    // What LangChain reported before the caller stopped is kept, as a plain
+    // message the trainer skips. (ChatOpenAI yields a chunk before it reports
+    // it, so the chunk the caller stopped on never reaches any callback.)
+    expect(t.messages_and_choices).toEqual([
+      { role: "user", content: "say red" },
+      { role: "assistant", content: read.slice(0, -1).join("") },
+    ]);
+    expect(read.slice(0, -1).join("")).not.toBe("");
+    expect(t.logs).toHaveLength(1);
+    expect(t.logs[0]).toMatch(/incomplete: the rollout ended before LangChain ended this call/);
+    // The handler let go of the abandoned run: the next rollout records as usual.
+    const next = await recorder.rollout(async () => {
+      await model.invoke(say, { callbacks: [handler] });
+    });
+    expect(next.messages_and_choices).toHaveLength(2);
+    expect(next.logs).toEqual([]);
+  });
 });
