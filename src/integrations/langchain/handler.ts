@@ -92,12 +92,14 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
     this.#runs.set(runId, run);
     // LangChain never ends some runs (a `.stream()` the caller stopped reading
     // stops without an end or error callback): the rollout's end records what
-    // such a run got so far and lets it go.
-    rollout.onEnd?.(() => this.#abandon(runId, run));
+    // such a run got so far and lets it go. Run ids are unique, and the
+    // callback holds the id only, so ended runs are not kept alive.
+    rollout.onEnd?.(() => this.#abandon(runId));
   }
 
-  #abandon(runId: string, run: Run): void {
-    if (this.#runs.get(runId) !== run) return;
+  #abandon(runId: string): void {
+    const run = this.#runs.get(runId);
+    if (!run) return;
     const model = run as ModelRun;
     if (model.chunks) {
       const partial = model.streamed
