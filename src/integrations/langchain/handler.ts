@@ -100,17 +100,9 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
   #abandon(runId: string): void {
     const run = this.#runs.get(runId);
     if (!run) return;
-    const model = run as ModelRun;
-    if (model.chunks) {
-      const partial = model.streamed
-        ? this.#streamedCall(model)
-        : { request: model.request, choices: [] };
-      this.#record(model, {
-        ...partial,
-        status: "incomplete",
-        error: new Error("the rollout ended before LangChain ended this call"),
-        streamed: model.streamed,
-      });
+    if ((run as ModelRun).chunks) {
+      const error = new Error("the rollout ended before LangChain ended this call");
+      this.#recordUnfinished(run as ModelRun, "incomplete", error);
     }
     this.#end(runId);
   }
@@ -211,15 +203,15 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
   override handleLLMError(error: unknown, runId: string): void {
     const run = this.#runs.get(runId) as ModelRun | undefined;
     if (!run?.chunks) return;
-    const partial = run.streamed ? this.#streamedCall(run) : undefined;
     const aborted = (error as { name?: string })?.name?.includes("Abort");
-    this.#record(run, {
-      ...(partial ?? { request: run.request, choices: [] }),
-      status: aborted ? "aborted" : "error",
-      error,
-      streamed: run.streamed,
-    });
+    this.#recordUnfinished(run, aborted ? "aborted" : "error", error);
     this.#end(runId);
+  }
+
+  /** Records a call that did not complete, with what it streamed before it stopped. */
+  #recordUnfinished(run: ModelRun, status: RecordedCompletion["status"], error: unknown): void {
+    const partial = run.streamed ? this.#streamedCall(run) : { request: run.request, choices: [] };
+    this.#record(run, { ...partial, status, error, streamed: run.streamed });
   }
 
   #streamedCall(run: ModelRun): RecordedCompletion {
