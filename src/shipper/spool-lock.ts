@@ -74,10 +74,7 @@ export class SpoolLock {
     this.#held = false;
     process.off("exit", this.#onExit);
     try {
-      const current = read(this.file);
-      if (current !== "gone" && current !== undefined && sameHolder(current, this.#me)) {
-        rmSync(this.file, { force: true });
-      }
+      if (heldBy(this.file, this.#me)) rmSync(this.file, { force: true });
     } catch {
       // Left behind, the lock names a process that is gone by the next start, which takes it over.
     }
@@ -159,8 +156,7 @@ function moveAside(file: string, stale: LockRecord): boolean {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw error;
   }
-  const moved = read(aside);
-  const wasStale = moved !== "gone" && moved !== undefined && sameHolder(moved, stale);
+  const wasStale = heldBy(aside, stale);
   if (!wasStale) {
     try {
       linkSync(aside, file);
@@ -172,6 +168,13 @@ function moveAside(file: string, stale: LockRecord): boolean {
   return wasStale;
 }
 
-function sameHolder(a: LockRecord, b: LockRecord): boolean {
-  return a.pid === b.pid && a.host === b.host && a.processStart === b.processStart;
+// Whether the lock file `file` names the process `holder` names.
+function heldBy(file: string, holder: LockRecord): boolean {
+  const found = read(file);
+  if (found === "gone" || found === undefined) return false;
+  return (
+    found.pid === holder.pid &&
+    found.host === holder.host &&
+    found.processStart === holder.processStart
+  );
 }
