@@ -5,6 +5,7 @@ import {
   recordedChoices,
   recordedResponse,
 } from "../../recorder/index.js";
+import { noteCall } from "./ledger.js";
 import { NeutralChoice, requestFromParams } from "./neutral.js";
 import { noteGaps } from "./notes.js";
 import { type CallState, callerWarnings } from "./params.js";
@@ -53,20 +54,21 @@ export async function recordGenerate(
   const wire = chatRequest(result.request?.body);
   const body = parseBody(result.response?.body);
   noteGaps(rollout, model, wire, hasChoices(body));
-  if (wire && hasChoices(body)) {
-    rollout.recordCompletion({
-      request: wire,
-      choices: recordedChoices(body),
-      response: recordedResponse(body),
-      status: "complete",
-      startTime,
-    });
-  } else {
-    rollout.recordCompletion({
-      ...neutralCall(result, wire ?? requestFromParams(params, model.modelId), model.modelId),
-      startTime,
-    });
-  }
+  const call: RecordedCompletion =
+    wire && hasChoices(body)
+      ? {
+          request: wire,
+          choices: recordedChoices(body),
+          response: recordedResponse(body),
+          status: "complete",
+          startTime,
+        }
+      : {
+          ...neutralCall(result, wire ?? requestFromParams(params, model.modelId), model.modelId),
+          startTime,
+        };
+  rollout.recordCompletion(call);
+  noteCall(rollout, call);
   const warnings = callerWarnings(result.warnings, state);
   return warnings === result.warnings ? result : { ...result, warnings: warnings ?? [] };
 }

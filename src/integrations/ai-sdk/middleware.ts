@@ -2,7 +2,7 @@ import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { LanguageModelMiddleware } from "ai";
 import { currentRollout } from "../../recorder/index.js";
 import { recordGenerate } from "./generate.js";
-import { callState, prepareParams } from "./params.js";
+import { callState, claimed, prepareParams } from "./params.js";
 import { recordStream } from "./stream.js";
 import { registerRecorderTelemetry } from "./telemetry.js";
 
@@ -57,7 +57,8 @@ export function recorderMiddleware(
     specificationVersion: "v3",
     async transformParams({ type, params, model }) {
       const rollout = currentRollout();
-      return rollout ? prepareParams(type, params, model as Model, rollout) : params;
+      if (!rollout || claimed(params)) return params;
+      return prepareParams(type, params, model as Model, rollout);
     },
     async wrapGenerate({ doGenerate, params, model }) {
       const state = callState(params);

@@ -118,11 +118,17 @@ export function finishReasonOf(reason: unknown): RecordedChoice["finish_reason"]
 /** Output the provider reported, gathered into one Choice (no logprobs). */
 export class NeutralChoice {
   #text: string | null = null;
+  #reasoning: string | null = null;
   #toolCalls: ToolCall[] = [];
   finishReason: unknown;
 
   addText(text: string): void {
     this.#text = (this.#text ?? "") + text;
+  }
+
+  /** Reasoning the provider reported, kept as a reasoning model's Choice carries it. */
+  addReasoning(text: string): void {
+    this.#reasoning = (this.#reasoning ?? "") + text;
   }
 
   addToolCall(part: { toolCallId: string; toolName: string; input: unknown }): void {
@@ -137,6 +143,7 @@ export class NeutralChoice {
   addContent(content: ReadonlyArray<LanguageModelV4Content>): void {
     for (const part of content) {
       if (part.type === "text") this.addText(part.text);
+      else if (part.type === "reasoning") this.addReasoning(part.text);
       else if (part.type === "tool-call" && !part.providerExecuted) this.addToolCall(part);
     }
   }
@@ -150,8 +157,9 @@ export class NeutralChoice {
         role: "assistant",
         content: this.#text,
         refusal: null,
+        ...(this.#reasoning !== null ? { reasoning_content: this.#reasoning } : {}),
         ...(this.#toolCalls.length ? { tool_calls: this.#toolCalls } : {}),
-      },
+      } as RecordedChoice["message"],
     };
   }
 }

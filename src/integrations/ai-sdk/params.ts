@@ -16,6 +16,18 @@ export interface CallState {
 // The wrap hooks receive the very params object transformParams returned.
 const states = new WeakMap<object, CallState>();
 
+// Marks call options one recording layer prepared. A model recorded twice (a
+// middleware-wrapped model inside an instrumented Mastra agent) sees copies
+// of those options further in, and the inner layer lets them through. A
+// symbol key survives the copies (object spread keeps it) and never reaches
+// the wire (JSON drops it).
+const CLAIMED = Symbol.for("trajectory-recorder.ai-sdk.claimed");
+
+/** Whether an outer recording layer already records this call. */
+export function claimed(params: object): boolean {
+  return (params as { [CLAIMED]?: true })[CLAIMED] === true;
+}
+
 export function callState(params: object): CallState | undefined {
   return states.get(params);
 }
@@ -86,6 +98,7 @@ export function prepareParams(
     ...(providerOptions ? { providerOptions } : {}),
     ...(type === "stream" ? { includeRawChunks: true } : {}),
   };
+  (next as { [CLAIMED]?: true })[CLAIMED] = true;
   states.set(next, { rollout, callerWantsRaw: params.includeRawChunks === true, ownWarnings });
   return next;
 }

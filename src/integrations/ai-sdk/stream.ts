@@ -6,6 +6,7 @@ import type {
   LanguageModelV4StreamResult,
 } from "@ai-sdk/provider";
 import { type RecordedCompletion, StreamAccumulator } from "../../recorder/index.js";
+import { noteCall } from "./ledger.js";
 import { NeutralChoice, requestFromParams } from "./neutral.js";
 import { noteGaps } from "./notes.js";
 import { type CallState, callerWarnings } from "./params.js";
@@ -34,6 +35,9 @@ class StreamRecord {
         break;
       case "text-delta":
         this.parts.addText(part.delta);
+        break;
+      case "reasoning-delta":
+        this.parts.addReasoning(part.delta);
         break;
       case "tool-call":
         if (!part.providerExecuted) this.parts.addToolCall(part);
@@ -85,7 +89,7 @@ export function recordStream(
     const fromChunks = wire !== undefined && record.sawRaw;
     noteGaps(rollout, model, wire, wire === undefined || record.sawRaw);
     const c = record.chunks;
-    rollout.recordCompletion({
+    const call: RecordedCompletion = {
       request,
       choices: fromChunks ? c.choices() : [record.parts.choice()],
       response: fromChunks
@@ -95,8 +99,16 @@ export function recordStream(
       ...(error !== undefined ? { error } : {}),
       streamed: true,
       startTime,
-    });
+    };
+    rollout.recordCompletion(call);
+    noteCall(rollout, call);
   };
+  // A stream still running when the rollout returns (not awaited, or read
+  // after the rollout) is recorded then, with what it got so far and a line
+  // in the logs: the trajectory is handed back at that point.
+  rollout.onEnd?.(() =>
+    finish("incomplete", new Error("the rollout ended before this stream finished")),
+  );
   const reader = result.stream.getReader();
   const stream = new ReadableStream<LanguageModelV4StreamPart>({
     async pull(controller) {

@@ -1,10 +1,13 @@
 // Tool results the model never saw. A tool result that a later call sends back
 // is recorded from that call's request, exactly as it went on the wire; only
 // the results of tools run after the last model call (a step limit reached, a
-// stop condition met) would be lost, and AI SDK 7's telemetry hands them over
-// when the generation ends.
+// stop condition met) would be lost, and AI SDK's telemetry integrations hand
+// them over when the generation ends: `onEnd` in ai 7, `onFinish` in ai 6
+// (from 6.0.111, the first 6.x whose generateText and streamText call the
+// globally registered integrations).
 import type { LanguageModelV4ToolResultOutput } from "@ai-sdk/provider";
 import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
+import { noteAnswered } from "./ledger.js";
 import { toolOutputText } from "./neutral.js";
 
 type Message = { role: string; content: unknown };
@@ -39,6 +42,9 @@ function recordTrailingToolResults(
       .map((p) => p.toolCallId),
   );
   if (ran.size === 0) return;
+  // Work left running past the rollout's end is not part of the trajectory it returned.
+  if ((rollout as { ended?: boolean }).ended) return;
+  const recorded: string[] = [];
   for (const message of messages) {
     if (message.role !== "tool" || !Array.isArray(message.content)) continue;
     for (const part of message.content as ToolResultPart[]) {
@@ -48,15 +54,18 @@ function recordTrailingToolResults(
         name: part.toolName,
         content: toolOutputText(part.output),
       });
+      recorded.push(part.toolCallId);
     }
   }
+  noteAnswered(rollout, recorded);
 }
 
 /**
- * An AI SDK 7 telemetry integration that records the results of tools run
- * after the last model call of a `generateText`/`streamText`/agent call.
- * {@link recorderMiddleware} registers it globally; pass it yourself when a
- * call sets its own `telemetry.integrations` (they replace the global ones).
+ * An AI SDK telemetry integration (ai 7, and ai 6 from 6.0.111) that records
+ * the results of tools run after the last model call of a
+ * `generateText`/`streamText`/agent call. {@link recorderMiddleware} registers
+ * it globally; with ai 7, pass it yourself when a call sets its own
+ * `telemetry.integrations` (they replace the global ones there).
  *
  * @example
  * await generateText({
@@ -78,6 +87,13 @@ export const recorderTelemetry = {
     if (rollout && Array.isArray(event.responseMessages) && Array.isArray(event.steps))
       recordTrailingToolResults(rollout, event.steps.at(-1), event.responseMessages);
   },
+  /** ai 6: the generation's end, with its steps and the last step's response messages. */
+  onFinish(event: { steps?: Step[]; response?: { messages?: Message[] } }): void {
+    const rollout = currentRollout();
+    const messages = event.response?.messages;
+    if (rollout && Array.isArray(messages) && Array.isArray(event.steps))
+      recordTrailingToolResults(rollout, event.steps.at(-1), messages);
+  },
   onError(event: unknown): void {
     const callId = (event as { callId?: string } | undefined)?.callId;
     if (callId) rollouts.delete(callId);
@@ -89,8 +105,8 @@ export const recorderTelemetry = {
 
 /**
  * Adds {@link recorderTelemetry} to AI SDK's global telemetry integrations
- * (once per process). AI SDK 7 reads that list on every call; older versions
- * never look at it, so there this does nothing.
+ * (once per process). AI SDK 7 and 6.0.111+ read that list on every call;
+ * older versions never look at it, so there this does nothing.
  */
 export function registerRecorderTelemetry(): void {
   // The same global list `registerTelemetry` from "ai" pushes onto; written

@@ -44,6 +44,12 @@ function toolCallsOf(message: AIMessage): unknown[] | undefined {
   return all.length ? all : undefined;
 }
 
+/** The reasoning ChatOpenAI kept from a reasoning model's `reasoning_content`. */
+function reasoningOf(message: BaseMessage): string | undefined {
+  const reasoning = message.additional_kwargs?.reasoning_content;
+  return typeof reasoning === "string" ? reasoning : undefined;
+}
+
 /** One non-streamed generation as a Choice. */
 export function choiceOf(generation: ChatGeneration, index: number): RecordedChoice {
   const message = generation.message as AIMessage;
@@ -53,14 +59,16 @@ export function choiceOf(generation: ChatGeneration, index: number): RecordedCho
   const text = textOf(message.content);
   // LangChain turns a null content into "": with tool calls it was null on the wire.
   const content = text === "" && toolCalls?.length ? null : text;
+  const reasoning = reasoningOf(message);
   return {
     index,
     message: {
       role: "assistant",
       content,
       refusal: null,
+      ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
       ...(toolCalls ? { tool_calls: toolCalls as never } : {}),
-    },
+    } as RecordedChoice["message"],
     logprobs: info.logprobs ?? meta.logprobs ?? null,
     finish_reason: info.finish_reason ?? meta.finish_reason ?? "stop",
   };
@@ -84,6 +92,7 @@ export function completionChunkOf(chunk: ChatGenerationChunk): ChatCompletionChu
     ...(c.id ? { id: c.id, type: "function" as const } : {}),
     function: { name: c.name ?? undefined, arguments: c.args ?? undefined },
   }));
+  const reasoning = reasoningOf(message);
   return {
     ...base,
     model: info.model_name ?? "",
@@ -92,8 +101,9 @@ export function completionChunkOf(chunk: ChatGenerationChunk): ChatCompletionChu
         index: info.completion ?? 0,
         delta: {
           content: textOf(message.content),
+          ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
           ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-        },
+        } as ChatCompletionChunk.Choice["delta"],
         logprobs: info.logprobs ?? null,
         finish_reason: info.finish_reason ?? null,
       },

@@ -197,8 +197,14 @@ describe("recorderMiddleware with generateText and streamText", () => {
         telemetry: { integrations: [mine] },
       });
     });
-    // Per-call integrations replace the global ones: the tool's result is lost...
+    // Per-call integrations replace the global ones: the tool's result is
+    // lost, and the trajectory names the call...
     expect(entries(without).map((e) => e.role ?? "choice")).toEqual(["user", "choice"]);
+    const lost = entries(without)[1]!.message.tool_calls[0].id;
+    expect(without.logs).toEqual([
+      expect.stringContaining(`no result was recorded for tool call(s) weather (${lost})`),
+    ]);
+    expect(without.logs[0]).toContain("must include recorderTelemetry");
     const withIt = await new Recorder().rollout(async () => {
       await generateText({
         model,
@@ -209,6 +215,7 @@ describe("recorderMiddleware with generateText and streamText", () => {
     });
     // ...unless recorderTelemetry is among them.
     expect(entries(withIt).map((e) => e.role ?? "choice")).toEqual(["user", "choice", "tool"]);
+    expect(withIt.logs).toEqual([]);
     expect(seen).toEqual(["end", "end"]);
   });
 });

@@ -1,0 +1,136 @@
+// Recording a Mastra agent whatever model form it was given. Mastra resolves
+// every form (a "provider/model" string, an `{ id, url }` config, its model
+// router, an AI SDK model, a function of the request, a fallback list) through
+// the agent's `resolveModelConfig`, into a model object of its own whose
+// `doStream`/`doGenerate` reach the provider. Those two are where the calls
+// are recorded: a middleware given to the AI SDK model alone never sees a
+// model Mastra builds from a string.
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamResult } from "@ai-sdk/provider";
+import { currentRollout } from "../../recorder/index.js";
+import { recordGenerate } from "./generate.js";
+import { callState, prepareParams } from "./params.js";
+import { recordStream } from "./stream.js";
+
+type Options = LanguageModelV4CallOptions;
+type Call = (options: Options) => PromiseLike<Record<string, unknown>>;
+
+interface MastraModel {
+  provider: string;
+  modelId: string;
+  doGenerate: Call;
+  doStream: Call;
+  /** Set on Mastra's model router: `url` makes it an OpenAI-compatible Chat Completions model. */
+  config?: { url?: string; api?: string };
+}
+
+/** The part of a Mastra `Agent` this module relies on. */
+interface MastraAgentLike {
+  name?: string;
+  resolveModelConfig?: (config: unknown, requestContext: unknown) => Promise<unknown>;
+}
+
+const INSTRUMENTED = Symbol.for("trajectory-recorder.mastra.model");
+const ATTACHED = Symbol.for("trajectory-recorder.mastra.agent");
+
+function isModel(x: unknown): x is MastraModel {
+  const m = x as MastraModel | null;
+  return (
+    typeof m === "object" &&
+    m !== null &&
+    typeof m.doStream === "function" &&
+    typeof m.doGenerate === "function" &&
+    typeof m.provider === "string"
+  );
+}
+
+/**
+ * The provider name the recording options are written for. The router built
+ * from `{ id, url }` calls `createOpenAICompatible({ name: provider })`, a
+ * Chat Completions model that carries logprobs and token ids.
+ */
+function providerOf(model: MastraModel): string {
+  const config = model.config;
+  if (config?.url && config.api !== "responses" && !model.provider.includes("."))
+    return `${model.provider}.chat`;
+  return model.provider;
+}
+
+function instrument(model: MastraModel): void {
+  const own = model as MastraModel & { [INSTRUMENTED]?: true };
+  if (own[INSTRUMENTED]) return;
+  own[INSTRUMENTED] = true;
+  const doGenerate = model.doGenerate.bind(model);
+  const doStream = model.doStream.bind(model);
+  const info = () => ({ provider: providerOf(model), modelId: model.modelId });
+  model.doStream = async (options) => {
+    const rollout = currentRollout();
+    if (!rollout) return doStream(options);
+    const params = prepareParams("stream", options, info(), rollout);
+    const state = callState(params);
+    const startTime = Date.now();
+    const result = (await doStream(params)) as unknown as LanguageModelV4StreamResult;
+    return recordStream(result, params, info(), state!, startTime) as never;
+  };
+  // Mastra's models answer doGenerate with the result and a stream of it.
+  model.doGenerate = async (options) => {
+    const rollout = currentRollout();
+    if (!rollout) return doGenerate(options);
+    const params = prepareParams("generate", options, info(), rollout);
+    const state = callState(params);
+    const startTime = Date.now();
+    const result = await doGenerate(params);
+    if (!Array.isArray(result.content))
+      return recordStream(result as never, params, info(), state!, startTime) as never;
+    return recordGenerate(async () => result as never, params, info(), state!) as never;
+  };
+}
+
+/**
+ * Makes a Mastra `Agent` record every model call it makes inside
+ * `recorder.rollout()`, whatever model form it was given: a
+ * `"provider/model"` string, an `{ id, url, apiKey }` config, a
+ * `ModelRouterLanguageModel`, an AI SDK model, a function of the request
+ * context, or a fallback list. Returns the same agent. Throws when the agent
+ * does not resolve its models the way this relies on (a Mastra version this
+ * was not built for), rather than recording nothing.
+ *
+ * Use it instead of {@link recorderMiddleware} on the agent's model, not with
+ * it (a call is recorded once either way). Mastra runs tools in its own loop:
+ * the results of tools run after the last model call are not reported to the
+ * recorder, and the trajectory's `logs` name those calls.
+ *
+ * @example
+ * import { Agent } from "@mastra/core/agent";
+ * import { recordMastraAgent } from "trajectory-recorder/ai-sdk";
+ *
+ * const agent = recordMastraAgent(
+ *   new Agent({ id: "weather", name: "weather", instructions, model: { id: "vllm/my-model", url: baseURL }, tools }),
+ * );
+ * const t = await recorder.rollout(async () => {
+ *   await agent.generate("What is the weather in Paris?");
+ * });
+ */
+export function recordMastraAgent<A extends object>(agent: A): A {
+  const a = agent as A & MastraAgentLike & { [ATTACHED]?: true };
+  if (a[ATTACHED]) return agent;
+  const resolve = a.resolveModelConfig;
+  if (typeof resolve !== "function")
+    throw new TypeError(
+      "recordMastraAgent: expected a Mastra Agent (@mastra/core 1.x) with a resolveModelConfig method; this object has none, so its model calls could not be recorded.",
+    );
+  const name = a.name ?? "agent";
+  a.resolveModelConfig = async (config, requestContext) => {
+    const model = await resolve.call(agent, config, requestContext);
+    if (
+      !isModel(model) ||
+      (model as { specificationVersion?: string }).specificationVersion === "v1"
+    )
+      throw new TypeError(
+        `recordMastraAgent: agent ${name} resolved its model to ${isModel(model) ? "an AI SDK v1 (legacy) model" : "an object without doStream/doGenerate"}; its calls cannot be recorded. Give it an AI SDK 5+ model, a "provider/model" string or an { id, url } config.`,
+      );
+    instrument(model);
+    return model;
+  };
+  a[ATTACHED] = true;
+  return agent;
+}
