@@ -24,6 +24,21 @@ const legacy = (major: string) => {
 };
 const openaiTarget =
   openaiMajor === "6" ? undefined : openaiMajor === "7" ? "openai7" : legacy(openaiMajor);
+// AI_MAJOR points the tests' `ai` and `@ai-sdk/*` imports at an older AI SDK
+// major (6, the oldest the peer range accepts), which `.ci/run` installs into
+// `.ci/ai-legacy/ai<major>` with the providers of its generation.
+const aiMajor = process.env.AI_MAJOR ?? "7";
+const aiLegacy = () => {
+  if (aiMajor !== "6")
+    throw new Error(`AI_MAJOR must be 6 or 7 (the majors the package supports), not ${aiMajor}.`);
+  const dir = fileURLToPath(new URL(`./.ci/ai-legacy/ai${aiMajor}/node_modules`, import.meta.url));
+  if (!existsSync(`${dir}/ai`))
+    throw new Error(
+      `AI_MAJOR=${aiMajor} needs ai ${aiMajor}.x in ${dir}: run \`bash .ci/run\`, or \`npm install --prefix .ci/ai-legacy/ai6 --no-save --no-package-lock ai@6 @ai-sdk/openai-compatible@2 @ai-sdk/openai@3\`.`,
+    );
+  return dir;
+};
+const aiTarget = aiMajor === "7" ? undefined : aiLegacy();
 const nodeMajor = Number(process.versions.node.split(".")[0]);
 const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
 const alias = [
@@ -35,6 +50,12 @@ const alias = [
     replacement: src("integrations/$1/index.ts"),
   },
   ...(openaiTarget ? [{ find: /^openai(\/.*)?$/, replacement: `${openaiTarget}$1` }] : []),
+  ...(aiTarget
+    ? [
+        { find: /^ai(\/.*)?$/, replacement: `${aiTarget}/ai$1` },
+        { find: /^@ai-sdk\/(openai|openai-compatible)$/, replacement: `${aiTarget}/@ai-sdk/$1` },
+      ]
+    : []),
 ];
 
 // The framework packages (@openai/agents, ai, @mastra/core) need Node 22, so

@@ -24,6 +24,8 @@ const MARK = Symbol.for("trajectory-recorder.ai-sdk.telemetry");
 // end may be dispatched from another async context.
 const rollouts = new Map<string, ActiveRollout>();
 
+const finished = new WeakSet<object>();
+
 type Step = { content?: Array<{ type: string; toolCallId?: string }> };
 
 /**
@@ -89,6 +91,9 @@ export const recorderTelemetry = {
   },
   /** ai 6: the generation's end, with its steps and the last step's response messages. */
   onFinish(event: { steps?: Step[]; response?: { messages?: Message[] } }): void {
+    // ai 6 calls the global integrations and the call's own: once is enough.
+    if (finished.has(event)) return;
+    finished.add(event);
     const rollout = currentRollout();
     const messages = event.response?.messages;
     if (rollout && Array.isArray(messages) && Array.isArray(event.steps))

@@ -10,6 +10,9 @@ import { recorderMiddleware } from "trajectory-recorder/ai-sdk";
 import type { Emulator } from "../../../src/emulator/index.js";
 import { KEY } from "../../emulator/helpers.js";
 
+/** The `ai` major under test: vitest.config.ts points `ai` at it (AI_MAJOR, default 7). */
+export const AI_MAJOR = Number(process.env.AI_MAJOR ?? "7");
+
 /** Any name other than a registered model is the emulator's untrained base. */
 export const MODEL = "emulator/tiny";
 export const INSTRUCTIONS = "You tell the weather.";

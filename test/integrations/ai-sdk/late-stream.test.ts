@@ -70,7 +70,7 @@ describe("an AI SDK stream that finishes after the rollout returned", () => {
       ),
     ]);
     release();
-    await result?.consumeStream().catch(() => {});
+    await Promise.resolve(result?.consumeStream()).catch(() => {});
     expect(JSON.stringify(t.toJSON())).toBe(recorded);
   });
 });

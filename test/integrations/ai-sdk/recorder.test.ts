@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../../../src/emulator/index.js";
 import { KEY, start } from "../../emulator/helpers.js";
 import {
+  AI_MAJOR,
   agentSettings,
   type Bodies,
   CHAT_TOOLS,
@@ -187,30 +188,39 @@ describe("recorderMiddleware with generateText and streamText", () => {
   it("records them too when a call brings its own telemetry integrations, given recorderTelemetry", async () => {
     const model = compatibleModel(emu);
     const seen: string[] = [];
-    const mine = { onEnd: () => void seen.push("end") };
+    // ai 6 names the option experimental_telemetry, and ends a generation
+    // with onFinish; ai 7 names it telemetry, and ends with onEnd.
+    const TELEMETRY = AI_MAJOR === 6 ? "experimental_telemetry" : "telemetry";
+    const mine = { onEnd: () => void seen.push("end"), onFinish: () => void seen.push("end") };
     const once = { tools, seed: 6, toolChoice: "required" as const, stopWhen: stepCountIs(1) };
     const without = await new Recorder().rollout(async () => {
       await generateText({
         model,
         ...once,
         prompt: "weather in nice",
-        telemetry: { integrations: [mine] },
+        [TELEMETRY]: { integrations: [mine] },
       });
     });
-    // Per-call integrations replace the global ones: the tool's result is
-    // lost, and the trajectory names the call...
-    expect(entries(without).map((e) => e.role ?? "choice")).toEqual(["user", "choice"]);
-    const lost = entries(without)[1]!.message.tool_calls[0].id;
-    expect(without.logs).toEqual([
-      expect.stringContaining(`no result was recorded for tool call(s) weather (${lost})`),
-    ]);
-    expect(without.logs[0]).toContain("must include recorderTelemetry");
+    if (AI_MAJOR === 6) {
+      // ai 6 calls per-call integrations besides the global ones.
+      expect(entries(without).map((e) => e.role ?? "choice")).toEqual(["user", "choice", "tool"]);
+      expect(without.logs).toEqual([]);
+    } else {
+      // ai 7: per-call integrations replace the global ones. The tool's result
+      // is lost, and the trajectory names the call...
+      expect(entries(without).map((e) => e.role ?? "choice")).toEqual(["user", "choice"]);
+      const lost = entries(without)[1]!.message.tool_calls[0].id;
+      expect(without.logs).toEqual([
+        expect.stringContaining(`no result was recorded for tool call(s) weather (${lost})`),
+      ]);
+      expect(without.logs[0]).toContain("must include recorderTelemetry");
+    }
     const withIt = await new Recorder().rollout(async () => {
       await generateText({
         model,
         ...once,
         prompt: "weather in nice",
-        telemetry: { integrations: [mine, recorderTelemetry] },
+        [TELEMETRY]: { integrations: [mine, recorderTelemetry] },
       });
     });
     // ...unless recorderTelemetry is among them.
@@ -373,28 +383,46 @@ describe("providers that cannot carry everything", () => {
   });
 
   it("a Responses API model: the conversation is recorded without logprobs, and the trajectory says so", async () => {
-    const { MockLanguageModelV4 } = await import("ai/test");
     const { wrapLanguageModel } = await import("ai");
     const { recorderMiddleware } = await import("trajectory-recorder/ai-sdk");
-    const responses = new MockLanguageModelV4({
+    // A model of the specification version the installed `ai` speaks (v3 and
+    // v4 share this result's shape), answering like the Responses API.
+    const calls: Array<{ providerOptions?: unknown }> = [];
+    const responses = {
+      specificationVersion: AI_MAJOR === 6 ? "v3" : "v4",
       provider: "openai.responses",
       modelId: "gpt-test",
-      doGenerate: async () => ({
-        content: [
-          { type: "text", text: "Let me look." },
-          { type: "tool-call", toolCallId: "fc_1", toolName: "weather", input: '{"city":"pisa"}' },
-        ],
-        finishReason: { unified: "tool-calls", raw: "completed" },
-        usage: {
-          inputTokens: { total: 3, noCache: 3, cacheRead: 0, cacheWrite: 0 },
-          outputTokens: { total: 2, text: 2, reasoning: 0 },
-        },
-        warnings: [],
-        request: { body: { model: "gpt-test", input: [] } },
-        response: { id: "resp_1", modelId: "gpt-test", body: { output: [] } },
-      }),
+      supportedUrls: {},
+      doStream: async () => {
+        throw new Error("not streamed here");
+      },
+      doGenerate: async (options: { providerOptions?: unknown }) => {
+        calls.push(options);
+        return {
+          content: [
+            { type: "text", text: "Let me look." },
+            {
+              type: "tool-call",
+              toolCallId: "fc_1",
+              toolName: "weather",
+              input: '{"city":"pisa"}',
+            },
+          ],
+          finishReason: { unified: "tool-calls", raw: "completed" },
+          usage: {
+            inputTokens: { total: 3, noCache: 3, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: 2, text: 2, reasoning: 0 },
+          },
+          warnings: [],
+          request: { body: { model: "gpt-test", input: [] } },
+          response: { id: "resp_1", modelId: "gpt-test", body: { output: [] } },
+        };
+      },
+    };
+    const model = wrapLanguageModel({
+      model: responses as never,
+      middleware: recorderMiddleware(),
     });
-    const model = wrapLanguageModel({ model: responses, middleware: recorderMiddleware() });
     const t = await new Recorder().rollout(async () => {
       await generateText({ model, tools, system: INSTRUCTIONS, prompt: "weather in pisa" });
     });
@@ -428,6 +456,6 @@ describe("providers that cannot carry everything", () => {
     expect(t.tools).toEqual(CHAT_TOOLS);
     expect(t.logs).toEqual([expect.stringContaining("does not use the Chat Completions API")]);
     // The Responses model was not handed Chat Completions options.
-    expect(responses.doGenerateCalls[0]!.providerOptions).toBeUndefined();
+    expect(calls[0]!.providerOptions).toBeUndefined();
   });
 });
