@@ -9,6 +9,36 @@ interface Acc {
   logprobs: NonNullable<RecordedChoice["logprobs"]> | null;
   finish: RecordedChoice["finish_reason"] | null;
   tokenIds: number[] | null;
+  /** Reasoning text by the field the server streams it in (`reasoning_content`, `reasoning`). */
+  reasoning: Record<string, string> | null;
+}
+
+/** The delta fields reasoning servers stream thinking in (vLLM, DeepSeek, OpenRouter). */
+export const REASONING_FIELDS = ["reasoning_content", "reasoning"] as const;
+
+/**
+ * Appends the reasoning text of a streamed `delta` to `into`, keyed by the
+ * field the server used, so that the streamed Choice's message carries it
+ * under the same name as a non-streamed one would. Returns `into`, created
+ * when the delta brings reasoning.
+ *
+ * @example
+ * let reasoning = null;
+ * for await (const chunk of stream) reasoning = appendReasoning(reasoning, chunk.choices[0]?.delta);
+ * const message = { role: "assistant", content, ...reasoning };
+ */
+export function appendReasoning(
+  into: Record<string, string> | null,
+  delta: unknown,
+): Record<string, string> | null {
+  if (!delta || typeof delta !== "object") return into;
+  for (const field of REASONING_FIELDS) {
+    const text = (delta as Record<string, unknown>)[field];
+    if (typeof text !== "string" || text === "") continue;
+    into ??= {};
+    into[field] = (into[field] ?? "") + text;
+  }
+  return into;
 }
 
 type ChunkChoice = ChatCompletionChunk.Choice;
@@ -61,6 +91,7 @@ export class StreamAccumulator {
         logprobs: null,
         finish: null,
         tokenIds: null,
+        reasoning: null,
       };
       this.#choices.set(c.index, a);
     }
@@ -68,6 +99,7 @@ export class StreamAccumulator {
     if (d) {
       if (typeof d.content === "string") a.content = (a.content ?? "") + d.content;
       if (typeof d.refusal === "string") a.refusal = (a.refusal ?? "") + d.refusal;
+      a.reasoning = appendReasoning(a.reasoning, d);
       const calls = d.tool_calls;
       if (calls) for (let i = 0; i < calls.length; i++) addToolCall(a, calls[i] as ToolCallDelta);
     }
@@ -106,6 +138,7 @@ export class StreamAccumulator {
             content: a.content,
             refusal: a.refusal,
             ...(tool_calls.length ? { tool_calls } : {}),
+            ...a.reasoning,
           },
         };
         if (a.tokenIds) choice.token_ids = a.tokenIds;

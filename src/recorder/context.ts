@@ -14,7 +14,9 @@ import {
 } from "../trajectory/index.js";
 import { copyJson } from "../util/copy-json.js";
 import { errorMessage } from "../util/error-message.js";
+import { isPrefix, sameTools } from "./match.js";
 import { traceCompletion } from "./spans.js";
+import { ToolResults } from "./tool-results.js";
 
 /** Options a rollout records with. */
 export interface RolloutOptions {
@@ -27,6 +29,8 @@ export interface RolloutOptions {
   tokenIds: boolean;
   /** Put message content on telemetry spans. Default `false`. */
   recordContent?: boolean;
+  /** Whether a model is the policy being trained; absent: every model is. */
+  isPolicy?: (model: string) => boolean;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */
@@ -63,8 +67,25 @@ export interface ActiveRollout {
   readonly options: RolloutOptions;
   /** The single path every recorded call goes through. */
   recordCompletion(call: RecordedCompletion): void;
-  /** Appends a tool message to the conversation unless the next request already carries it. */
-  recordToolResult(result: { tool_call_id: string; content: string; name?: string }): void;
+  /**
+   * Records a tool's result for the conversation (main or additional) whose
+   * assistant turn issued `tool_call_id`. It is held until a later request of
+   * that conversation carries it (then that request's content and order win);
+   * a result no request carries (a last step) is appended to that
+   * conversation, in call order, when the rollout ends. A result whose call
+   * no recorded turn issued is logged, not recorded.
+   */
+  recordToolResult(result: {
+    tool_call_id: string;
+    content: string | unknown[];
+    name?: string;
+  }): void;
+  /**
+   * Whether `model` (a response's model, else the request's) is the policy
+   * being trained: the recorder's `policy`, every model when none was given.
+   * Other models' completions are recorded as plain assistant messages.
+   */
+  isPolicy(model: string | undefined): boolean;
   log(message: string): void;
   /** Appends `message` to the trajectory's logs unless this rollout already logged it. */
   logOnce(message: string): void;
@@ -127,78 +148,11 @@ export async function runInRollout<T>(rollout: ActiveRollout, fn: () => T): Prom
 
 type Msg = Record<string, unknown>;
 
-/** Same content, with `null`, `undefined` and `""` all meaning none. */
-function sameContent(a: unknown, b: unknown): boolean {
-  if (a === b || (!a && !b)) return true;
-  if (typeof a === "string" || typeof b === "string") return false;
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-}
-
-type ToolCalls = Array<{ id: string }> | null | undefined;
-
-/**
- * Whether the recorded `item` is the sent message `b`: the role, then the
- * tool call id(s) where there are some, else the content. A recorded Choice
- * is compared through its message, without building one.
- */
-function sameMessage(item: MessageOrChoice, b: Msg): boolean {
-  const choice = isChoice(item);
-  const a = (choice ? item.message : item) as unknown as Msg;
-  if ((choice ? "assistant" : a.role) !== b.role) return false;
-  if (b.role === "tool") return a.tool_call_id === b.tool_call_id;
-  if (b.role === "assistant") {
-    const at = a.tool_calls as ToolCalls;
-    const bt = b.tool_calls as ToolCalls;
-    const n = at?.length ?? 0;
-    if (n !== (bt?.length ?? 0)) return false;
-    if (n > 0) {
-      for (let i = 0; i < n; i++) if (at?.[i]?.id !== bt?.[i]?.id) return false;
-      return true;
-    }
-  }
-  return sameContent(a.content, b.content);
-}
-
-/** Whether the recorded items (messages and Choices) are the start of `full`. */
-function isPrefix(items: readonly MessageOrChoice[], full: Msg[]): boolean {
-  if (items.length > full.length) return false;
-  for (let i = 0; i < items.length; i++)
-    if (!sameMessage(items[i] as MessageOrChoice, full[i] as Msg)) return false;
-  return true;
-}
-
 /** How many of the latest additional histories a side conversation may continue. */
 const HISTORY_LOOKBACK = 64;
 
 /** A conversation the recorder appends to: the trajectory's own, or an additional history. */
 type Conversation = Pick<History, "messages_and_choices" | "tools">;
-
-/**
- * Appends to `conversation` what `sent` adds beyond what it holds (copied: the
- * caller's messages are theirs), then the sampled turn, and keeps the first
- * tools it was offered.
- */
-function extend(
-  conversation: Conversation,
-  sent: Msg[],
-  turn: RecordedChoice | MessageOrChoice | undefined,
-  tools: ChatCompletionTool[] | null,
-): void {
-  const items = conversation.messages_and_choices;
-  for (let i = items.length; i < sent.length; i++) items.push(copyJson(sent[i]) as never);
-  if (turn) items.push(turn as never);
-  if (tools && !conversation.tools) conversation.tools = copyJson(tools) as never;
-}
-
-/** The most recent additional history that `sent` continues, if any. */
-function continuedHistory(histories: History[], sent: Msg[]): History | undefined {
-  const stop = Math.max(0, histories.length - HISTORY_LOOKBACK);
-  for (let i = histories.length - 1; i >= stop; i--) {
-    const h = histories[i] as History;
-    if (isPrefix(h.messages_and_choices, sent)) return h;
-  }
-  return undefined;
-}
 
 /** An empty additional history, appended to the trajectory. */
 function newHistory(t: Trajectory): History {
@@ -219,6 +173,11 @@ export class RolloutState implements ActiveRollout {
   #open = 0;
   #ended = false;
   #onEnd: Array<() => void> | undefined;
+  readonly #toolResults = new ToolResults();
+  /** Conversations holding a Choice: their tools are the ones those Choices were offered. */
+  #withChoice: WeakSet<Conversation> | undefined;
+  #completions = 0;
+  #started = 0;
 
   /** Whether the rollout emits spans (a tracer provider was registered when it started). */
   readonly traced: boolean;
@@ -229,8 +188,25 @@ export class RolloutState implements ActiveRollout {
     this.traced = traced;
   }
 
+  /** How many completions the rollout recorded or saw start (finished, cut off, failed or left running). */
+  get completions(): number {
+    return this.#completions + this.#started;
+  }
+
   log(message: string): void {
-    this.trajectory.log(message);
+    if (!this.#ended) this.trajectory.log(message);
+  }
+
+  isPolicy(model: string | undefined): boolean {
+    const policy = this.options.isPolicy;
+    if (!policy) return true;
+    if (!model) return false;
+    try {
+      return policy(model) === true;
+    } catch (error) {
+      this.logOnce(`the policy predicate threw for model "${model}": ${errorMessage(error)}`);
+      return false;
+    }
   }
 
   /**
@@ -241,6 +217,7 @@ export class RolloutState implements ActiveRollout {
   startCall(request: RecordedCompletion["request"]): number {
     this.#pending ??= [];
     this.#open++;
+    this.#started++;
     return this.#pending.push(request) - 1;
   }
 
@@ -265,8 +242,12 @@ export class RolloutState implements ActiveRollout {
     this.#onEnd.push(callback);
   }
 
-  /** Called when the rollout's function has returned or thrown. */
+  /**
+   * Called when the rollout's function has returned or thrown. From then on
+   * the trajectory is the caller's: nothing the rollout left running changes it.
+   */
   end(): void {
+    if (this.#ended) return;
     // Callbacks record into the trajectory, so they run while it still takes records.
     const callbacks = this.#onEnd;
     this.#onEnd = undefined;
@@ -277,30 +258,49 @@ export class RolloutState implements ActiveRollout {
         this.trajectory.log(`recording at the rollout's end failed: ${errorMessage(error)}`);
       }
     }
+    for (const id of this.#toolResults.flush())
+      this.logOnce(
+        `a tool result for call ${id} answers no call recorded in this rollout: left out of the trajectory`,
+      );
+    if (this.completions === 0)
+      this.trajectory.log(
+        "no chat completion was recorded in this rollout: wrap the client (recorder.wrap or model.openai({ recorder })) and make the calls inside recorder.rollout()",
+      );
     this.#ended = true;
     if (!this.#open || !this.#pending) return;
     for (const r of this.#pending) {
       if (!r) continue;
       const what = r.stream ? "a streamed completion" : "a completion";
-      this.trajectory.log(`${what} (${String(r.model)}) had not finished when the rollout ended`);
+      this.trajectory.log(
+        `${what} (${String(r.model)}) had not finished when the rollout ended: left out of the trajectory`,
+      );
     }
     this.#pending.length = 0;
     this.#open = 0;
   }
 
   logOnce(message: string): void {
+    if (this.#ended) return;
     this.#logged ??= new Set();
     if (this.#logged.has(message)) return;
     this.#logged.add(message);
     this.trajectory.log(message);
   }
 
-  recordToolResult(result: { tool_call_id: string; content: string; name?: string }): void {
+  recordToolResult(result: {
+    tool_call_id: string;
+    content: string | unknown[];
+    name?: string;
+  }): void {
+    if (this.#ended) return;
     const msg: Msg = { role: "tool", tool_call_id: result.tool_call_id, content: result.content };
-    this.trajectory.messages_and_choices.push(msg as never);
+    this.#toolResults.add(msg);
   }
 
   recordCompletion(call: RecordedCompletion): void {
+    // A call left running when the rollout ended: the trajectory was handed back as it was.
+    if (this.#ended) return;
+    this.#completions++;
     if (!call.traced && this.traced) traceCompletion(call, this.options.recordContent === true);
     const t = this.trajectory;
     const complete = !call.status || call.status === "complete";
@@ -311,19 +311,80 @@ export class RolloutState implements ActiveRollout {
         `completion ${call.response?.id ?? ""} ${call.status}${why}${kept}`.replace(/ {2}/, " "),
       );
     }
+    const model = call.response?.model || call.request.model;
+    const policy = this.isPolicy(model);
+    if (!policy && call.choices.length)
+      this.logOnce(
+        `model "${model ?? "(unnamed)"}" is not the policy: its completions are kept as plain assistant messages, not trained on`,
+      );
     const sent = call.request.messages as unknown as Msg[];
     const tools = call.request.tools ?? null;
-    // A cut-off sample is not what the policy would have produced to the end:
-    // as a Choice the trainer would learn from it, so it stays a plain message.
-    const turns: MessageOrChoice[] = complete ? call.choices : call.choices.map(toChatMessage);
-    // A side conversation (a sub-agent, a judge) that continues one recorded
-    // earlier extends that history, as the main conversation is extended;
-    // anything else starts a new additional history.
-    const target = isPrefix(t.messages_and_choices, sent)
-      ? t
-      : (continuedHistory(t.additional_histories, sent) ?? newHistory(t));
-    extend(target, sent, turns[0], tools);
+    // A cut-off sample is not what the policy would have produced to the end,
+    // and another model's sample is not the policy's: as a Choice the trainer
+    // would learn from it, so it stays a plain message.
+    const turns: MessageOrChoice[] =
+      complete && policy ? call.choices : call.choices.map(toChatMessage);
+    const target = this.#target(sent, tools);
+    this.#extend(target, sent, turns[0], tools);
     // n > 1: the first choice extends the conversation, each other one is an additional history.
-    for (let i = 1; i < turns.length; i++) extend(newHistory(t), sent, turns[i], tools);
+    for (let i = 1; i < turns.length; i++) this.#extend(newHistory(t), sent, turns[i], tools);
+  }
+
+  /**
+   * The conversation `sent` continues with the same tools offered: the main
+   * one, else the latest additional history (a sub-agent, a judge), else a new
+   * additional history. A conversation whose tools changed is not continued:
+   * each Choice keeps the tools its turn was offered.
+   */
+  #target(sent: Msg[], tools: ChatCompletionTool[] | null): Conversation {
+    const t = this.trajectory;
+    let toolsChanged = false;
+    const fits = (c: Conversation) => {
+      if (!isPrefix(c.messages_and_choices, sent)) return false;
+      if (!this.#withChoice?.has(c) || sameTools(c.tools, tools)) return true;
+      toolsChanged = true;
+      return false;
+    };
+    if (fits(t)) return t;
+    const histories = t.additional_histories;
+    const stop = Math.max(0, histories.length - HISTORY_LOOKBACK);
+    for (let i = histories.length - 1; i >= stop; i--) {
+      const h = histories[i] as History;
+      if (fits(h)) return h;
+    }
+    if (toolsChanged)
+      this.logOnce(
+        "the tools offered changed within a conversation: each turn with new tools goes on in a new additional history that records them",
+      );
+    return newHistory(t);
+  }
+
+  /**
+   * Appends to `conversation` what `sent` adds beyond what it holds (copied:
+   * the caller's messages are theirs), then the sampled turn; the tools are
+   * those of its first Choice.
+   */
+  #extend(
+    conversation: Conversation,
+    sent: Msg[],
+    turn: MessageOrChoice | undefined,
+    tools: ChatCompletionTool[] | null,
+  ): void {
+    const items = conversation.messages_and_choices;
+    for (let i = items.length; i < sent.length; i++) {
+      const msg = copyJson(sent[i]) as Msg;
+      items.push(msg as never);
+      this.#toolResults.sent(conversation, msg);
+    }
+    for (const r of this.#toolResults.notCarried(conversation))
+      this.logOnce(
+        `the result of tool call ${String(r.tool_call_id)} was not sent in the next request of its conversation: left out, as the model never saw it there`,
+      );
+    this.#withChoice ??= new WeakSet();
+    if (tools && !this.#withChoice.has(conversation)) conversation.tools = copyJson(tools) as never;
+    if (!turn) return;
+    items.push(turn as never);
+    if (isChoice(turn)) this.#withChoice.add(conversation);
+    this.#toolResults.issued(conversation, turn);
   }
 }

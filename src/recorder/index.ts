@@ -1,4 +1,4 @@
-export { StreamAccumulator } from "./accumulate.js";
+export { appendReasoning, REASONING_FIELDS, StreamAccumulator } from "./accumulate.js";
 export {
   type ActiveRollout,
   currentRollout,

@@ -26,7 +26,22 @@ export interface RecorderOptions {
   recordContent?: boolean;
   /** Where {@link Recorder.gatherTrajectoryGroups} sends finished groups (e.g. a shipper). */
   shipper?: GroupSink;
+  /**
+   * The models being trained: a list of model names, or a predicate on a
+   * model name. A completion is the policy's when its response's model (else
+   * its request's) is; any other model's completion is recorded as a plain
+   * assistant message (context, never trained on) and the trajectory's logs
+   * name that model once. Default: every model is the policy.
+   * `model.openai({ recorder })` adds its own model.
+   */
+  policy?: readonly string[] | ((model: string) => boolean);
+  /** Where the recorder warns (once per process, e.g. a rollout that recorded no call). Default `console`. */
+  logger?: { warn(message: string): void };
 }
+
+// Shared across the copies of this module (see context.ts): once per process.
+const WARNED_EMPTY = Symbol.for("trajectory-recorder.warned-empty-rollout");
+const warned = globalThis as { [WARNED_EMPTY]?: boolean };
 
 /**
  * Records the chat completions a wrapped `openai` client makes inside
@@ -42,9 +57,40 @@ export interface RecorderOptions {
  */
 export class Recorder {
   readonly options: RecorderOptions;
+  #policy: ((model: string) => boolean) | undefined;
 
   constructor(options: RecorderOptions = {}) {
     this.options = options;
+    const policy = options.policy;
+    if (policy !== undefined && typeof policy !== "function" && !Array.isArray(policy))
+      throw new TypeError(
+        "new Recorder({ policy }): policy must be an array of model names or a function (model: string) => boolean.",
+      );
+    this.#policy = typeof policy === "function" ? policy : policy ? namesPolicy(policy) : undefined;
+  }
+
+  /**
+   * Whether `model` is the policy being trained (see {@link RecorderOptions.policy}).
+   *
+   * @example
+   * new Recorder({ policy: ["my-model"] }).isPolicy("gpt-4o"); // false
+   */
+  isPolicy(model: string): boolean {
+    return this.#policy ? this.#policy(model) : true;
+  }
+
+  /**
+   * Adds `test` to the policy: with no policy given before, only the models
+   * it accepts are the policy from now on. `model.openai({ recorder })`
+   * calls it with its own model.
+   *
+   * @example
+   * recorder.addPolicy((m) => m.startsWith("wandb-artifact:///me/demo/agent"));
+   */
+  addPolicy(test: string | ((model: string) => boolean)): void {
+    const added = typeof test === "string" ? (m: string) => m === test : test;
+    const before = this.#policy;
+    this.#policy = before ? (m) => before(m) || added(m) : added;
   }
 
   /** Makes `client.chat.completions.create` record inside rollouts; returns the same client. */
@@ -76,6 +122,8 @@ export class Recorder {
         logprobs: this.options.logprobs ?? true,
         tokenIds: this.options.tokenIds ?? true,
         recordContent: this.options.recordContent ?? false,
+        // Read at each call, so a policy added after the rollout began counts.
+        ...(this.#policy ? { isPolicy: (m: string) => this.isPolicy(m) } : {}),
       },
       traced,
     );
@@ -88,6 +136,7 @@ export class Recorder {
         await (span ? context.with(trace.setSpan(context.active(), span), run) : run());
       } finally {
         state.end();
+        if (state.completions === 0) this.#warnEmpty();
       }
       span?.setAttribute("trajectory_recorder.reward", trajectory.reward);
       span?.addEvent("gen_ai.evaluation.result", {
@@ -104,6 +153,14 @@ export class Recorder {
     }
   }
 
+  #warnEmpty(): void {
+    if (warned[WARNED_EMPTY]) return;
+    warned[WARNED_EMPTY] = true;
+    (this.options.logger ?? console).warn(
+      "trajectory-recorder: a rollout recorded no chat completion (said once per process; see the trajectory's logs). Wrap the client with recorder.wrap(client) or model.openai({ recorder }), and make the calls inside recorder.rollout().",
+    );
+  }
+
   /** {@link gatherTrajectoryGroups} with `options.shipper` as the sink. */
   gatherTrajectoryGroups(
     groups: Iterable<GatherGroupInput>,
@@ -111,4 +168,9 @@ export class Recorder {
   ): Promise<TrajectoryGroup[]> {
     return gatherTrajectoryGroups(groups, { ...opts, sink: opts.sink ?? this.options.shipper });
   }
+}
+
+function namesPolicy(names: readonly string[]): (model: string) => boolean {
+  const set = new Set(names);
+  return (model) => set.has(model);
 }

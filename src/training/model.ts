@@ -24,6 +24,8 @@ export interface RegisterOptions {
 /** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
 export interface OpenAIWrapper {
   wrap<T extends object>(client: T): T;
+  /** Marks a model as the policy being trained (a `Recorder` has it). */
+  addPolicy?(test: (model: string) => boolean): void;
 }
 
 /** Options of following a job from `train` / `trainSft`. */
@@ -167,7 +169,11 @@ export class TrainableModel {
       value: (body: { model?: string }, opts?: unknown) =>
         create({ ...body, model: body?.model ? body.model : name }, opts),
     });
-    return options.recorder ? options.recorder.wrap(openai) : openai;
+    if (!options.recorder) return openai;
+    // This model's completions (any step) are the policy's, whatever else the recorder records.
+    const base = this.inferenceName();
+    options.recorder.addPolicy?.((m) => m === base || m.startsWith(`${base}:`));
+    return options.recorder.wrap(openai);
   }
 
   /**

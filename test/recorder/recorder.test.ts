@@ -357,6 +357,7 @@ describe("Recorder", () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
     let stream: AsyncIterable<unknown> | undefined;
+    let late: Promise<unknown> | undefined;
     const t = await recorder.rollout(async () => {
       // A stream that is opened but never read, and a call nobody awaits.
       stream = await openai.chat.completions.create({
@@ -364,13 +365,18 @@ describe("Recorder", () => {
         messages: [user("s")],
         stream: true,
       });
-      void openai.chat.completions.create({ model: "m2", messages: [user("late")] });
+      late = openai.chat.completions.create({ model: "m2", messages: [user("late")] });
     });
     expect(t.logs).toEqual([
-      "a streamed completion (m) had not finished when the rollout ended",
-      "a completion (m2) had not finished when the rollout ended",
+      "a streamed completion (m) had not finished when the rollout ended: left out of the trajectory",
+      "a completion (m2) had not finished when the rollout ended: left out of the trajectory",
     ]);
+    const returned = JSON.stringify(t);
+    // Both calls finish after the rollout returned: the trajectory stays as it was returned.
     for await (const _ of stream!);
+    await late;
+    expect(JSON.stringify(t)).toBe(returned);
+    expect(t.messages_and_choices).toEqual([]);
   });
 
   it("leaves out of a returned trajectory a call its rollout's leftover work starts after it ended", async () => {
