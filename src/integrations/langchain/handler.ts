@@ -17,12 +17,10 @@ import {
 import { errorMessage } from "../../util/error-message.js";
 import { choiceOf, completionChunkOf, rawResponseOf } from "./choices.js";
 import { requestOf, usedResponsesApi } from "./request.js";
-import { type ToolResult, toolResultOf } from "./tool-results.js";
+import { toolResultOf } from "./tool-results.js";
 
 interface Run {
   rollout: ActiveRollout;
-  /** No run this handler saw is its parent: its end is where a rollout's work may end. */
-  top: boolean;
 }
 
 interface ModelRun extends Run {
@@ -51,9 +49,10 @@ interface ToolRun extends Run {
  *
  * Each model call is recorded as the Chat Completions request ChatOpenAI sends
  * (messages, tools) and the `Choice` it got back (content, tool calls,
- * finish reason, logprobs), streamed or not. Tool results are added to the
- * conversation when the next request does not already carry them (for
- * example, tools run after the last model call).
+ * finish reason, logprobs), streamed or not. Tool results go to the
+ * conversation whose turn called the tool: as the next request carries them,
+ * or (a tool run after the last model call, a `returnDirect` tool) at the
+ * end of that conversation when the rollout ends.
  *
  * Logprobs exist only when the model asks for them: construct `ChatOpenAI`
  * with `logprobs: true` (or spread {@link chatOpenAIFields}, which also keeps
@@ -77,7 +76,6 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
   override awaitHandlers = true;
 
   #runs = new Map<string, Run>();
-  #pendingTools = new WeakMap<ActiveRollout, ToolResult[]>();
 
   // Run state lives on the instance; a copy must share it.
   override copy(): this {
@@ -88,7 +86,7 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
     const parent = parentRunId ? this.#runs.get(parentRunId) : undefined;
     const rollout = parent?.rollout ?? currentRollout();
     if (!rollout) return;
-    const run = make({ rollout, top: !parent });
+    const run = make({ rollout });
     this.#runs.set(runId, run);
     // LangChain never ends some runs (a `.stream()` the caller stopped reading
     // stops without an end or error callback): the rollout's end records what
@@ -107,19 +105,8 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
     this.#end(runId);
   }
 
-  #end(runId: string): Run | undefined {
-    const run = this.#runs.get(runId);
+  #end(runId: string): void {
     this.#runs.delete(runId);
-    if (run?.top) this.#flushTools(run.rollout, () => false);
-    return run;
-  }
-
-  /** Records pending tool results unless `carried` says the request already has them. */
-  #flushTools(rollout: ActiveRollout, carried: (r: ToolResult) => boolean): void {
-    const pending = this.#pendingTools.get(rollout);
-    if (!pending?.length) return;
-    this.#pendingTools.delete(rollout);
-    for (const r of pending) if (!carried(r)) rollout.recordToolResult(r);
   }
 
   override handleChainStart(
@@ -149,14 +136,6 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
     this.#start(runId, parentRunId, (run): ModelRun => {
       const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
       const request = requestOf(messages[0] ?? [], params);
-      // Tool results go in where the model saw them: a request that carries
-      // them records them itself, in its own order and form.
-      const sent = new Set(
-        request.messages
-          .filter((m) => m.role === "tool")
-          .map((m) => (m as { tool_call_id: string }).tool_call_id),
-      );
-      this.#flushTools(run.rollout, (r) => sent.has(r.tool_call_id));
       return {
         ...run,
         request,
@@ -292,13 +271,13 @@ export class TrajectoryCallbackHandler extends BaseCallbackHandler {
 
   override handleToolEnd(output: unknown, runId: string): void {
     const run = this.#runs.get(runId) as ToolRun | undefined;
+    // The rollout puts the result in the history whose turn issued the call:
+    // a later request that carries it wins (content and order); one no
+    // request carries (a returnDirect tool, a sub-agent's last step) is
+    // appended there when the rollout ends.
     if (run && "name" in run) {
       const result = toolResultOf(output, run.toolCallId);
-      if (result) {
-        const pending = this.#pendingTools.get(run.rollout) ?? [];
-        pending.push(result);
-        this.#pendingTools.set(run.rollout, pending);
-      }
+      if (result) run.rollout.recordToolResult(result);
     }
     this.#end(runId);
   }

@@ -1,10 +1,12 @@
 // A tool run's output as the tool message the model will be sent next.
 import type { BaseMessage } from "@langchain/core/messages";
+import { toOpenAIMessages } from "./messages.js";
 
-/** A tool result waiting to be recorded. */
+/** A tool result as the model is sent it. */
 export interface ToolResult {
   tool_call_id: string;
-  content: string;
+  /** A string, or the content parts ChatOpenAI sends as they are. */
+  content: string | unknown[];
   name?: string;
 }
 
@@ -28,7 +30,9 @@ export function toolResultOf(output: unknown, toolCallId?: string): ToolResult |
     if (output.getType() !== "tool") return undefined;
     const id = (output as { tool_call_id?: string }).tool_call_id ?? toolCallId;
     if (!id) return undefined;
-    return { tool_call_id: id, content: text(output.content), name: output.name };
+    // The content exactly as ChatOpenAI puts the tool message on the wire.
+    const [param] = toOpenAIMessages([output]) as Array<{ content: string | unknown[] }>;
+    return { tool_call_id: id, content: param?.content ?? "", name: output.name };
   }
   // A LangGraph Command carries its messages into the state; the next request shows them.
   if ((output as { lg_name?: string } | null)?.lg_name === "Command") return undefined;

@@ -143,3 +143,30 @@ export async function handWrittenAgent(
   }
   return null;
 }
+
+/**
+ * A scripted weather model for the vLLM-like server: it calls the weather
+ * tool for the city in the last user message, then answers from the tool's
+ * result. Every reply depends on the request only, so concurrent rollouts
+ * get the same answers as one alone.
+ */
+export function weatherScript(body: Record<string, any>) {
+  const messages = body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages.at(-1);
+  if (last?.role === "tool") return { content: `It is ${String(last.content)}.` };
+  const user = [...messages].reverse().find((m) => m.role === "user");
+  const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content);
+  const city = /weather in (\w+)/.exec(text)?.[1] ?? "paris";
+  return { tool_calls: [{ name: "weather", arguments: { city } }] };
+}
+
+/** A provider on the vLLM-like server, recorded by the middleware. */
+export function vllmModel(baseURL: string, id = "policy"): LanguageModel {
+  const provider = createOpenAICompatible({
+    name: "vllm",
+    baseURL,
+    apiKey: KEY,
+    includeUsage: true,
+  });
+  return wrapLanguageModel({ model: provider(id), middleware: recorderMiddleware() });
+}

@@ -5,17 +5,20 @@ import { Recorder } from "trajectory-recorder";
 import { recordMastraAgent } from "trajectory-recorder/ai-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Emulator } from "../../../src/emulator/index.js";
-import { KEY, start } from "../../emulator/helpers.js";
-import { compatibleModel, forecast, INSTRUCTIONS, MODEL } from "./helpers.js";
+import { KEY } from "../../emulator/helpers.js";
+import { startVllmServer, type VllmServer, wireMismatches } from "../../helpers/vllm-server.js";
+import { forecast, INSTRUCTIONS, vllmModel, weatherScript } from "./helpers.js";
 
-let emu: Emulator;
+let server: VllmServer;
 beforeAll(async () => {
-  emu = await start();
+  server = await startVllmServer({ respond: weatherScript });
 });
 afterAll(async () => {
-  await emu.close();
+  await server.close();
 });
+const MODEL = "policy";
+/** The exchanges of one run: the server logs every request of the file. */
+const since = (n: number) => server.exchanges.slice(n);
 
 const weather = createTool({
   id: "weather",
@@ -24,13 +27,7 @@ const weather = createTool({
   execute: async ({ city }) => forecast(city),
 });
 
-const options = {
-  maxSteps: 2,
-  modelSettings: { seed: 7 },
-  prepareStep: ({ stepNumber }: { stepNumber: number }) => ({
-    toolChoice: stepNumber === 0 ? ("required" as const) : ("none" as const),
-  }),
-};
+const options = { maxSteps: 2 };
 
 function agentWith(model: unknown) {
   return new Agent({
@@ -44,20 +41,21 @@ function agentWith(model: unknown) {
 
 describe("recordMastraAgent on the model forms Mastra documents", () => {
   const forms: Array<[string, () => unknown]> = [
-    ["an { id, url } config", () => ({ id: `emu/${MODEL}`, url: emu.url, apiKey: KEY })],
+    ["an { id, url } config", () => ({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY })],
     [
       "a ModelRouterLanguageModel",
-      () => new ModelRouterLanguageModel({ id: `emu/${MODEL}`, url: emu.url, apiKey: KEY }),
+      () => new ModelRouterLanguageModel({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     ],
     [
       "a function of the request",
-      () => async () => ({ id: `emu/${MODEL}`, url: emu.url, apiKey: KEY }),
+      () => async () => ({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     ],
   ];
   for (const [what, model] of forms) {
     it(`records every call of an agent given ${what}, with logprobs and token ids`, async () => {
       const agent = recordMastraAgent(agentWith(model()));
       let text = "";
+      const first = server.exchanges.length;
       const t = await new Recorder().rollout(async () => {
         ({ text } = await agent.generate("weather in turin", options as never));
       });
@@ -76,6 +74,8 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
         content: forecast(JSON.parse(call.function.arguments).city),
       });
       expect(items[4]!.message.content ?? "").toBe(text);
+      expect(wireMismatches(t, since(first))).toEqual([]);
+      expect(since(first)).toHaveLength(2);
       for (const choice of [items[2]!, items[4]!]) {
         expect(choice.token_ids.length).toBeGreaterThan(0);
         expect(choice.logprobs.content.map((x: any) => x.token)).toEqual(
@@ -88,8 +88,9 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
 
   it('records an agent given a "provider/model" string, resolved by Mastra\'s gateway', async () => {
     // The models.dev gateway reads <PROVIDER>_BASE_URL and <PROVIDER>_API_KEY.
-    process.env.DEEPSEEK_BASE_URL = emu.url;
+    process.env.DEEPSEEK_BASE_URL = server.baseURL;
     process.env.DEEPSEEK_API_KEY = KEY;
+    const first = server.exchanges.length;
     try {
       const agent = recordMastraAgent(agentWith("deepseek/deepseek-chat"));
       const t = await new Recorder().rollout(async () => {
@@ -104,6 +105,15 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
         "choice",
       ]);
       expect(items[2]!.message.tool_calls[0].function.name).toBe("weather");
+      // Every request is a recorded conversation followed by its answer. The
+      // DeepSeek provider forwards neither logprobs nor return_token_ids, so
+      // the Choices carry no prompt token ids to name their request by, and
+      // logs say so.
+      expect(wireMismatches(t, since(first)).filter((p) => p.startsWith("request"))).toEqual([]);
+      expect(t.logs).toEqual([
+        expect.stringContaining("did not send logprobs: true"),
+        expect.stringContaining("does not forward return_token_ids"),
+      ]);
     } finally {
       delete process.env.DEEPSEEK_BASE_URL;
       delete process.env.DEEPSEEK_API_KEY;
@@ -111,16 +121,20 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
   });
 
   it("records a call once when the agent's model is also wrapped with recorderMiddleware", async () => {
-    const agent = recordMastraAgent(agentWith(compatibleModel(emu)));
+    const agent = recordMastraAgent(agentWith(vllmModel(server.baseURL)));
+    const first = server.exchanges.length;
     const t = await new Recorder().rollout(async () => {
       await agent.generate("weather in turin", options as never);
     });
     expect(t.messages_and_choices).toHaveLength(5);
+    expect(wireMismatches(t, since(first))).toEqual([]);
     expect(t.additional_histories).toEqual([]);
   });
 
   it("names the tool calls whose results Mastra's loop never reported", async () => {
-    const agent = recordMastraAgent(agentWith({ id: `emu/${MODEL}`, url: emu.url, apiKey: KEY }));
+    const agent = recordMastraAgent(
+      agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
+    );
     const t = await new Recorder().rollout(async () => {
       await agent.generate("weather in turin", { ...options, maxSteps: 1 } as never);
     });
@@ -132,7 +146,9 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
   });
 
   it("passes calls outside a rollout through", async () => {
-    const agent = recordMastraAgent(agentWith({ id: `emu/${MODEL}`, url: emu.url, apiKey: KEY }));
+    const agent = recordMastraAgent(
+      agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
+    );
     const out = await agent.generate("weather in turin", options as never);
     expect(out.text.length).toBeGreaterThanOrEqual(0);
     const t = await new Recorder().rollout(async () => {});

@@ -3,16 +3,15 @@ import { createTool } from "@mastra/core/tools";
 import { Recorder, type Trajectory } from "trajectory-recorder";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Emulator } from "../../../src/emulator/index.js";
-import { start } from "../../emulator/helpers.js";
-import { compatibleModel, forecast, INSTRUCTIONS } from "./helpers.js";
+import { startVllmServer, type VllmServer, wireMismatches } from "../../helpers/vllm-server.js";
+import { forecast, INSTRUCTIONS, vllmModel, weatherScript } from "./helpers.js";
 
-let emu: Emulator;
+let server: VllmServer;
 beforeAll(async () => {
-  emu = await start();
+  server = await startVllmServer({ respond: weatherScript });
 });
 afterAll(async () => {
-  await emu.close();
+  await server.close();
 });
 
 function weatherAgent(): Agent {
@@ -29,7 +28,7 @@ function weatherAgent(): Agent {
     id: "forecaster",
     name: "forecaster",
     instructions: INSTRUCTIONS,
-    model: compatibleModel(emu) as never,
+    model: vllmModel(server.baseURL) as never,
     tools: { weather },
   });
 }
@@ -66,30 +65,28 @@ function expectRecorded(t: Trajectory, prompt: string, answer: string) {
 }
 
 describe("Mastra agents on a wrapped model", () => {
-  const options = {
-    maxSteps: 2,
-    modelSettings: { seed: 7 },
-    prepareStep: ({ stepNumber }: { stepNumber: number }) => ({
-      toolChoice: stepNumber === 0 ? ("required" as const) : ("none" as const),
-    }),
-  };
+  const options = { maxSteps: 2 };
 
   it("records the model calls, the tool call and its result (generate)", async () => {
     const agent = weatherAgent();
     let text = "";
+    const first = server.exchanges.length;
     const t = await new Recorder().rollout(async () => {
       ({ text } = await agent.generate("weather in turin", options as never));
     });
     expectRecorded(t, "weather in turin", text);
+    expect(wireMismatches(t, server.exchanges.slice(first))).toEqual([]);
   });
 
   it("records the same run streamed", async () => {
     const agent = weatherAgent();
     let text = "";
+    const first = server.exchanges.length;
     const t = await new Recorder().rollout(async () => {
       const out = await agent.stream("weather in turin", options as never);
       text = await out.text;
     });
     expectRecorded(t, "weather in turin", text);
+    expect(wireMismatches(t, server.exchanges.slice(first))).toEqual([]);
   });
 });
