@@ -177,14 +177,11 @@ export function trajectoryProblems(
   checkHistory(t.messages_and_choices ?? [], at("messages_and_choices"), options, out);
   const histories = t.additional_histories ?? [];
   if (Array.isArray(histories))
-    histories.forEach((h, i) =>
-      checkHistory(
-        isObj(h) ? h.messages_and_choices : undefined,
-        at(`additional_histories[${i}].messages_and_choices`),
-        options,
-        out,
-      ),
-    );
+    for (let i = 0; i < histories.length; i++) {
+      const h = histories[i];
+      const items = isObj(h) ? h.messages_and_choices : undefined;
+      checkHistory(items, at(`additional_histories[${i}].messages_and_choices`), options, out);
+    }
   checkMetadata(t.metadata, at("metadata"), out);
   return out;
 }
