@@ -24,7 +24,7 @@ export interface RegisterOptions {
 
 /** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
 export interface OpenAIWrapper {
-  wrap<T extends object>(client: T): T;
+  wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
   /** Marks a model as the policy being trained (a `Recorder` has it). */
   addPolicy?(test: (model: string) => boolean): void;
 }
@@ -181,7 +181,7 @@ export class TrainableModel {
     // This model's completions (any step) are the policy's, whatever else the recorder records.
     const base = this.inferenceName();
     options.recorder.addPolicy?.((m) => m === base || m.startsWith(`${base}:`));
-    return options.recorder.wrap(openai);
+    return options.recorder.wrap(openai, { policy: true });
   }
 
   /**
