@@ -290,6 +290,7 @@ console.table({
   },
   "raw call p50 (reference)": { value: us(pct(loops.raw, 0.5)) },
   "raw call with the in-memory fetch p50 (reference)": { value: us(pct(inMemory.raw, 0.5)) },
+  ...(await import("./validate.js")).benchValidate(),
 });
 console.log(
   `Node ${process.version}; AsyncLocalStorage ${storeNeedsHooks ? "through async_hooks" : "through AsyncContextFrame (no hooks)"}`,

@@ -59,6 +59,8 @@ export interface RecordedCompletion {
   startTime?: number;
   /** The call already has its span (the wrapped client traces its own calls). */
   traced?: boolean;
+  /** Sampled by the policy, whatever the model's name (a client wrapped as the policy's). */
+  policy?: boolean;
 }
 
 /** The rollout running in the current async context. */
@@ -312,7 +314,7 @@ export class RolloutState implements ActiveRollout {
       );
     }
     const model = call.response?.model || call.request.model;
-    const policy = this.isPolicy(model);
+    const policy = call.policy === true || this.isPolicy(model);
     if (!policy && call.choices.length)
       this.logOnce(
         `model "${model ?? "(unnamed)"}" is not the policy: its completions are kept as plain assistant messages, not trained on`,

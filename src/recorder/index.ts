@@ -8,4 +8,4 @@ export {
 } from "./context.js";
 export { Recorder, type RecorderOptions } from "./recorder.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
-export { wrapClient } from "./wrap.js";
+export { type WrapOptions, wrapClient } from "./wrap.js";

@@ -10,7 +10,7 @@ import {
 import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
 import { tracer, tracingEnabled } from "./spans.js";
-import { wrapClient } from "./wrap.js";
+import { type WrapOptions, wrapClient } from "./wrap.js";
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -93,9 +93,13 @@ export class Recorder {
     this.#policy = before ? (m) => before(m) || added(m) : added;
   }
 
-  /** Makes `client.chat.completions.create` record inside rollouts; returns the same client. */
-  wrap<T extends object>(client: T): T {
-    return wrapClient(client);
+  /**
+   * Makes `client.chat.completions.create` record inside rollouts; returns the
+   * same client. With `{ policy: true }` every completion of this client is
+   * the policy's, whatever model name the server answers with.
+   */
+  wrap<T extends object>(client: T, options?: WrapOptions): T {
+    return wrapClient(client, options);
   }
 
   /**

@@ -80,7 +80,12 @@ interface APIPromiseLike extends Promise<unknown> {
   asResponse?: () => Promise<Response>;
 }
 
-function recordingCreate(original: AnyFn, target: object, server?: ServerAddress): AnyFn {
+function recordingCreate(
+  original: AnyFn,
+  target: object,
+  server?: ServerAddress,
+  policy?: boolean,
+): AnyFn {
   return function create(this: unknown, ...args: unknown[]) {
     const rollout = currentRollout();
     const body0 = args[0] as Body | undefined;
@@ -101,6 +106,7 @@ function recordingCreate(original: AnyFn, target: object, server?: ServerAddress
       if (recorded) return;
       recorded = true;
       state?.endCall(slot);
+      if (policy) call.policy = true;
       rollout.recordCompletion(call);
       endChatSpan(span, call, content);
     };
@@ -245,11 +251,20 @@ function teeStream(
   };
 }
 
+/** Options of {@link wrapClient}. */
+export interface WrapOptions {
+  /**
+   * Every completion of this client is the policy's, whatever model name the
+   * server answers with (`model.openai({ recorder })` sets it).
+   */
+  policy?: boolean;
+}
+
 /**
  * Wraps `client.chat.completions` so `create` records inside a rollout. Returns
  * the same client type; wrapping twice is a no-op.
  */
-export function wrapClient<T extends object>(client: T): T {
+export function wrapClient<T extends object>(client: T, options: WrapOptions = {}): T {
   const c = client as unknown as { chat?: { completions?: Record<string | symbol, unknown> } };
   const completions = c.chat?.completions;
   if (!completions)
@@ -257,7 +272,7 @@ export function wrapClient<T extends object>(client: T): T {
   if ((completions as Record<symbol, unknown>)[WRAPPED]) return client;
   const original = completions.create as AnyFn;
   const server = serverAddress((client as { baseURL?: unknown }).baseURL);
-  const create = recordingCreate(original, completions, server);
+  const create = recordingCreate(original, completions, server, options.policy);
   // Patch the instance: the SDK's own helpers (stream, parse, runTools) call
   // this.create or this._client.post; patching the instance's create covers
   // the ones that go through create.

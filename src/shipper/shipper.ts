@@ -12,6 +12,7 @@ import {
   type TrainConfig,
   toWireGroups,
 } from "../training/index.js";
+import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { Spool, type SpoolEntry } from "./spool.js";
 import { SpoolLock } from "./spool-lock.js";
@@ -58,6 +59,14 @@ export interface TrajectoryShipperOptions {
    */
   exitTimeoutMs?: number;
   logger?: ShipperLogger;
+  /**
+   * The check run on each group by `add` before it is queued (see
+   * `validateGroup`): a mode, full options, or `false`. Default `"warn"`
+   * (through `logger`, and the group is shipped); `"throw"` makes `add`
+   * reject it; with `"drop"` bad trajectories and refused groups are logged
+   * and left out.
+   */
+  validate?: ValidateOptions | ValidationMode | false;
 }
 
 interface Item {
@@ -83,6 +92,7 @@ export class TrajectoryShipper {
   readonly #split: string;
   readonly #options: TrajectoryShipperOptions;
   readonly #logger: ShipperLogger;
+  readonly #validate: ValidateOptions | ValidationMode | false | undefined;
   readonly #queue: PQueue;
   readonly #spool: Spool | undefined;
   readonly #lock: SpoolLock | undefined;
@@ -113,6 +123,14 @@ export class TrajectoryShipper {
     this.#model = options.model;
     this.#split = options.split ?? "train";
     this.#logger = options.logger ?? console;
+    const check = options.validate;
+    // Asked for, the check reports through the shipper's logger.
+    this.#validate =
+      typeof check === "object"
+        ? { logger: this.#logger, ...check }
+        : check
+          ? { mode: check, logger: this.#logger }
+          : check;
     this.#maxBytes = options.maxQueuedBytes ?? 16 * 1024 * 1024;
     this.#queue = new PQueue({ concurrency: options.concurrency ?? 2 });
     this.#spool = options.spoolDir ? new Spool(options.spoolDir) : undefined;
@@ -153,7 +171,13 @@ export class TrajectoryShipper {
    */
   async add(group: GroupInput): Promise<void> {
     if (this.#closed) throw new Error("TrajectoryShipper.add: the shipper is closed.");
-    const [wire] = toWireGroups([group], "TrajectoryShipper.add");
+    const checked = checkGroups(
+      toWireGroups([group], "TrajectoryShipper.add"),
+      this.#validate,
+      "TrajectoryShipper.add",
+    );
+    const [wire] = checked.groups;
+    if (!wire) return;
     await this.#ready;
     const entry: SpoolEntry = {
       id: this.#spool?.newId() ?? "",

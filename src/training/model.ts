@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
 import { inferenceModelName, type TrainingClient } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
+import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import type { Checkpoint } from "../wire/index.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
@@ -23,7 +24,7 @@ export interface RegisterOptions {
 
 /** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
 export interface OpenAIWrapper {
-  wrap<T extends object>(client: T): T;
+  wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
   /** Marks a model as the policy being trained (a `Recorder` has it). */
   addPolicy?(test: (model: string) => boolean): void;
 }
@@ -50,6 +51,13 @@ export interface TrainRunOptions {
    */
   onJobCreated?: (job: CreatedJob) => void | Promise<void>;
 }
+
+/**
+ * The check run on groups before `train` and `log` send them (see
+ * `validateGroup`): a mode, full options, or `false` to skip it. Default
+ * `"warn"` (through `console`, and the groups are sent); `"throw"` refuses them.
+ */
+export type GroupCheck = ValidateOptions | ValidationMode | false;
 
 /** A job just created, as given to `onJobCreated`. */
 export interface CreatedJob {
@@ -173,7 +181,7 @@ export class TrainableModel {
     // This model's completions (any step) are the policy's, whatever else the recorder records.
     const base = this.inferenceName();
     options.recorder.addPolicy?.((m) => m === base || m.startsWith(`${base}:`));
-    return options.recorder.wrap(openai);
+    return options.recorder.wrap(openai, { policy: true });
   }
 
   /**
@@ -187,9 +195,13 @@ export class TrainableModel {
   async train(
     groups: readonly GroupInput[],
     config?: TrainConfig,
-    run: TrainRunOptions = {},
+    run: TrainRunOptions & { validate?: GroupCheck } = {},
   ): Promise<TrainResult> {
-    const trajectory_groups = toWireGroups(groups, "train");
+    const trajectory_groups = checkGroups(
+      toWireGroups(groups, "train"),
+      run.validate,
+      "train",
+    ).groups;
     const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(
       "trajectory_recorder.train",
@@ -239,9 +251,13 @@ export class TrainableModel {
    */
   async log(
     groups: readonly GroupInput[],
-    options: { split?: string; signal?: AbortSignal } = {},
+    options: { split?: string; signal?: AbortSignal; validate?: GroupCheck } = {},
   ): Promise<void> {
-    const trajectory_groups = toWireGroups(groups, "log");
+    const trajectory_groups = checkGroups(
+      toWireGroups(groups, "log"),
+      options.validate,
+      "log",
+    ).groups;
     await this.client.models.log(
       this.id,
       { split: options.split ?? "val", trajectory_groups },

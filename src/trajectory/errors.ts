@@ -9,7 +9,7 @@ import type { z } from "zod";
  * catch (e) { if (e instanceof TrajectoryValidationError) console.error(e.issues); }
  */
 export class TrajectoryValidationError extends Error {
-  override readonly name = "TrajectoryValidationError";
+  override readonly name: string = "TrajectoryValidationError";
   /** The zod issues, each with its `path`. */
   readonly issues: z.core.$ZodIssue[];
 
@@ -20,6 +20,36 @@ export class TrajectoryValidationError extends Error {
       .join("; ");
     super(`The ${what} is not valid ART JSON: ${details}.`);
     this.issues = issues;
+  }
+}
+
+/** One thing the check before training found wrong, at `path` (e.g. `trajectories[1].metadata.tags`). */
+export interface ValidationProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * Thrown by `validateTrajectory`, `validateGroup`, and by `train`, `log` and
+ * the shipper's `add` before anything is sent, when a trajectory would teach
+ * the trainer something wrong (a tool result without its call, a Choice
+ * without logprobs, nested metadata, a group with nothing trainable).
+ * A `TrajectoryValidationError`; `problems` names the path of each bad item.
+ *
+ * @example
+ * try { validateGroup(group); }
+ * catch (e) { if (e instanceof TrajectoryCheckError) for (const p of e.problems) console.error(p.path, p.message); }
+ */
+export class TrajectoryCheckError extends TrajectoryValidationError {
+  override readonly name = "TrajectoryCheckError";
+  readonly problems: ValidationProblem[];
+
+  constructor(what: string, problems: ValidationProblem[]) {
+    super(what, []);
+    this.problems = problems;
+    const shown = problems.slice(0, 10).map((p) => `${p.path}: ${p.message}`);
+    const more = problems.length > 10 ? `; and ${problems.length - 10} more` : "";
+    this.message = `${what} failed the check before training: ${shown.join("; ")}${more}.`;
   }
 }
 

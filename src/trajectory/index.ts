@@ -1,7 +1,12 @@
 // The trajectory data model and its ART wire JSON, groups, and gathering.
 
 export { choiceToJson } from "./choice-json.js";
-export { TooManyExceptionsError, TrajectoryValidationError } from "./errors.js";
+export {
+  TooManyExceptionsError,
+  TrajectoryCheckError,
+  TrajectoryValidationError,
+  type ValidationProblem,
+} from "./errors.js";
 export { exceptionToWire } from "./exception.js";
 export { type GatherGroupInput, type GatherOptions, gatherTrajectoryGroups } from "./gather.js";
 export {
@@ -29,3 +34,14 @@ export {
 } from "./progress.js";
 export type { GroupSink } from "./sink.js";
 export { type MetricValue, Trajectory, type TrajectoryInit } from "./trajectory.js";
+export {
+  type CheckedGroups,
+  checkGroups,
+  DEFAULT_SEND_CHECK,
+  FINISH_REASONS,
+  type GroupValidation,
+  type ValidateOptions,
+  type ValidationMode,
+  validateGroup,
+  validateTrajectory,
+} from "./validate.js";

@@ -1,6 +1,7 @@
 import type { Agent, Runner } from "@openai/agents";
 import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
 import { reportModel } from "./model-check.js";
+import { chatToolContent } from "./tool-output.js";
 
 type Listener = (...args: unknown[]) => void;
 interface Emitter {
@@ -33,17 +34,22 @@ function onToolEnd(...args: unknown[]): void {
   const tool = args.at(-3) as { name?: unknown } | undefined;
   const callId = details?.toolCall?.callId;
   if (typeof callId !== "string" || !firstTime(rollout, callId)) return;
+  // The core gives it to the history whose turn issued the call; a later
+  // request of that history that carries it wins over this copy.
   rollout.recordToolResult({
     tool_call_id: callId,
-    content: typeof result === "string" ? result : JSON.stringify(result ?? null),
+    content: chatToolContent(result),
     ...(typeof tool?.name === "string" ? { name: tool.name } : {}),
   });
 }
 
 /**
- * Records tool results from a `Runner` or an `Agent` into the current rollout,
- * including tools that run after the last model call (a request that follows
- * carries the same results; the recorder keeps one copy). It also logs on the
+ * Records tool results from a `Runner` or an `Agent` into the current rollout:
+ * each goes to the history (main, a handoff's or an `asTool` agent's) whose
+ * turn called the tool. A request that carries the result later wins (its
+ * content and order, as the model saw them); a result no request carries
+ * (a tool that ends the run) is recorded as Chat Completions would send it
+ * (output items as their text, or the SDK's placeholder). It also logs on the
  * trajectory when an agent runs on a model that cannot give logprobs, such as a
  * Responses API model. Returns a function that detaches the hooks.
  *

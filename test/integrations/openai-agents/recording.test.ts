@@ -222,7 +222,9 @@ describe("recordingRunner", () => {
       await runner.run(agent, "weather red").catch(() => undefined);
     });
     expect(t.messages_and_choices).toEqual([]);
-    expect(t.logs).toHaveLength(1);
+    // The note, then the rollout's own word that it recorded no call.
+    expect(t.logs).toHaveLength(2);
+    expect(t.logs[1]).toMatch(/^no chat completion was recorded/);
     expect(t.logs[0]).toMatch(/^logprobs missing: agent "forecaster" uses the Responses API/);
     expect(t.logs[0]).toContain("Chat Completions");
   });

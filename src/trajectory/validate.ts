@@ -1,0 +1,362 @@
+// The check before training: what a trainer would silently learn wrong from.
+// It walks trajectories as objects or as their ART JSON (same field names),
+// without copying them, so it costs one pass over the items.
+import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
+
+/** What to do with a trajectory that fails the check. */
+export type ValidationMode = "throw" | "drop" | "warn";
+
+/** Options of {@link validateTrajectory} and {@link validateGroup}. */
+export interface ValidateOptions {
+  /**
+   * `"throw"` (default): throw {@link TrajectoryCheckError} naming every bad
+   * item. `"drop"`: report the bad trajectories (and refused groups) so the
+   * caller leaves them out and counts them. `"warn"`: warn through `logger`
+   * and keep everything.
+   */
+  mode?: ValidationMode;
+  /** Accept Choices without `logprobs` (the trainer treats them as context). Default `false`. */
+  allowMissingLogprobs?: boolean;
+  /**
+   * Accept Choices without vLLM's `token_ids` / `prompt_token_ids` (ART's
+   * newest tokenizer refuses them). Default `false`.
+   */
+  allowMissingTokenIds?: boolean;
+  /** Refuse a group in which no trajectory holds a trainable Choice. Default `true`. */
+  requireTrainable?: boolean;
+  /** Where `"warn"` and `"drop"` report. Default `console`. */
+  logger?: { warn(message: string): void };
+}
+
+/** The `finish_reason` values the Training Service's schema accepts. */
+export const FINISH_REASONS = [
+  "stop",
+  "length",
+  "tool_calls",
+  "content_filter",
+  "function_call",
+] as const;
+const FINISH = new Set<unknown>(FINISH_REASONS);
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isChoiceItem(item: Obj): boolean {
+  return "message" in item;
+}
+
+/** Where no Choice is trainable, the check says what most likely went wrong. */
+const NO_TRAINABLE =
+  "no trajectory holds a trainable Choice (a sampled turn with logprobs). Likely causes: the openai client was not wrapped (recorder.wrap(client) or model.openai({ recorder })), the calls were made outside recorder.rollout(), or the model that answered is not the recorder's policy (see each trajectory's logs)";
+
+/** Tells whether `items` hold a Choice the trainer would learn from. */
+function hasTrainable(items: unknown): boolean {
+  if (!Array.isArray(items)) return false;
+  for (const item of items)
+    if (isObj(item) && isChoiceItem(item) && isObj(item.logprobs)) return true;
+  return false;
+}
+
+function trainable(t: Obj): boolean {
+  if (hasTrainable(t.messages_and_choices)) return true;
+  const histories = t.additional_histories;
+  if (!Array.isArray(histories)) return false;
+  return histories.some((h) => isObj(h) && hasTrainable(h.messages_and_choices));
+}
+
+function checkChoice(c: Obj, path: string, o: ValidateOptions, out: ValidationProblem[]): void {
+  if (!FINISH.has(c.finish_reason))
+    out.push({
+      path: `${path}.finish_reason`,
+      message: `expected one of ${FINISH_REASONS.join(", ")}, got ${JSON.stringify(c.finish_reason ?? null)}`,
+    });
+  const lp = c.logprobs;
+  if (
+    !o.allowMissingLogprobs &&
+    !(isObj(lp) && (Array.isArray(lp.content) || Array.isArray(lp.refusal)))
+  )
+    out.push({
+      path: `${path}.logprobs`,
+      message:
+        "a Choice without logprobs is not trained on (ask for logprobs: the recorder does inside a rollout; or allowMissingLogprobs)",
+    });
+  if (!o.allowMissingTokenIds && !(Array.isArray(c.token_ids) && Array.isArray(c.prompt_token_ids)))
+    out.push({
+      path: `${path}.token_ids`,
+      message:
+        "a Choice without token_ids and prompt_token_ids (ask a vLLM server for return_token_ids, as the recorder does; or allowMissingTokenIds)",
+    });
+}
+
+function toolCallIds(message: unknown): string[] {
+  const calls = isObj(message) ? message.tool_calls : undefined;
+  if (!Array.isArray(calls)) return [];
+  return calls
+    .map((c) => (isObj(c) ? c.id : undefined))
+    .filter((id) => typeof id === "string") as string[];
+}
+
+/** One conversation: each tool message answers an earlier call of the same conversation, once. */
+function checkHistory(
+  items: unknown,
+  path: string,
+  o: ValidateOptions,
+  out: ValidationProblem[],
+): void {
+  if (!Array.isArray(items)) {
+    out.push({ path, message: "expected an array of messages and Choices" });
+    return;
+  }
+  const open = new Set<string>();
+  const answered = new Set<string>();
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const at = `${path}[${i}]`;
+    if (!isObj(item)) {
+      out.push({ path: at, message: "expected a message or a Choice" });
+      continue;
+    }
+    if (isChoiceItem(item)) {
+      checkChoice(item, at, o, out);
+      for (const id of toolCallIds(item.message)) open.add(id);
+    } else if (item.role === "assistant") {
+      for (const id of toolCallIds(item)) open.add(id);
+    } else if (item.role === "tool") {
+      const id = item.tool_call_id;
+      if (typeof id !== "string" || (!open.has(id) && !answered.has(id)))
+        out.push({
+          path: `${at}.tool_call_id`,
+          message: `a tool message answers call ${JSON.stringify(id ?? null)}, which no earlier assistant turn of this history issued`,
+        });
+      else if (answered.has(id))
+        out.push({ path: `${at}.tool_call_id`, message: `call ${id} is answered a second time` });
+      else {
+        open.delete(id);
+        answered.add(id);
+      }
+    }
+  }
+}
+
+function checkMetadata(metadata: unknown, path: string, out: ValidationProblem[]): void {
+  if (metadata === undefined || metadata === null) return;
+  if (!isObj(metadata)) {
+    out.push({ path, message: "expected an object of scalar values" });
+    return;
+  }
+  for (const key of Object.keys(metadata)) {
+    const v = metadata[key];
+    const t = typeof v;
+    if (v === null || t === "string" || t === "boolean" || (t === "number" && Number.isFinite(v)))
+      continue;
+    out.push({
+      path: `${path}.${key}`,
+      message: `metadata values must be a number, string, boolean or null (the service answers 422), got ${Array.isArray(v) ? "an array" : t === "number" ? String(v) : t}`,
+    });
+  }
+}
+
+/**
+ * The problems of one trajectory (an object or its ART JSON), each with its
+ * path under `prefix`; empty when it is fine. Never throws.
+ */
+export function trajectoryProblems(
+  t: unknown,
+  options: ValidateOptions = {},
+  prefix = "",
+): ValidationProblem[] {
+  const out: ValidationProblem[] = [];
+  const at = (p: string) => (prefix ? `${prefix}.${p}` : p);
+  if (!isObj(t)) {
+    out.push({ path: prefix || "(root)", message: "expected a trajectory object" });
+    return out;
+  }
+  checkHistory(t.messages_and_choices ?? [], at("messages_and_choices"), options, out);
+  const histories = t.additional_histories ?? [];
+  if (Array.isArray(histories))
+    for (let i = 0; i < histories.length; i++) {
+      const h = histories[i];
+      const items = isObj(h) ? h.messages_and_choices : undefined;
+      checkHistory(items, at(`additional_histories[${i}].messages_and_choices`), options, out);
+    }
+  checkMetadata(t.metadata, at("metadata"), out);
+  return out;
+}
+
+function report(what: string, problems: ValidationProblem[], options: ValidateOptions): void {
+  if (problems.length === 0) return;
+  const mode = options.mode ?? "throw";
+  if (mode === "throw") throw new TrajectoryCheckError(what, problems);
+  if (mode === "warn")
+    (options.logger ?? console).warn(new TrajectoryCheckError(what, problems).message);
+}
+
+/**
+ * Checks a trajectory before it is trained on: every tool message answers a
+ * call issued earlier in its own history, every Choice has logprobs and
+ * token ids (unless allowed) and a `finish_reason` of the schema, and every
+ * `metadata` value is a scalar. Returns the problems found (empty when
+ * none); in the default `"throw"` mode, throws them.
+ *
+ * @throws TrajectoryCheckError (a `TrajectoryValidationError`) naming the path of each bad item.
+ * @example
+ * validateTrajectory(t); // throws on a corrupt trajectory
+ * const problems = validateTrajectory(t, { mode: "warn", allowMissingTokenIds: true });
+ */
+export function validateTrajectory(t: unknown, options: ValidateOptions = {}): ValidationProblem[] {
+  const json = toPlain(t);
+  const problems = trajectoryProblems(json, options);
+  report("The trajectory", problems, options);
+  return problems;
+}
+
+/** What {@link validateGroup} found. */
+export interface GroupValidation {
+  /** Every problem, with its path (`trajectories[2].messages_and_choices[3]...`). */
+  problems: ValidationProblem[];
+  /** Indexes of the trajectories with a problem: `"drop"` leaves them out. */
+  badTrajectories: number[];
+  /** The whole group is refused (no trainable Choice in any trajectory). */
+  refused: boolean;
+}
+
+/**
+ * Checks every trajectory of a group (a `TrajectoryGroup` or its ART JSON)
+ * as {@link validateTrajectory} does, and refuses a group in which no
+ * trajectory holds a trainable Choice, naming the likely cause.
+ *
+ * @throws TrajectoryCheckError in the default `"throw"` mode.
+ * @example
+ * const { badTrajectories } = validateGroup(group, { mode: "drop" });
+ */
+export function validateGroup(g: unknown, options: ValidateOptions = {}): GroupValidation {
+  const result = groupProblems(toPlain(g), options);
+  report("The trajectory group", result.problems, options);
+  return result;
+}
+
+/** {@link validateGroup} without reporting: what the group's check found. */
+export function groupProblems(
+  g: unknown,
+  options: ValidateOptions = {},
+  prefix = "",
+): GroupValidation {
+  const at = (p: string) => (prefix ? `${prefix}.${p}` : p);
+  const trajectories = isObj(g) ? g.trajectories : undefined;
+  if (!Array.isArray(trajectories))
+    return {
+      problems: [{ path: at("trajectories"), message: "expected an array of trajectories" }],
+      badTrajectories: [],
+      refused: true,
+    };
+  const problems: ValidationProblem[] = [];
+  const badTrajectories: number[] = [];
+  let anyTrainable = false;
+  trajectories.forEach((t, i) => {
+    const found = trajectoryProblems(t, options, at(`trajectories[${i}]`));
+    if (found.length) {
+      badTrajectories.push(i);
+      problems.push(...found);
+    } else if (isObj(t) && trainable(t)) anyTrainable = true;
+  });
+  let refused = false;
+  if (options.requireTrainable !== false && !anyTrainable) {
+    refused = true;
+    // Said once, for the group, unless every trajectory is bad already.
+    if (badTrajectories.length < trajectories.length)
+      problems.push({ path: prefix || "(group)", message: NO_TRAINABLE });
+  }
+  return { problems, badTrajectories, refused };
+}
+
+/** A `Trajectory` or `TrajectoryGroup` walked as its fields; JSON as it is; a string parsed. */
+function toPlain(value: unknown): unknown {
+  if (typeof value === "string") {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}
+
+/** What {@link checkGroups} kept and left out. */
+export interface CheckedGroups<G> {
+  groups: G[];
+  droppedTrajectories: number;
+  droppedGroups: number;
+}
+
+/**
+ * The mode `train`, `log` and the shipper's `add` check groups in unless told
+ * otherwise: they warn (through their logger) and send. `"throw"` refuses.
+ */
+export const DEFAULT_SEND_CHECK: ValidationMode = "warn";
+
+const WARNED = Symbol.for("trajectory-recorder.check-warned");
+const shared = globalThis as { [WARNED]?: Set<string> };
+
+function warnOnce(message: string): void {
+  shared[WARNED] ??= new Set();
+  if (shared[WARNED].has(message)) return;
+  shared[WARNED].add(message);
+  console.warn(`${message} (said once per process; pass validate: "throw" to refuse such groups)`);
+}
+
+/**
+ * The check as `train`, `log` and the shipper run it on wire groups: throws,
+ * warns, or leaves out (and counts) bad trajectories and refused groups.
+ * `false` turns it off; no options: {@link DEFAULT_SEND_CHECK}.
+ *
+ * @internal
+ */
+export function checkGroups<G extends { trajectories: unknown[] }>(
+  groups: G[],
+  options: ValidateOptions | ValidationMode | false | undefined,
+  where: string,
+): CheckedGroups<G> {
+  const none = { groups, droppedTrajectories: 0, droppedGroups: 0 };
+  if (options === false) return none;
+  const byDefault = options === undefined;
+  const o: ValidateOptions = typeof options === "string" ? { mode: options } : (options ?? {});
+  const mode = o.mode ?? DEFAULT_SEND_CHECK;
+  const all: ValidationProblem[] = [];
+  const kept: G[] = [];
+  let droppedTrajectories = 0;
+  let droppedGroups = 0;
+  groups.forEach((g, i) => {
+    const r = groupProblems(g, o, `groups[${i}]`);
+    all.push(...r.problems);
+    if (mode !== "drop") return;
+    if (r.refused || r.badTrajectories.length === g.trajectories.length) {
+      droppedGroups++;
+      droppedTrajectories += g.trajectories.length;
+      return;
+    }
+    if (r.badTrajectories.length === 0) kept.push(g);
+    else {
+      const bad = new Set(r.badTrajectories);
+      kept.push({ ...g, trajectories: g.trajectories.filter((_, k) => !bad.has(k)) });
+      droppedTrajectories += bad.size;
+    }
+  });
+  if (all.length === 0) return none;
+  const what = `${where}: trajectory group`;
+  if (mode === "throw") throw new TrajectoryCheckError(what, all);
+  const message = new TrajectoryCheckError(what, all).message;
+  const logger = o.logger ?? console;
+  if (mode === "warn") {
+    // Unasked, the check speaks once per distinct finding and process, on the console.
+    if (byDefault) warnOnce(message);
+    else logger.warn(message);
+    return none;
+  }
+  logger.warn(
+    `${where}: left out ${droppedTrajectories} trajectories (${droppedGroups} whole groups) that failed the check. ${message}`,
+  );
+  return { groups: kept, droppedTrajectories, droppedGroups };
+}
