@@ -1,5 +1,5 @@
-// Flushing on `beforeExit` and `SIGTERM`. Handlers exist only while a shipper
-// that asked for them is open.
+// Flushing on `beforeExit`, `SIGTERM` and `SIGINT`, and a last word on
+// `exit`. Handlers exist only while a shipper that asked for them is open.
 
 export interface ExitHookActions {
   /** Whether anything is queued, in flight or training. */
@@ -7,9 +7,13 @@ export interface ExitHookActions {
   flush: () => Promise<unknown>;
   /** Closes within `timeoutMs`, counting and reporting what is left. */
   close: (timeoutMs: number) => Promise<unknown>;
-  /** Deadline of the flush, for both events. */
+  /** Called on `exit` (which cannot wait): says what is left behind. */
+  exiting: () => void;
+  /** Deadline of the flush, for every event. */
   timeoutMs: number;
 }
+
+const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
 /** Installs the handlers; returns the function that removes them. */
 export function installExitHooks(actions: ExitHookActions): () => void {
@@ -26,16 +30,20 @@ export function installExitHooks(actions: ExitHookActions): () => void {
       flushing = false;
     });
   };
-  const onSigterm = () => {
+  const onSignal = (signal: NodeJS.Signals) => {
     void actions.close(actions.timeoutMs).finally(() => {
-      // With no other SIGTERM handler left, keep the default meaning: exit.
-      if (process.listenerCount("SIGTERM") === 0) process.kill(process.pid, "SIGTERM");
+      // With no other handler left, keep the signal's default meaning: the
+      // process ends by it (a shell reports 130 for SIGINT, 143 for SIGTERM).
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
     });
   };
+  const onExit = () => actions.exiting();
   process.on("beforeExit", onBeforeExit);
-  process.on("SIGTERM", onSigterm);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  process.on("exit", onExit);
   return () => {
     process.off("beforeExit", onBeforeExit);
-    process.off("SIGTERM", onSigterm);
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+    process.off("exit", onExit);
   };
 }

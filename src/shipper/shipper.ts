@@ -50,10 +50,14 @@ export interface TrajectoryShipperOptions {
   maxAttempts?: number;
   /** Backoff between attempts (the client's `retryDelay`). Default: 500 ms doubling to 8 s, jittered. */
   backoff?: BackoffOptions;
-  /** Flush on `beforeExit` and `SIGTERM`. Default true. */
+  /**
+   * Flush on `beforeExit`, `SIGTERM` and `SIGINT` (then the signal keeps its
+   * meaning: the process ends by it, unless another handler is installed). On
+   * `process.exit()`, which cannot wait, what is left is logged. Default true.
+   */
   flushOnExit?: boolean;
   /**
-   * Deadline of the flush on `beforeExit` and on `SIGTERM`, in ms. Past it the
+   * Deadline of the flush on `beforeExit`, `SIGTERM` and `SIGINT`, in ms. Past it the
    * shipper closes: what is left is counted, reported, and stays in the spool.
    * Default 10000.
    */
@@ -157,6 +161,7 @@ export class TrajectoryShipper {
         hasWork: () => this.#hasWork(),
         flush: () => this.flush(),
         close: (timeoutMs) => this.close({ timeoutMs }),
+        exiting: () => this.#reportExit(),
         timeoutMs: options.exitTimeoutMs ?? 10_000,
       });
     }
@@ -275,6 +280,22 @@ export class TrajectoryShipper {
    */
   failedGroups(): unknown[] {
     return this.#failed.map((entry) => entry.group);
+  }
+
+  // `process.exit()` (or an uncaught error) ends the process without waiting.
+  #reportExit(): void {
+    const left = this.#pending.size;
+    const untrained = this.#trainer.awaiting;
+    if (left === 0 && untrained === 0) return;
+    const where = this.#spool
+      ? `they stay in ${this.#spool.dir} and are shipped by the next start`
+      : "they are lost (pass spoolDir to keep them, or await shipper.close() before process.exit())";
+    const parts = [];
+    if (left > 0) parts.push(`${left} group(s) not shipped`);
+    if (untrained > 0) parts.push(`${untrained} logged group(s) not trained on`);
+    this.#logger.error(
+      `TrajectoryShipper: the process exited with ${parts.join(" and ")}, without waiting for them; ${where}.`,
+    );
   }
 
   #hasWork(): boolean {

@@ -103,10 +103,10 @@ export class Spool {
    */
   async readAll(onBad: (file: string, error: unknown) => void): Promise<SpoolContents> {
     const names = (await this.#list()).sort();
-    const jobs = await this.#readEach<SpoolJob>(names, JOB, onBad);
+    const jobs = await this.#readEach<SpoolJob>(names, JOB, jobProblem, onBad);
     const inJobs = new Set(jobs.flatMap((job) => job.entries.map((e) => e.id)));
     const groups: SpoolEntry[] = [];
-    for (const entry of await this.#readEach<SpoolEntry>(names, GROUP, onBad)) {
+    for (const entry of await this.#readEach<SpoolEntry>(names, GROUP, entryProblem, onBad)) {
       if (inJobs.has(entry.id)) await this.remove(entry.id);
       else groups.push(entry);
     }
@@ -116,13 +116,23 @@ export class Spool {
   async #readEach<T>(
     names: string[],
     suffix: string,
+    problem: (value: unknown) => string | undefined,
     onBad: (file: string, error: unknown) => void,
   ): Promise<T[]> {
     const out: T[] = [];
     for (const name of names.filter((n) => n.endsWith(suffix))) {
       const file = path.join(this.dir, name);
       try {
-        out.push(JSON.parse(await readFile(file, "utf8")) as T);
+        const value: unknown = JSON.parse(await readFile(file, "utf8"));
+        // Valid JSON of another shape (a hand edit, another program's file)
+        // is as unreadable as broken JSON: left in place, never half-used.
+        const wrong = problem(value);
+        if (wrong !== undefined) throw new Error(`not a spool file: ${wrong}`);
+        // The file is removed by its id once handled: a file named otherwise would stay forever.
+        const id = (value as { id: string }).id;
+        if (`${id}${suffix}` !== name)
+          throw new Error(`not a spool file: its id ${id} is not its name`);
+        out.push(value as T);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") onBad(file, error);
       }
@@ -142,4 +152,34 @@ export class Spool {
   #file(id: string, suffix: string): string {
     return path.join(this.dir, `${id}${suffix}`);
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** What is wrong with a group file's content, if anything. */
+function entryProblem(value: unknown, at = ""): string | undefined {
+  if (!isObject(value)) return `${at ? at.slice(0, -1) : "the file"} is not an object`;
+  if (typeof value.id !== "string" || value.id === "") return `${at}id: expected a string`;
+  if (typeof value.split !== "string") return `${at}split: expected a string`;
+  if (!isObject(value.group) || !Array.isArray(value.group.trajectories))
+    return `${at}group: expected a trajectory group`;
+  if (typeof value.logged !== "boolean") return `${at}logged: expected a boolean`;
+  return undefined;
+}
+
+/** What is wrong with a job file's content, if anything. */
+function jobProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "the file is not an object";
+  if (typeof value.id !== "string" || value.id === "") return "id: expected a string";
+  if (typeof value.jobId !== "string" || value.jobId === "") return "jobId: expected a string";
+  if (typeof value.stepBefore !== "number") return "stepBefore: expected a number";
+  if (!Array.isArray(value.entries)) return "entries: expected an array";
+  if (value.error !== undefined && typeof value.error !== "string")
+    return "error: expected a string";
+  for (const [i, entry] of value.entries.entries()) {
+    const wrong = entryProblem(entry, `entries[${i}].`);
+    if (wrong !== undefined) return wrong;
+  }
+  return undefined;
 }

@@ -197,6 +197,15 @@ export class Trainer {
     if (error instanceof TrainingFailedError || job.jobId === undefined) {
       return this.#failed(job, error as Error);
     }
+    // The service does not know the job (or its model): following it again
+    // would never end, and training its groups again could train them twice
+    // if the job ran after all. They are kept and reported as failed.
+    if ((error as { status?: unknown }).status === 404) {
+      return this.#failed(
+        job,
+        new Error(`the service does not know this job (404: ${(error as Error).message})`),
+      );
+    }
     this.#stopped(job, error as Error);
   }
 

@@ -42,3 +42,29 @@ it("gives the beforeExit flush a deadline: past exitTimeoutMs it closes, countin
   expect(statsOf(child.output())).toMatchObject({ shipped: 0, failed: 2, queued: 0, spooled: 2 });
   expect(await readdir(spoolDir)).toHaveLength(2);
 }, 20_000);
+
+it("flushes on SIGINT (Ctrl-C) without a spool, then ends by the signal", async () => {
+  // Each log waits 300 ms first, so at SIGINT every group is still queued or in flight.
+  const child = runChild("exit-child.ts", [proxy.url, "-", "4", "300", "5000", "wait"]);
+  await child.waitFor(/added 4/);
+  expect(proxy.confirmed).toEqual([]);
+  child.proc.kill("SIGINT");
+  await child.exit;
+  expect(child.proc.signalCode).toBe("SIGINT");
+  expect([...proxy.confirmed].sort()).toEqual(["e0", "e1", "e2", "e3"]);
+}, 60_000);
+
+it("says how many groups process.exit() left behind, and where they are", async () => {
+  const noSpool = runChild("exit-child.ts", [proxy.url, "-", "3", "never", "5000", "exit"]);
+  expect(await noSpool.exit).toBe(0);
+  expect(noSpool.output()).toMatch(
+    /the process exited with 3 group\(s\) not shipped, without waiting for them; they are lost/,
+  );
+  const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-exit-"));
+  const spooled = runChild("exit-child.ts", [proxy.url, spoolDir, "2", "never", "5000", "exit"]);
+  expect(await spooled.exit).toBe(0);
+  expect(spooled.output()).toMatch(
+    /the process exited with 2 group\(s\) not shipped, without waiting for them; they stay in .* and are shipped by the next start/,
+  );
+  expect((await readdir(spoolDir)).filter((f) => f.endsWith(".group.json"))).toHaveLength(2);
+}, 60_000);

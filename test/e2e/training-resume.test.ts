@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TrainableModel, TrainingClient, TrajectoryShipper } from "trajectory-recorder";
@@ -126,4 +127,39 @@ it("keeps the groups of a failed job and reports them on every start, never trai
   );
   expect(jobPosts()).toHaveLength(1);
   expect(await model.getStep()).toBe(0);
+});
+
+it("resolves a spooled job the service does not know (404): its groups are reported failed, not followed forever", async () => {
+  const { spoolDir, options } = await setup("resume-unknown");
+  const entries = ["x", "y"].map((key, i) => ({
+    id: `0000${i}`,
+    split: "train",
+    group: sampleGroup(key),
+    logged: true,
+  }));
+  const job = { id: "00009", jobId: randomUUID(), stepBefore: 0, entries };
+  await writeFile(path.join(spoolDir, "00009.job.json"), JSON.stringify(job));
+
+  const firstLog = quiet();
+  const first = new TrajectoryShipper(options(firstLog));
+  const stats = await first.close({ timeoutMs: 10_000 });
+  expect(stats).toMatchObject({ failed: 2, trainingFailed: 1, trainingAbandoned: 0, spooled: 2 });
+  expect(first.failedGroups()).toEqual([
+    expect.objectContaining({ metadata: { key: "x" } }),
+    expect.objectContaining({ metadata: { key: "y" } }),
+  ]);
+  expect(firstLog.lines.join("\n")).toMatch(
+    new RegExp(
+      `training job ${job.jobId} on 2 group\\(s\\) failed \\(the service does not know this job \\(404`,
+    ),
+  );
+  const saved = JSON.parse(await readFile(path.join(spoolDir, "00009.job.json"), "utf8"));
+  expect(saved.error).toMatch(/does not know this job/);
+
+  // The next start reports the groups again without asking the service about the job.
+  const polls = proxy.seen.filter((r) => r.path.includes("/events")).length;
+  const second = new TrajectoryShipper(options(quiet()));
+  expect(await second.close({ timeoutMs: 10_000 })).toMatchObject({ failed: 2, trainingFailed: 0 });
+  expect(proxy.seen.filter((r) => r.path.includes("/events"))).toHaveLength(polls);
+  expect(jobPosts()).toHaveLength(0);
 });

@@ -92,3 +92,40 @@ it("does not count a spool file that is gone by the time it is read as unreadabl
   expect(stats).toMatchObject({ unreadable: 0, shipped: 0, failed: 0 });
   expect(logger.lines.join("\n")).not.toMatch(/could not read spool file/);
 });
+
+it("leaves spool files of the wrong shape in place, logs and counts them, and ships the rest", async () => {
+  const good = { id: "00002", split: "train", group: group("good"), logged: false };
+  const files: Record<string, unknown> = {
+    "00001.group.json": null,
+    "00003.group.json": { id: "00003", split: "train", logged: false },
+    "00004.group.json": { ...good, id: "elsewhere" },
+    "00005.job.json": { id: "00005", jobId: "j", stepBefore: 0 },
+    "00006.job.json": { id: "00006", jobId: "j", stepBefore: 0, entries: [null] },
+  };
+  for (const [name, value] of Object.entries(files))
+    await writeFile(path.join(spoolDir, name), JSON.stringify(value));
+  await writeFile(path.join(spoolDir, "00002.group.json"), JSON.stringify(good));
+  const logger = logged();
+  const shipper = new TrajectoryShipper({
+    model,
+    spoolDir,
+    flushOnExit: false,
+    logger,
+    trainEvery: { groups: 5 },
+  });
+  await shipper.add(group("new"));
+  const stats = await shipper.close();
+  expect(stats).toMatchObject({ unreadable: 5, shipped: 2, failed: 0 });
+  const text = logger.lines.join("\n");
+  expect(text).toMatch(/00001\.group\.json \(not a spool file: the file is not an object\)/);
+  expect(text).toMatch(
+    /00003\.group\.json \(not a spool file: group: expected a trajectory group\)/,
+  );
+  expect(text).toMatch(/00004\.group\.json \(not a spool file: its id elsewhere is not its name\)/);
+  expect(text).toMatch(/00005\.job\.json \(not a spool file: entries: expected an array\)/);
+  expect(text).toMatch(/00006\.job\.json \(not a spool file: entries\[0\] is not an object\)/);
+  const left = (await readdir(spoolDir)).filter((f) => f.endsWith(".json")).sort();
+  // The two shipped groups wait for their training job; every bad file is still there.
+  expect(left).toEqual(expect.arrayContaining(Object.keys(files)));
+  expect(left).toHaveLength(7);
+});
