@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import { z } from "zod";
 import {
   type HealthResponse,
   HealthResponseSchema,
@@ -7,7 +8,7 @@ import {
 } from "../wire/index.js";
 import type { APIPromise } from "./api-promise.js";
 import { RequestCore, type RequestOptions } from "./core.js";
-import { MissingAPIKeyError } from "./errors.js";
+import { MissingAPIKeyError, RequestValidationError } from "./errors.js";
 import { Chat, serviceErrorFetch } from "./resources/chat.js";
 import { Models } from "./resources/models.js";
 import { SFTTrainingJobs, TrainingJobs } from "./resources/training-jobs.js";
@@ -43,6 +44,36 @@ export type CreateOpenAIOptions = Omit<
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_RETRIES = 2;
 
+const OptionsSchema = z.object(
+  {
+    apiKey: z.string().optional(),
+    baseURL: z
+      .string()
+      .refine(isHttpURL, {
+        error: "expected an http(s) URL such as https://api.training.wandb.ai/v1",
+      })
+      .optional(),
+    timeout: z.number().positive().optional(),
+    maxRetries: z.number().int().min(0).optional(),
+    fetch: z
+      .custom<typeof fetch>((v) => typeof v === "function", { error: "expected a function" })
+      .optional(),
+    defaultHeaders: z.record(z.string(), z.string()).optional(),
+  },
+  { error: "expected an options object" },
+);
+
+/** Characters a header value may hold: tab, printable ASCII and Latin-1. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+function isHttpURL(value: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Typed client of the Training Service: models, checkpoints, RL and SFT
  * training jobs, chat completions, health. Each call validates its arguments,
@@ -71,8 +102,18 @@ export class TrainingClient {
   #openai: OpenAI | undefined;
 
   constructor(options: TrainingClientOptions = {}) {
+    const checked = OptionsSchema.safeParse(options);
+    if (!checked.success) throw new RequestValidationError("new TrainingClient", checked.error);
     const apiKey = options.apiKey ?? readEnv("WANDB_API_KEY");
     if (!apiKey) throw new MissingAPIKeyError();
+    if (!HEADER_VALUE.test(apiKey)) {
+      // Said without the key or any part of it: this message may reach a log.
+      throw RequestValidationError.at(
+        "new TrainingClient",
+        [options.apiKey === undefined ? "WANDB_API_KEY" : "apiKey"],
+        "the API key holds a character an HTTP header cannot carry (a line break, NUL, another control character or one above U+00FF); check how the key was copied",
+      );
+    }
     this.#apiKey = apiKey;
     this.baseURL = (
       options.baseURL ??

@@ -1,6 +1,7 @@
 // The one request path every resource goes through: URL building, auth,
 // validation, timeouts, retries and error mapping.
 import { z } from "zod";
+import { findJsonProblem } from "../util/json-check.js";
 import { IdSchema } from "../wire/index.js";
 import { APIPromise, type WithResponse } from "./api-promise.js";
 import {
@@ -10,11 +11,22 @@ import {
   APIUserAbortError,
   type RequestTarget,
   RequestValidationError,
+  redactHeaders,
   redactSecret,
 } from "./errors.js";
 import { abortableSleep, isRetryableError, retryDelay } from "./retry.js";
 
 const PathParamsSchema = z.record(z.string(), IdSchema);
+
+const RequestOptionsSchema = z
+  .object({
+    timeout: z.number().positive().optional(),
+    maxRetries: z.number().int().min(0).optional(),
+    signal: z.instanceof(AbortSignal, { error: "expected an AbortSignal" }).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    idempotent: z.boolean().optional(),
+  })
+  .optional();
 
 /** Per-call options accepted by every client method as its last argument. */
 export interface RequestOptions {
@@ -83,6 +95,11 @@ export class RequestCore {
   }
 
   async #run<Out>(spec: RequestSpec<Out>): Promise<WithResponse<Out>> {
+    const checkedOptions = RequestOptionsSchema.safeParse(spec.options);
+    if (!checkedOptions.success) {
+      const issue = checkedOptions.error.issues[0] as z.core.$ZodIssue;
+      throw RequestValidationError.at(spec.operation, ["options", ...issue.path], issue.message);
+    }
     if (spec.pathParams) {
       const checked = PathParamsSchema.safeParse(spec.pathParams);
       if (!checked.success) throw new RequestValidationError(spec.operation, checked.error);
@@ -91,15 +108,21 @@ export class RequestCore {
       const checked = spec.paramsSchema.safeParse(spec.params);
       if (!checked.success) throw new RequestValidationError(spec.operation, checked.error);
     }
+    // Serialized here, not inside an attempt: a BigInt, a cycle or runaway
+    // nesting is the caller's mistake, not a connection error to retry.
+    const problem = spec.body === undefined ? undefined : findJsonProblem(spec.body);
+    if (problem) throw RequestValidationError.at(spec.operation, problem.path, problem.message);
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const opts = spec.options ?? {};
+    const headers = this.#headers(spec.operation, body !== undefined, opts.headers);
     const url = this.#url(spec.path, spec.query);
     const target: RequestTarget = { method: spec.method, path: url.pathname };
-    const opts = spec.options ?? {};
     const retryAllowed = spec.safeToRetry === true || opts.idempotent === true;
     const maxRetries = retryAllowed ? (opts.maxRetries ?? this.#settings.maxRetries) : 0;
 
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#attempt(spec, url, target, opts);
+        return await this.#attempt(spec, { url, headers, body }, target, opts);
       } catch (err) {
         if (attempt >= maxRetries || !isRetryableError(err)) throw err;
         const headers = err instanceof APIError ? err.headers : undefined;
@@ -114,7 +137,7 @@ export class RequestCore {
 
   async #attempt<Out>(
     spec: RequestSpec<Out>,
-    url: URL,
+    { url, headers, body: payload }: { url: URL; headers: Headers; body: string | undefined },
     target: RequestTarget,
     opts: RequestOptions,
   ): Promise<WithResponse<Out>> {
@@ -128,8 +151,8 @@ export class RequestCore {
     try {
       response = await doFetch(url, {
         method: spec.method,
-        headers: this.#headers(spec.body !== undefined, opts.headers),
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        headers,
+        body: payload,
         signal,
       });
       text = await response.text();
@@ -142,16 +165,22 @@ export class RequestCore {
     }
     if (!response.ok) {
       const body = parseBody(redactSecret(text, this.#apiKey));
-      throw APIError.generate(target, response.status, body, response.headers);
+      throw APIError.generate(
+        target,
+        response.status,
+        body,
+        redactHeaders(response.headers, this.#apiKey),
+      );
     }
     const body = parseBody(text);
     const parsed = spec.responseSchema.safeParse(body ?? {});
     if (!parsed.success) {
+      // The body is kept for debugging, minus any echo of the key.
       throw new APIError(
         target,
         response.status,
-        body,
-        response.headers,
+        parseBody(redactSecret(text, this.#apiKey)),
+        redactHeaders(response.headers, this.#apiKey),
         `${target.method} ${target.path} returned a body this client does not understand: ${parsed.error.issues
           .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
           .join("; ")}.`,
@@ -169,13 +198,31 @@ export class RequestCore {
     return url;
   }
 
-  #headers(hasBody: boolean, extra: Record<string, string> | undefined): Headers {
+  #headers(
+    operation: string,
+    hasBody: boolean,
+    extra: Record<string, string> | undefined,
+  ): Headers {
     const headers = new Headers({
       accept: "application/json",
       "user-agent": this.#settings.userAgent,
-      ...this.#settings.defaultHeaders,
-      ...extra,
     });
+    const add = (from: Record<string, string> | undefined, where: string) => {
+      for (const [name, value] of Object.entries(from ?? {})) {
+        try {
+          headers.set(name, value);
+        } catch {
+          // The value is left out of the message: a header may hold a secret.
+          throw RequestValidationError.at(
+            operation,
+            [where, name],
+            "expected a valid HTTP header name and a value without line breaks, NUL or characters above U+00FF",
+          );
+        }
+      }
+    };
+    add(this.#settings.defaultHeaders, "defaultHeaders");
+    add(extra, "options.headers");
     if (hasBody) headers.set("content-type", "application/json");
     headers.set("authorization", `Bearer ${this.#apiKey}`);
     return headers;
@@ -191,7 +238,14 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** Encodes one path segment (ids are user input). */
-export function segment(id: string): string {
-  return encodeURIComponent(id);
+/**
+ * Encodes one path segment. Ids are user input and checked later by
+ * `pathParams`, so this never throws: a method must reject, not throw.
+ */
+export function segment(id: unknown): string {
+  try {
+    return typeof id === "string" ? encodeURIComponent(id) : "";
+  } catch {
+    return "";
+  }
 }

@@ -1,6 +1,6 @@
 // Error classes of the client. Messages are sentences naming the method, the
 // path and what the server said; none of them ever holds the API key.
-import type { z } from "zod";
+import { z } from "zod";
 import { formatZodPath, type ValidationErrorItem } from "../wire/index.js";
 
 /**
@@ -45,6 +45,20 @@ export class RequestValidationError extends TrainingClientError {
     this.operation = operation;
     this.issues = error.issues;
   }
+
+  /**
+   * One bad argument found outside a schema: `path` names it, `message` says
+   * what was expected.
+   *
+   * @example
+   * throw RequestValidationError.at("models.log", ["params", "trajectory_groups", 0], "expected a JSON value, received a BigInt");
+   */
+  static at(operation: string, path: PropertyKey[], message: string): RequestValidationError {
+    return new RequestValidationError(
+      operation,
+      new z.ZodError([{ code: "custom", path, message, input: undefined }]),
+    );
+  }
 }
 
 /** Where a failed request was going: used to build messages. */
@@ -82,6 +96,20 @@ export class APIError extends TrainingClientError {
     this.body = body;
     this.headers = headers;
     this.requestID = headers?.get("x-request-id") ?? null;
+  }
+
+  /** What `JSON.stringify(err)` shows: the answer's fields, headers as an object. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      message: this.message,
+      status: this.status,
+      method: this.method,
+      path: this.path,
+      requestID: this.requestID,
+      headers: this.headers ? headerObject(this.headers) : undefined,
+      body: this.body,
+    };
   }
 
   /**
@@ -281,4 +309,40 @@ function causeText(cause: unknown): string {
     return `${cause.message}${innerText}`;
   }
   return cause === undefined ? "unknown error" : String(cause);
+}
+
+/** Headers that carry credentials whatever their value. */
+const CREDENTIAL_HEADERS = new Set([
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "api-key",
+]);
+
+/**
+ * A copy of response headers safe to keep on an error: credential headers and
+ * any header whose value holds `secret` read `[redacted]`.
+ *
+ * @example
+ * redactHeaders(response.headers, apiKey).get("set-cookie"); // "[redacted]"
+ */
+export function redactHeaders(headers: Headers, secret: string | undefined): Headers {
+  const out = new Headers();
+  headers.forEach((value, name) => {
+    const hidden =
+      CREDENTIAL_HEADERS.has(name) ||
+      (secret !== undefined && secret.length >= MIN_SECRET_LENGTH && value.includes(secret));
+    out.append(name, hidden ? "[redacted]" : value);
+  });
+  return out;
+}
+
+function headerObject(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
 }

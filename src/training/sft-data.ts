@@ -51,6 +51,11 @@ export function toSftJsonl(input: readonly SftExample[] | string): {
     ]);
   }
   const out = input.map((item, i) => {
+    if (!item || typeof item !== "object") {
+      throw new InvalidTrainingOptionsError("trainSft", [
+        `data[${i}]: expected a Trajectory or a { messages } object, received ${item === null ? "null" : typeof item}`,
+      ]);
+    }
     const messages =
       typeof item.messages === "function" ? item.messages() : (item.messages as unknown[]);
     const line: Record<string, unknown> = { messages };

@@ -16,5 +16,14 @@ export function exceptionToWire(error: unknown): ExceptionWire {
       traceback: error.stack ?? "",
     };
   }
-  return { type: `<class '${typeof error}'>`, message: String(error), traceback: "" };
+  return { type: `<class '${typeof error}'>`, message: textOf(error), traceback: "" };
+}
+
+/** `String(value)`, or its tag for a value that refuses conversion (a null-prototype object). */
+export function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

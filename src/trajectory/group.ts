@@ -4,7 +4,7 @@ import {
   type TrajectoryGroupWire,
   TrajectoryGroupWireSchema,
 } from "../wire/index.js";
-import { exceptionToWire } from "./exception.js";
+import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
 import { type MetricValue, Trajectory } from "./trajectory.js";
 
@@ -48,6 +48,14 @@ export class TrajectoryGroup {
    *   `exceptions` instead, as ART's constructor does.
    */
   constructor(items: Iterable<Trajectory | Error> = [], options: TrajectoryGroupOptions = {}) {
+    if (typeof (items as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
+      throw new TypeError(
+        `new TrajectoryGroup(items): items: expected an iterable of Trajectory or Error, received ${describe(items)}.`,
+      );
+    if (options === null || typeof options !== "object")
+      throw new TypeError(
+        `new TrajectoryGroup(items, options): options: expected an object, received ${describe(options)}.`,
+      );
     this.trajectories = [];
     this.exceptions = [];
     for (const item of items) {
@@ -166,9 +174,9 @@ function toExceptionRecord(e: unknown): ExceptionWire {
   if (e && typeof e === "object" && "type" in e && "message" in e) {
     const r = e as ExceptionWire;
     return {
-      type: String(r.type),
-      message: String(r.message),
-      traceback: String(r.traceback ?? ""),
+      type: textOf(r.type),
+      message: textOf(r.message),
+      traceback: textOf(r.traceback ?? ""),
     };
   }
   return exceptionToWire(e);

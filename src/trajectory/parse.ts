@@ -7,7 +7,17 @@ export function parseWire<S extends z.ZodType>(
   input: unknown,
   what: string,
 ): z.infer<S> {
-  const result = schema.safeParse(typeof input === "string" ? JSON.parse(input) : input);
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = JSON.parse(input);
+    } catch {
+      throw new TrajectoryValidationError(what, [
+        { code: "custom", path: [], message: "expected a JSON string or an object", input },
+      ]);
+    }
+  }
+  const result = schema.safeParse(value);
   if (!result.success) throw new TrajectoryValidationError(what, result.error.issues);
   return result.data;
 }

@@ -64,6 +64,10 @@ export class Trajectory {
   #extra: Record<string, unknown> | undefined;
 
   constructor(init: TrajectoryInit = {}) {
+    if (init === null || typeof init !== "object")
+      throw new TypeError(
+        `new Trajectory(init): init: expected an object of trajectory fields, received ${init === null ? "null" : typeof init}.`,
+      );
     this.messages_and_choices = init.messages_and_choices ?? [];
     this.tools = init.tools ?? null;
     this.additional_histories = init.additional_histories ?? [];

@@ -114,14 +114,20 @@ describe("chat completions go through the openai SDK", () => {
     expect(err.message).not.toContain(KEY);
   });
 
-  it("refuses malformed params before sending, naming the field", () => {
+  it("refuses malformed params before sending, naming the field, by rejecting as the other methods do", async () => {
     const client = makeClient();
-    expect(() =>
-      client.chat.completions.create({ model: "m", messages: [], top_k: "many" as never }),
-    ).toThrow(RequestValidationError);
-    expect(() =>
-      client.chat.completions.create({ model: "m", messages: [], top_k: "many" as never }),
-    ).toThrow(/messages: .*>=1 items; top_k: .*expected number/);
+    const bad = () =>
+      client.chat.completions.create({ model: "m", messages: [], top_k: "many" as never });
+    let first: Promise<unknown> | undefined;
+    expect(() => {
+      first = bad();
+    }).not.toThrow();
+    await expect(first).rejects.toThrow(RequestValidationError);
+    await expect(bad()).rejects.toThrow(/messages: .*>=1 items; top_k: .*expected number/);
+    await expect(bad().withResponse()).rejects.toThrow(RequestValidationError);
+    await expect(
+      client.chat.completions.create({ model: 1, messages: [] } as never),
+    ).rejects.toThrow(/model: .*expected string/);
   });
 
   it("createOpenAI() returns a configured openai client whose errors also carry detail", async () => {

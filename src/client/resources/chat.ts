@@ -7,7 +7,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from "openai/resources/chat/completions";
 import { ChatCompletionCreateParamsSchema, type ChatEngineParams } from "../../wire/index.js";
-import { RequestValidationError, redactSecret, serverMessage } from "../errors.js";
+import { RequestValidationError, redactHeaders, redactSecret, serverMessage } from "../errors.js";
 
 type Completions = OpenAI["chat"]["completions"];
 type OpenAIRequestOptions = Parameters<Completions["create"]>[1];
@@ -63,9 +63,23 @@ export class ChatCompletions {
   create(body: ServiceChatParams<Base>, options?: OpenAIRequestOptions): unknown {
     const checked = ChatCompletionCreateParamsSchema.safeParse(body);
     if (!checked.success)
-      throw new RequestValidationError("chat.completions.create", checked.error);
+      return rejected(new RequestValidationError("chat.completions.create", checked.error));
     return this.#openai().chat.completions.create(body, options);
   }
+}
+
+/**
+ * A rejected promise shaped like the SDK's APIPromise, so bad input rejects
+ * as every other method does, and `withResponse()` rejects the same way.
+ */
+function rejected(error: Error): Promise<never> {
+  const promise = Promise.reject(error);
+  // A caller may only use withResponse(): this one must not go unhandled then.
+  promise.catch(() => {});
+  return Object.assign(promise, {
+    withResponse: () => Promise.reject(error),
+    asResponse: () => Promise.reject(error),
+  });
 }
 
 /** `client.chat`. */
@@ -100,7 +114,8 @@ export function serviceErrorFetch(
     if (response.ok) return response;
     const text = redactSecret(await response.text(), options.apiKey);
     const rewritten = rewriteErrorBody(text, describeTarget(input, init));
-    const headers = new Headers(response.headers);
+    // The SDK keeps these on its error, where inspect() and logs would show them.
+    const headers = redactHeaders(response.headers, options.apiKey);
     headers.delete("content-length");
     headers.delete("content-encoding");
     if (rewritten !== text) headers.set("content-type", "application/json");
