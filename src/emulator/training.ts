@@ -89,6 +89,8 @@ function maskAt(seq: Sequence, pos: number): Mask {
 export interface JobContext {
   store: Store;
   stopped: () => boolean;
+  /** The file a `wandb-artifact:///` training_data_url names, from the emulator's W&B API. */
+  readArtifact?: (url: string) => { text: string } | { error: string };
 }
 
 function finish(
@@ -284,7 +286,12 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
   });
 }
 
-async function loadJsonl(url: string): Promise<string> {
+async function loadJsonl(ctx: JobContext, url: string): Promise<string> {
+  if (url.startsWith("wandb-artifact:///") && ctx.readArtifact) {
+    const found = ctx.readArtifact(url);
+    if ("error" in found) throw new JobError(`Could not read training_data_url: ${found.error}`);
+    return found.text;
+  }
   if (url.startsWith("file://")) return readFile(fileURLToPath(url), "utf8");
   if (/^https?:\/\//.test(url)) {
     const res = await fetch(url);
@@ -293,20 +300,18 @@ async function loadJsonl(url: string): Promise<string> {
     return res.text();
   }
   throw new JobError(
-    `training_data_url must be a file:// or http(s):// URL in the emulator; got ${JSON.stringify(url)}.`,
+    `training_data_url must be a wandb-artifact:///, file:// or http(s):// URL in the emulator; got ${JSON.stringify(url)}.`,
   );
 }
 
-async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
-  const req = job.request as { training_data_url: string; config?: Json | null };
+/** The examples of an SFT job's data, or a JobError saying why there are none. */
+async function readExamples(ctx: JobContext, url: string): Promise<Sequence[][]> {
   let text: string;
   try {
-    text = await loadJsonl(req.training_data_url);
+    text = await loadJsonl(ctx, url);
   } catch (error) {
     if (error instanceof JobError) throw error;
-    throw new JobError(
-      `Could not read training_data_url ${req.training_data_url}: ${(error as Error).message}`,
-    );
+    throw new JobError(`Could not read training_data_url ${url}: ${(error as Error).message}`);
   }
   const examples: Sequence[][] = [];
   text.split("\n").forEach((line, i) => {
@@ -337,6 +342,23 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
   });
   if (examples.length === 0)
     throw new JobError("The training data has no assistant turns to learn from.");
+  return examples;
+}
+
+async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
+  const req = job.request as { training_data_url: string; config?: Json | null };
+  let examples: Sequence[][];
+  try {
+    examples = await readExamples(ctx, req.training_data_url);
+  } catch (error) {
+    // The data is read once the job runs: a job whose data is unusable has
+    // started like any other, so its events come in the same order.
+    if (error instanceof JobError) {
+      start(ctx, job);
+      ctx.store.emit(job, "training_started", { num_sequences: 0 });
+    }
+    throw error;
+  }
   const cfg = req.config ?? {};
   const batchSize = typeof cfg.batch_size === "number" ? cfg.batch_size : 4;
   const batches: Sequence[][][] = [];

@@ -23,9 +23,17 @@ export {
 export { type SftExample, toSftJsonl } from "./sft-data.js";
 export {
   type Artifact,
+  type ArtifactOwner,
   type ArtifactUploader,
   LocalFileUploader,
   type PresignedTarget,
   PresignedUrlUploader,
   type PresignedUrlUploaderOptions,
 } from "./uploaders.js";
+export {
+  manifestDigest,
+  WandbArtifactUploader,
+  type WandbArtifactUploaderOptions,
+} from "./wandb-artifacts.js";
+export { defaultSftUploader } from "./wandb-default.js";
+export { DEFAULT_WANDB_BASE_URL, WandbApiError } from "./wandb-graphql.js";

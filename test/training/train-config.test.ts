@@ -198,3 +198,18 @@ describe("refused combinations, before anything is sent", () => {
     expect(error.message).toMatch(message);
   });
 });
+
+it("refuses an SFT uploader that has no upload method, before anything is sent", async () => {
+  const model = await register();
+  const error = await model
+    .trainSft(
+      [{ messages: [{ role: "user" }, { role: "assistant" }] }],
+      {},
+      {
+        uploader: {} as never,
+      },
+    )
+    .catch((e) => e);
+  expect(error).toBeInstanceOf(InvalidTrainingOptionsError);
+  expect(error.message).toMatch(/uploader: expected an ArtifactUploader/);
+});
