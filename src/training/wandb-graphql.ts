@@ -2,7 +2,7 @@
 // operations written as the `wandb` client's own core writes them
 // (wandb/wandb core/api/graphql/*.graphql): the same operation names, fields
 // and variables, so a server that serves the client serves us.
-import { abortableSleep, isRetryableStatus, retryDelay } from "../client/index.js";
+import { abortableSleep, isRetryableStatus, retryDelay, USER_AGENT } from "../client/index.js";
 
 /** W&B's public API, used when neither option nor `WANDB_BASE_URL` gives one. */
 export const DEFAULT_WANDB_BASE_URL = "https://api.wandb.ai";
@@ -94,6 +94,7 @@ export async function graphql<T>(
         authorization: `Basic ${Buffer.from(`api:${conn.apiKey}`).toString("base64")}`,
         "content-type": "application/json",
         accept: "application/json",
+        "user-agent": USER_AGENT,
       },
       body: JSON.stringify({ operationName: operation, query, variables }),
       signal: conn.signal,

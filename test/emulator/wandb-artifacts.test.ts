@@ -6,6 +6,7 @@ import {
   TrainingClient,
   TrainingFailedError,
   Trajectory,
+  USER_AGENT,
   WandbApiError,
   WandbArtifactUploader,
 } from "trajectory-recorder";
@@ -120,6 +121,7 @@ it("saves the artifact the way the wandb client does and returns ART's wandb-art
   ]);
   for (const r of seen.filter((r) => r.method === "POST")) {
     expect(r.url).toBe(`${origin}/graphql`);
+    expect(r.headers.get("user-agent")).toBe(USER_AGENT);
     expect(r.headers.get("authorization")).toBe(
       `Basic ${Buffer.from("api:alice-key-0123").toString("base64")}`,
     );
