@@ -21,6 +21,7 @@ export {
   type TrainRunOptions,
 } from "./model.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
+export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
 export {
   type Artifact,
   type ArtifactOwner,

@@ -12,6 +12,9 @@ type Wire = ExperimentalTrainingConfig;
  * What ART sends when an option is left out. `loss_fn`, `ppo`,
  * `normalize_advantages`, `scale_rewards` and `kl_penalty_source` also depend
  * on other options; see {@link withArtDefaults}.
+ *
+ * @example
+ * ART_TRAIN_DEFAULTS.learning_rate; // 5e-6
  */
 export const ART_TRAIN_DEFAULTS = Object.freeze({
   advantage_balance: 0,

@@ -222,7 +222,13 @@ interface CreatedFiles {
   };
 }
 
-/** W&B's artifact digest: MD5 over a header and each `name:digest` line, by name. */
+/**
+ * W&B's artifact digest: MD5 (hex) over a header and each `name:digest` line,
+ * by name; the digests are the files' base64 MD5s.
+ *
+ * @example
+ * manifestDigest({ "train.jsonl": "1B2M2Y8AsgTpgAmY7PhCfg==" });
+ */
 export function manifestDigest(contents: Record<string, string>): string {
   const hash = createHash("md5").update("wandb-artifact-manifest-v1\n");
   for (const name of Object.keys(contents).sort()) hash.update(`${name}:${contents[name]}\n`);
