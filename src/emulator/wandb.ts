@@ -1,7 +1,7 @@
 // The subset of W&B's API that saving a dataset artifact takes, served on the
 // emulator's own port: `POST /graphql` (UpsertBucket, CreateArtifact,
-// CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, with their
-// arguments as variables, as the `wandb` client sends them) and
+// CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID,
+// with their arguments as variables, as the `wandb` client sends them) and
 // `PUT /wandb-uploads/<token>` for the upload URLs it hands out. SFT jobs read
 // `wandb-artifact:///entity/project/name:vN` from here. Artifacts live in
 // memory, for the life of the process.
@@ -145,8 +145,9 @@ export class WandbArtifactApi {
     if (has("createArtifactManifest")) return this.#createManifest(v, caller, origin);
     if (has("createArtifactFiles")) return this.#createFiles(v, caller, origin);
     if (has("commitArtifact")) return this.#commit(v, caller);
+    if (has("artifact")) return this.#version(v, caller);
     throw new GraphqlError(
-      "The emulator serves only the artifact operations of W&B's API: UpsertBucket, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact.",
+      "The emulator serves only the artifact operations of W&B's API: UpsertBucket, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID.",
     );
   }
 
@@ -193,10 +194,11 @@ export class WandbArtifactApi {
       project: input.projectName,
       collection: input.artifactCollectionName,
       type: input.artifactTypeName,
-      versionIndex: collection.length,
+      // Given at commit, so an abandoned draft leaves no gap in the versions.
+      versionIndex: -1,
       state: "PENDING",
       digest: input.digest,
-      metadata: typeof input.metadata === "string" ? JSON.parse(input.metadata) : null,
+      metadata: parseMetadata(input.metadata),
       files: new Map(),
     };
     this.#artifacts.set(artifact.id, artifact);
@@ -257,8 +259,25 @@ export class WandbArtifactApi {
         `Artifact ${artifact.id} cannot be committed: ${what} was never uploaded.`,
       );
     }
-    artifact.state = "COMMITTED";
+    if (artifact.state !== "COMMITTED") {
+      artifact.versionIndex = [...this.#artifacts.values()].filter(
+        (a) =>
+          a.state === "COMMITTED" &&
+          a.entity === artifact.entity &&
+          a.project === artifact.project &&
+          a.collection === artifact.collection,
+      ).length;
+      artifact.state = "COMMITTED";
+    }
     return { commitArtifact: { artifact: { id: artifact.id, digest: artifact.digest } } };
+  }
+
+  #version(v: Vars, caller: Caller) {
+    const artifact = this.#artifact(v.id, caller);
+    const committed = artifact.state === "COMMITTED";
+    return {
+      artifact: { id: artifact.id, versionIndex: committed ? artifact.versionIndex : null },
+    };
   }
 
   #uploadUrl(origin: string, upload: Upload): string {
@@ -290,6 +309,15 @@ export class WandbArtifactApi {
     }
     this.#uploads.delete(token);
     res.writeHead(200).end();
+  }
+}
+
+function parseMetadata(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  try {
+    return typeof value === "string" ? JSON.parse(value) : value;
+  } catch {
+    throw new GraphqlError("createArtifact: input.metadata must be a JSON string.");
   }
 }
 

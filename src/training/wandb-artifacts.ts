@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Artifact, ArtifactUploader } from "./uploaders.js";
 import {
+  ARTIFACT_VERSION,
   COMMIT_ARTIFACT,
   CREATE_ARTIFACT,
   CREATE_ARTIFACT_FILES,
@@ -42,10 +43,10 @@ export interface WandbArtifactUploaderOptions {
 /**
  * Saves each upload as a new W&B artifact (type `dataset`, one file
  * `train.jsonl`, the artifact's metadata) and returns
- * `wandb-artifact:///{entity}/{project}/{name}:v0`, the URL ART gives the
+ * `wandb-artifact:///{entity}/{project}/{name}:v{N}`, the URL ART gives the
  * service for SFT. The artifact's name is the file's name without its
- * extension (`trainSft` makes it `{model}-sft-data-{12 hex}`, unique, so its
- * first version is `v0`). `trainSft` uses it when no uploader is given.
+ * extension (`trainSft` makes it `{model}-sft-data-{12 hex}`, unique, so the
+ * version is `v0`, as ART sends). `trainSft` uses it when no uploader is given.
  *
  * @example
  * const uploader = new WandbArtifactUploader(); // WANDB_API_KEY, WANDB_BASE_URL
@@ -121,8 +122,14 @@ export class WandbArtifactUploader implements ArtifactUploader {
       },
     });
     const { id, state } = created.createArtifact.artifact;
+    const url = async () => {
+      const found = await graphql<ArtifactVersion>(conn, "ArtifactByID", ARTIFACT_VERSION, { id });
+      // A new name's first version is v0, which is what ART sends without asking.
+      const version = found.artifact?.versionIndex ?? 0;
+      return `wandb-artifact:///${entity}/${project}/${name}:v${version}`;
+    };
     // The same content is already saved under this name: nothing to upload.
-    if (state === "COMMITTED") return `wandb-artifact:///${entity}/${project}/${name}:v0`;
+    if (state === "COMMITTED") return url();
     const baseArtifactID = created.createArtifact.artifact.artifactSequence?.latestArtifact?.id;
     const manifestVars = {
       ...scope,
@@ -186,8 +193,7 @@ export class WandbArtifactUploader implements ArtifactUploader {
       manifest,
     );
     await graphql(conn, "CommitArtifact", COMMIT_ARTIFACT, { artifactID: id });
-    // A new name's first version, as ART assumes.
-    return `wandb-artifact:///${entity}/${project}/${name}:v0`;
+    return url();
   }
 }
 
@@ -199,6 +205,9 @@ interface CreatedArtifact {
       artifactSequence?: { latestArtifact?: { id: string } | null } | null;
     };
   };
+}
+interface ArtifactVersion {
+  artifact: { id: string; versionIndex?: number | null } | null;
 }
 interface CreatedManifest {
   createArtifactManifest: {

@@ -70,6 +70,11 @@ export const COMMIT_ARTIFACT = `mutation CommitArtifact($artifactID: ID!) {
   }
 }`;
 
+// What the client's `artifact.wait()` reads once the artifact is committed.
+export const ARTIFACT_VERSION = `query ArtifactByID($id: ID!) {
+  artifact(id: $id) { id versionIndex }
+}`;
+
 /** How to reach W&B: base URL, key, fetch, attempts. */
 export interface WandbConnection {
   baseUrl: string;

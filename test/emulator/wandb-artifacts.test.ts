@@ -118,6 +118,7 @@ it("saves the artifact the way the wandb client does and returns ART's wandb-art
     "CreateArtifactManifest",
     "PUT",
     "CommitArtifact",
+    "ArtifactByID",
   ]);
   for (const r of seen.filter((r) => r.method === "POST")) {
     expect(r.url).toBe(`${origin}/graphql`);
@@ -148,6 +149,62 @@ it("saves the artifact the way the wandb client does and returns ART's wandb-art
   const manifest = JSON.parse(seen[6]?.body as string);
   expect(Object.keys(manifest.contents)).toEqual(["train.jsonl"]);
   expect(manifest.contents["train.jsonl"].size).toBe(Buffer.byteLength(jsonl));
+});
+
+it("numbers the versions of one name, and saves the same content only once", async () => {
+  const uploader = new WandbArtifactUploader({ apiKey: "alice-key-0123", baseUrl: origin });
+  const line = (w: string) =>
+    `${JSON.stringify({
+      messages: [
+        { role: "user", content: `say ${w}` },
+        { role: "assistant", content: w },
+      ],
+    })}\n`;
+  const save = (data: string) =>
+    uploader.upload({
+      name: "shared.jsonl",
+      data,
+      contentType: "application/jsonl",
+      owner: { entity: "alice", project: "p", run: "r" },
+    });
+  expect(await save(line("red"))).toBe("wandb-artifact:///alice/p/shared:v0");
+  expect(await save(line("cat"))).toBe("wandb-artifact:///alice/p/shared:v1");
+  const { seen, fetch: recorder } = recording();
+  const again = new WandbArtifactUploader({
+    apiKey: "alice-key-0123",
+    baseUrl: origin,
+    fetch: recorder,
+  });
+  const url = await again.upload({
+    name: "shared.jsonl",
+    data: line("red"),
+    contentType: "application/jsonl",
+    owner: { entity: "alice", project: "p", run: "r" },
+  });
+  expect(url).toBe("wandb-artifact:///alice/p/shared:v0");
+  expect(seen.map((r) => r.body.operationName)).toEqual([
+    "UpsertBucket",
+    "CreateArtifact",
+    "ArtifactByID",
+  ]);
+  // SFT jobs resolve each version, and the latest; a version never saved fails the job.
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "ver",
+    baseModel: "t",
+  });
+  const train = (version: string) =>
+    model.trainSft(
+      examples,
+      {},
+      {
+        ...fast,
+        uploader: { upload: async () => `wandb-artifact:///alice/p/shared:${version}` },
+      },
+    );
+  await expect(train("v1")).resolves.toMatchObject({ step: 1 });
+  await expect(train("latest")).resolves.toMatchObject({ step: 2 });
+  await expect(train("v2")).rejects.toThrow(/No committed W&B artifact alice\/p\/shared:v2/);
 });
 
 it("fails the SFT job, after it started, when the artifact belongs to another entity", async () => {
