@@ -12,6 +12,7 @@ import { MissingAPIKeyError, RequestValidationError } from "./errors.js";
 import { Chat, serviceErrorFetch } from "./resources/chat.js";
 import { Models } from "./resources/models.js";
 import { SFTTrainingJobs, TrainingJobs } from "./resources/training-jobs.js";
+import { USER_AGENT } from "./version.js";
 
 /** The service's public address, used when neither option nor env gives one. */
 export const DEFAULT_BASE_URL = "https://api.training.wandb.ai/v1";
@@ -130,7 +131,7 @@ export class TrainingClient {
       maxRetries: this.maxRetries,
       fetch: options.fetch,
       defaultHeaders: this.#defaultHeaders,
-      userAgent: "trajectory-recorder",
+      userAgent: USER_AGENT,
     });
     this.models = new Models(this.#core);
     this.trainingJobs = new TrainingJobs(this.#core);

@@ -44,3 +44,4 @@ export {
   retryDelay,
   serverRequestedDelay,
 } from "./retry.js";
+export { USER_AGENT, VERSION } from "./version.js";

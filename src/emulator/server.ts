@@ -21,6 +21,7 @@ import type { Params } from "./model.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
 import { runJob, type TrainingDataAccess } from "./training.js";
 import { forwardChat } from "./upstream.js";
+import { WandbArtifactApi } from "./wandb.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,9 +53,12 @@ export function buildServer(opts: ServerOptions): RunningServer {
   let stopped = false;
   const running = new Set<Promise<void>>();
 
+  // W&B's artifact API on the same port, so SFT data uploaded as an artifact resolves here.
+  const wandb = new WandbArtifactApi(opts.keys);
   const startJob = (job: StoredJob) => {
+    const readArtifact = (url: string) => wandb.read(url, job.entity);
     const p = runJob(
-      { store, stopped: () => stopped, trainingData: opts.trainingData },
+      { store, stopped: () => stopped, trainingData: opts.trainingData, readArtifact },
       job,
     ).finally(() => running.delete(p));
     running.add(p);
@@ -181,6 +185,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
+    if (wandb.handles(method, url.pathname)) return wandb.serve(req, res, url);
     if (parts[0] !== "v1") throw detail(404, `No route for ${method} ${url.pathname}.`);
     const rest = parts.slice(1);
 

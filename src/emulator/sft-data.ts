@@ -30,7 +30,22 @@ const UNREADABLE_FILE =
   "Could not read training_data_url: it must name a JSONL file (one object with a messages array per line) inside the emulator's SFT data directory.";
 
 /** The JSONL rows at `url`, each with a `messages` array. */
-export async function loadTrainingRows(url: string, access: TrainingDataAccess): Promise<Row[]> {
+export async function loadTrainingRows(
+  url: string,
+  access: TrainingDataAccess,
+  readArtifact?: (url: string) => { text: string } | { error: string },
+): Promise<Row[]> {
+  if (url.startsWith("wandb-artifact:///") && readArtifact) {
+    const found = readArtifact(url);
+    if ("error" in found)
+      throw new TrainingDataError(`Could not read training_data_url: ${found.error}`);
+    const rows = parseRows(found.text);
+    if (!rows)
+      throw new TrainingDataError(
+        "Could not read training_data_url: the artifact's file is not JSONL with a messages array per line.",
+      );
+    return rows;
+  }
   if (url.startsWith("file://")) {
     if (!access.dir) {
       throw new TrainingDataError(
@@ -58,7 +73,7 @@ export async function loadTrainingRows(url: string, access: TrainingDataAccess):
     return rows;
   }
   throw new TrainingDataError(
-    `training_data_url must be a file:// or http(s):// URL in the emulator; got ${JSON.stringify(url.slice(0, 200))}.`,
+    `training_data_url must be a wandb-artifact:///, file:// or http(s):// URL in the emulator; got ${JSON.stringify(url.slice(0, 200))}.`,
   );
 }
 

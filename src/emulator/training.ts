@@ -91,6 +91,8 @@ export interface JobContext {
   store: Store;
   stopped: () => boolean;
   trainingData: TrainingDataAccess;
+  /** The file a `wandb-artifact:///` training_data_url names, from the emulator's W&B API. */
+  readArtifact?: (url: string) => { text: string } | { error: string };
 }
 
 function finish(
@@ -286,15 +288,12 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
   });
 }
 
-async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
-  const req = job.request as { training_data_url: string; config?: Json | null };
+/** The examples of an SFT job's data, or a JobError saying why there are none. */
+async function readExamples(ctx: JobContext, url: string): Promise<Sequence[][]> {
   let rows: Json[];
   try {
-    rows = await loadTrainingRows(req.training_data_url, ctx.trainingData);
+    rows = await loadTrainingRows(url, ctx.trainingData, ctx.readArtifact);
   } catch (error) {
-    // As on the service, the job starts, then finds it cannot use its data.
-    start(ctx, job);
-    ctx.store.emit(job, "training_started", { num_sequences: 0 });
     throw error instanceof TrainingDataError ? new JobError(error.message) : error;
   }
   const examples: Sequence[][] = [];
@@ -317,6 +316,23 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
   });
   if (examples.length === 0)
     throw new JobError("The training data has no assistant turns to learn from.");
+  return examples;
+}
+
+async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
+  const req = job.request as { training_data_url: string; config?: Json | null };
+  let examples: Sequence[][];
+  try {
+    examples = await readExamples(ctx, req.training_data_url);
+  } catch (error) {
+    // The data is read once the job runs: a job whose data is unusable has
+    // started like any other, so its events come in the same order.
+    if (error instanceof JobError) {
+      start(ctx, job);
+      ctx.store.emit(job, "training_started", { num_sequences: 0 });
+    }
+    throw error;
+  }
   const cfg = req.config ?? {};
   const batchSize = typeof cfg.batch_size === "number" ? cfg.batch_size : 4;
   const batches: Sequence[][][] = [];

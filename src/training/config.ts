@@ -7,6 +7,7 @@ import {
   SFTTrainingConfigSchema,
 } from "../wire/index.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
+import { refuseArtConflicts, withArtDefaults } from "./train-defaults.js";
 
 type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
   ? `${H}${Capitalize<CamelCase<T>>}`
@@ -15,7 +16,9 @@ type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
 /**
  * Options of an RL training job: the service's `experimental_config` keys in
  * camelCase (`learningRate`, `importanceSamplingLevel`, `klPenaltyCoef`, ...).
- * Keys left out are not sent and take the service's defaults.
+ * A key left out (or `null`) takes the default ART's serverless backend sends
+ * (see {@link ART_TRAIN_DEFAULTS}): `train(groups)` sends the same body as
+ * ART's `model.train(groups)`.
  */
 export type TrainConfig = {
   [K in keyof ExperimentalTrainingConfig as CamelCase<K & string>]?: ExperimentalTrainingConfig[K];
@@ -38,16 +41,18 @@ function camel(key: string): string {
 
 /**
  * Converts camelCase training options to the wire's `experimental_config`,
- * validated; unknown or ill-typed keys throw {@link InvalidTrainingOptionsError}.
+ * validated, with every key ART's serverless backend sends (its defaults for
+ * what is left out). Unknown or ill-typed keys, and the combinations ART
+ * refuses, throw {@link InvalidTrainingOptionsError} naming the option.
  *
  * @example
- * toExperimentalConfig({ learningRate: 1e-5 }); // { learning_rate: 1e-5 }
+ * toExperimentalConfig({ learningRate: 1e-5 }).learning_rate; // 1e-5
+ * toExperimentalConfig().loss_fn; // "cispo"
  */
 export function toExperimentalConfig(
-  config: TrainConfig | undefined,
+  config: TrainConfig | undefined = {},
   method = "train",
-): ExperimentalTrainingConfig | undefined {
-  if (config === undefined) return undefined;
+): Required<ExperimentalTrainingConfig> {
   if (typeof config !== "object" || config === null) {
     throw new InvalidTrainingOptionsError(method, ["config: expected an object"]);
   }
@@ -55,6 +60,7 @@ export function toExperimentalConfig(
   for (const [key, value] of Object.entries(config)) {
     if (value !== undefined) wire[snake(key)] = value;
   }
+  refuseArtConflicts(wire, method);
   const parsed = ExperimentalTrainingConfigSchema.safeParse(wire);
   if (!parsed.success) {
     throw new InvalidTrainingOptionsError(
@@ -69,7 +75,7 @@ export function toExperimentalConfig(
       }),
     );
   }
-  return parsed.data;
+  return withArtDefaults(parsed.data);
 }
 
 /**

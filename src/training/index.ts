@@ -21,11 +21,20 @@ export {
   type TrainRunOptions,
 } from "./model.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
+export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
 export {
   type Artifact,
+  type ArtifactOwner,
   type ArtifactUploader,
   LocalFileUploader,
   type PresignedTarget,
   PresignedUrlUploader,
   type PresignedUrlUploaderOptions,
 } from "./uploaders.js";
+export {
+  manifestDigest,
+  WandbArtifactUploader,
+  type WandbArtifactUploaderOptions,
+} from "./wandb-artifacts.js";
+export { defaultSftUploader } from "./wandb-default.js";
+export { DEFAULT_WANDB_BASE_URL, WandbApiError } from "./wandb-graphql.js";

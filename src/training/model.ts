@@ -11,6 +11,7 @@ import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./
 import { type GroupInput, toWireGroups } from "./groups.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
+import { defaultSftUploader } from "./wandb-default.js";
 
 /** What {@link TrainableModel.register} needs. */
 export interface RegisterOptions {
@@ -317,19 +318,23 @@ export class TrainableModel {
   /**
    * Supervised fine-tuning: writes one `{messages, tools?}` line per
    * trajectory (or takes your JSONL), uploads it through `uploader`, starts
-   * the SFT job and follows it like `train`.
+   * the SFT job and follows it like `train`. Without an uploader the data
+   * goes to a W&B dataset artifact, as ART sends it
+   * (`wandb-artifact:///{entity}/{project}/{name}-sft-data-{12 hex}:v0`),
+   * through {@link defaultSftUploader}.
    *
    * @example
-   * await model.trainSft(trajectories, { batchSize: 2, learningRate: 5e-5 }, { uploader: new LocalFileUploader("./artifacts") });
+   * await model.trainSft(trajectories, { batchSize: 2, learningRate: 5e-5 });
+   * await model.trainSft(trajectories, {}, { uploader: new LocalFileUploader("./artifacts") });
    */
   async trainSft(
     data: readonly SftExample[] | string,
     config: SftConfig = {},
-    run: TrainRunOptions & { uploader: ArtifactUploader },
+    run: TrainRunOptions & { uploader?: ArtifactUploader } = {},
   ): Promise<TrainResult> {
-    if (!run || typeof run.uploader?.upload !== "function") {
+    if (run.uploader !== undefined && typeof run.uploader?.upload !== "function") {
       throw new InvalidTrainingOptionsError("trainSft", [
-        "uploader: expected an ArtifactUploader (LocalFileUploader or PresignedUrlUploader)",
+        "uploader: expected an ArtifactUploader (WandbArtifactUploader, LocalFileUploader or PresignedUrlUploader)",
       ]);
     }
     const { jsonl, lines } = toSftJsonl(data);
@@ -337,16 +342,19 @@ export class TrainableModel {
       throw new InvalidTrainingOptionsError("trainSft", ["data: expected at least one trajectory"]);
     }
     const wireConfig = toSftConfig(config);
+    const uploader = run.uploader ?? defaultSftUploader(this.client);
     return withTrainingSpan(
       "trajectory_recorder.train_sft",
       { "trajectory_recorder.model_id": this.id, "trajectory_recorder.examples": lines },
       async (span) => {
         const stepBefore = await this.getStep({ signal: run.signal });
-        const url = await run.uploader.upload(
+        const url = await uploader.upload(
           {
             name: `${this.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
             data: jsonl,
             contentType: "application/jsonl",
+            owner: { entity: this.entity, project: this.project, run: this.runId ?? this.name },
+            metadata: { format: "jsonl", num_trajectories: lines },
           },
           { signal: run.signal },
         );

@@ -6,10 +6,22 @@ import { atomicWriteFile } from "../util/atomic-write.js";
 
 /** A file to upload. */
 export interface Artifact {
-  /** A file name, e.g. `agent-001-sft-1a2b3c.jsonl`. */
+  /** A file name, e.g. `agent-001-sft-data-1a2b3c4d5e6f.jsonl`. */
   name: string;
   data: string | Uint8Array;
   contentType: string;
+  /** Whose data it is: the model's entity, project and W&B run (`trainSft` sets it). */
+  owner?: ArtifactOwner;
+  /** Facts about the data; `trainSft` sets `{ format: "jsonl", num_trajectories }`. */
+  metadata?: Record<string, unknown>;
+}
+
+/** The entity, project and W&B run an artifact belongs to. */
+export interface ArtifactOwner {
+  entity: string;
+  project: string;
+  /** The W&B run the data is logged from (a model's `runId`, else its name). */
+  run: string;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { copyJson } from "../util/copy-json.js";
 import {
   type ExceptionWire,
+  TrajectoryGroupJsonSchema,
   type TrajectoryGroupWire,
-  TrajectoryGroupWireSchema,
 } from "../wire/index.js";
 import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
@@ -101,20 +101,24 @@ export class TrajectoryGroup {
   }
 
   /**
-   * Reads a group from ART's JSON (an object or a string), keeping unknown keys.
+   * Reads a group from ART's JSON (an object or a string), keeping unknown
+   * keys. Any field newer ART leaves out because it holds its default
+   * (`trajectories`, `exceptions`, `metadata`, ..., and inside each
+   * trajectory) reads as that default.
    *
    * @throws TrajectoryValidationError naming the bad field, e.g. `trajectories[1].reward`.
    * @example
    * const group = TrajectoryGroup.fromJSON(JSON.parse(line));
    */
   static fromJSON(json: unknown): TrajectoryGroup {
-    const parsed = parseWire(TrajectoryGroupWireSchema, json, "trajectory group");
+    const parsed = parseWire(TrajectoryGroupJsonSchema, json, "trajectory group");
     const raw = (typeof json === "string" ? JSON.parse(json) : json) as Record<string, unknown>;
     const rawTrajectories = (raw.trajectories ?? []) as Record<string, unknown>[];
     const group = new TrajectoryGroup(
       rawTrajectories.map((t, i) => Trajectory.fromValid(t, parsed.trajectories[i] as never)),
       {
-        exceptions: copyJson((raw.exceptions ?? []) as ExceptionWire[]),
+        // Parsed, so that a record missing its (empty) traceback gets ART's "".
+        exceptions: copyJson(parsed.exceptions as ExceptionWire[]),
         metadata: copyJson(raw.metadata ?? {}) as Record<string, unknown>,
         metrics: { ...parsed.metrics },
         logs: [...parsed.logs],

@@ -207,3 +207,16 @@ export const TrajectoryGroupWireSchema = z.looseObject({
   logs: z.array(z.string()).default([]),
 });
 export type TrajectoryGroupWire = z.infer<typeof TrajectoryGroupWireSchema>;
+
+/**
+ * A group as newer ART dumps it (its models omit every default-valued field,
+ * recursively): the same as {@link TrajectoryGroupWireSchema}, except that a
+ * group dumped without `trajectories` (every rollout failed) reads as `[]`.
+ * For reading files; the service's request bodies keep `trajectories` required.
+ *
+ * @example
+ * TrajectoryGroupJsonSchema.parse({ exceptions: [{ type: "<class 'TimeoutError'>", message: "", traceback: "" }] }).trajectories; // []
+ */
+export const TrajectoryGroupJsonSchema = TrajectoryGroupWireSchema.extend({
+  trajectories: z.array(TrajectoryWireSchema).default([]),
+});

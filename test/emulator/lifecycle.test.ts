@@ -127,14 +127,15 @@ it("trains SFT from a file:// JSONL and the loss falls", async () => {
       training_data_url: pathToFileURL(path.join(dir, "nope.jsonl")).href,
     });
     const failed = await waitForJob(emu, missing.json.id);
+    // Started, then failed: the same order as a job whose data could be read.
     expect(failed.map((e) => e.type)).toEqual(["training_started", "training_failed"]);
     expect(failed[1].data.error_message).toMatch(/Could not read training_data_url/);
     const artifact = await call(emu, "POST", "/preview/sft-training-jobs", {
       model_id: m.id,
       training_data_url: "wandb-artifact:///e/p/data:v0",
     });
-    expect((await waitForJob(emu, artifact.json.id)).at(-1).data.error_message).toMatch(
-      /file:\/\/ or http/,
+    expect((await waitForJob(emu, artifact.json.id))[1].data.error_message).toMatch(
+      /No committed W&B artifact e\/p\/data:v0/,
     );
   } finally {
     await emu.close();

@@ -10,25 +10,21 @@ import { expect, it } from "vitest";
 
 it("converts every camelCase training option to the wire's snake_case key", () => {
   const wireKeys = Object.keys(ExperimentalTrainingConfigSchema.shape);
-  const camel = Object.fromEntries(
-    wireKeys.map((k) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), null]),
-  );
-  expect(Object.keys(toExperimentalConfig(camel as never)!).sort()).toEqual([...wireKeys].sort());
+  expect(Object.keys(toExperimentalConfig()).sort()).toEqual([...wireKeys].sort());
   expect(
     toExperimentalConfig({ learningRate: 1e-5, klPenaltyStepLag: 2, lossFn: "cispo" }),
-  ).toEqual({
+  ).toMatchObject({
     learning_rate: 1e-5,
     kl_penalty_step_lag: 2,
     loss_fn: "cispo",
   });
-  expect(toExperimentalConfig(undefined)).toBeUndefined();
 });
 
 it("names the camelCase option and what was expected when one is wrong", () => {
   expect(() => toExperimentalConfig({ importanceSamplingLevel: "tokens" as never })).toThrow(
     /importanceSamplingLevel: .*"token"/,
   );
-  expect(() => toExperimentalConfig({ klPenaltyStepLag: 0 })).toThrow(/klPenaltyStepLag: .*>=1/);
+  expect(() => toExperimentalConfig({ klPenaltyStepLag: 0 })).toThrow(/klPenaltyStepLag: .*>= 1/);
   expect(() => toExperimentalConfig({ lr: 1 } as never)).toThrow(InvalidTrainingOptionsError);
 });
 

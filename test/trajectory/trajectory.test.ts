@@ -229,8 +229,8 @@ describe("TrajectoryGroup wire JSON", () => {
     expect(() => TrajectoryGroup.fromJSON({ trajectories: [{}, { reward: null }] })).toThrow(
       /trajectories\[1\]\.reward/,
     );
-    expect(() => TrajectoryGroup.fromJSON({ exceptions: [] })).toThrow(
-      "The trajectory group is not valid ART JSON: trajectories: Invalid input: expected array, received undefined.",
+    expect(() => TrajectoryGroup.fromJSON({ trajectories: "none" })).toThrow(
+      "The trajectory group is not valid ART JSON: trajectories: Invalid input: expected array, received string.",
     );
   });
 
