@@ -7,7 +7,7 @@ import {
 } from "../wire/index.js";
 import type { APIPromise } from "./api-promise.js";
 import { RequestCore, type RequestOptions } from "./core.js";
-import { MissingAPIKeyError } from "./errors.js";
+import { InvalidBaseURLError, MissingAPIKeyError } from "./errors.js";
 import { Chat, serviceErrorFetch } from "./resources/chat.js";
 import { Models } from "./resources/models.js";
 import { SFTTrainingJobs, TrainingJobs } from "./resources/training-jobs.js";
@@ -74,11 +74,9 @@ export class TrainingClient {
     const apiKey = options.apiKey ?? readEnv("WANDB_API_KEY");
     if (!apiKey) throw new MissingAPIKeyError();
     this.#apiKey = apiKey;
-    this.baseURL = (
-      options.baseURL ??
-      readEnv("TRAINING_SERVICE_BASE_URL") ??
-      DEFAULT_BASE_URL
-    ).replace(/\/+$/, "");
+    this.baseURL = checkBaseURL(
+      options.baseURL ?? readEnv("TRAINING_SERVICE_BASE_URL") ?? DEFAULT_BASE_URL,
+    );
     this.timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#fetch = options.fetch;
@@ -157,6 +155,20 @@ export class TrainingClient {
   toJSON(): Record<string, unknown> {
     return { baseURL: this.baseURL, timeout: this.timeout, maxRetries: this.maxRetries };
   }
+}
+
+/** Fails at construction, not at the first call, on a URL fetch cannot use. */
+function checkBaseURL(value: string): string {
+  const trimmed = String(value).replace(/\/+$/, "");
+  let url: URL | undefined;
+  try {
+    url = new URL(trimmed);
+  } catch {}
+  // `localhost:8000/v1` parses, with "localhost:" as its scheme.
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new InvalidBaseURLError(trimmed);
+  }
+  return trimmed;
 }
 
 function readEnv(name: string): string | undefined {

@@ -142,7 +142,13 @@ export class RequestCore {
     }
     if (!response.ok) {
       const body = parseBody(redactSecret(text, this.#apiKey));
-      throw APIError.generate(target, response.status, body, response.headers);
+      throw APIError.generate(
+        target,
+        response.status,
+        body,
+        response.headers,
+        this.#hint(response),
+      );
     }
     const body = parseBody(text);
     const parsed = spec.responseSchema.safeParse(body ?? {});
@@ -158,6 +164,14 @@ export class RequestCore {
       );
     }
     return { data: parsed.data, response };
+  }
+
+  /** A 404 from a base URL without `/v1` is the URL's fault, not the resource's: say so. */
+  #hint(response: Response): string | undefined {
+    if (response.status !== 404) return undefined;
+    const base = this.#settings.baseURL.replace(/\/+$/, "");
+    if (/\/v\d+$/.test(new URL(base).pathname)) return undefined;
+    return `The base URL ${base} does not end in /v1, where the service's routes are; try ${base}/v1.`;
   }
 
   #url(path: string, query: RequestSpec<unknown>["query"]): URL {

@@ -29,6 +29,23 @@ export class MissingAPIKeyError extends TrainingClientError {
 }
 
 /**
+ * The base URL given to the client (or in `TRAINING_SERVICE_BASE_URL`) is not
+ * an `http://` or `https://` URL.
+ *
+ * @example
+ * new TrainingClient({ baseURL: "http://localhost:8000/v1" }); // not "localhost:8000/v1"
+ */
+export class InvalidBaseURLError extends TrainingClientError {
+  override name = "InvalidBaseURLError";
+  constructor(baseURL: string) {
+    const shown = baseURL.length > 200 ? `${baseURL.slice(0, 200)}...` : baseURL;
+    super(
+      `The base URL ${JSON.stringify(shown)} is not an http:// or https:// URL; write it with its scheme and /v1, e.g. "http://localhost:8000/v1".`,
+    );
+  }
+}
+
+/**
  * A request failed validation before it was sent. `issues` holds zod's issues;
  * the message names each bad field by its path and what was expected.
  *
@@ -95,9 +112,11 @@ export class APIError extends TrainingClientError {
     status: number,
     body: unknown,
     headers: Headers,
+    note?: string,
   ): APIError {
     const Class = classForStatus(status);
-    return new Class(target, status, body, headers);
+    const message = note ? `${describeFailure(target, status, body)} ${note}` : undefined;
+    return new Class(target, status, body, headers, message);
   }
 }
 
@@ -189,6 +208,7 @@ type APIErrorClass = new (
   status: number,
   body: unknown,
   headers: Headers,
+  message?: string,
 ) => APIError;
 
 function classForStatus(status: number): APIErrorClass {

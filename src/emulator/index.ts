@@ -3,6 +3,7 @@
 import type { AddressInfo } from "node:net";
 import { buildServer } from "./server.js";
 import { Store } from "./store.js";
+import { checkUpstream } from "./upstream.js";
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {
@@ -41,6 +42,7 @@ export interface Emulator {
  * await emu.close();
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkUpstream(options.upstream);
   const store = await Store.open(options.dataDir);
   let keys: Map<string, string> | undefined;
   if (Array.isArray(options.apiKeys)) keys = new Map(options.apiKeys.map((k) => [k, "local"]));
