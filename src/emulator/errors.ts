@@ -6,6 +6,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    /** Extra response headers, e.g. `connection: close` after a body left unread. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(typeof body === "string" ? body : JSON.stringify(body));
   }

@@ -16,9 +16,10 @@ import {
 } from "../wire/index.js";
 import { serveChat } from "./chat.js";
 import { chatError, detail, HttpError } from "./errors.js";
+import { checkChatBounds, readJsonBody } from "./limits.js";
 import type { Params } from "./model.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
-import { runJob } from "./training.js";
+import { runJob, type TrainingDataAccess } from "./training.js";
 import { forwardChat } from "./upstream.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -35,6 +36,10 @@ export interface ServerOptions {
   /** key → entity; undefined accepts any non-empty key as entity "local". */
   keys: Map<string, string> | undefined;
   upstream: string | undefined;
+  /** Largest request body read; a larger one answers 413. */
+  maxBodyBytes: number;
+  /** Where SFT jobs may read their `training_data_url` from. */
+  trainingData: TrainingDataAccess;
 }
 
 export interface RunningServer {
@@ -48,7 +53,10 @@ export function buildServer(opts: ServerOptions): RunningServer {
   const running = new Set<Promise<void>>();
 
   const startJob = (job: StoredJob) => {
-    const p = runJob({ store, stopped: () => stopped }, job).finally(() => running.delete(p));
+    const p = runJob(
+      { store, stopped: () => stopped, trainingData: opts.trainingData },
+      job,
+    ).finally(() => running.delete(p));
     running.add(p);
   };
 
@@ -176,7 +184,10 @@ export function buildServer(opts: ServerOptions): RunningServer {
     return cp.params;
   };
 
-  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const readJson = (req: IncomingMessage) => readJsonBody(req, opts.maxBodyBytes);
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = requestUrl(req);
     const method = req.method ?? "GET";
     const parts = url.pathname.replace(/\/+$/, "").split("/").filter(Boolean);
     const send = (status: number, body: unknown) => {
@@ -211,6 +222,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
           "invalid_request_error",
         );
       }
+      checkChatBounds(body);
       const params = resolveModelParams(body.model, caller);
       return serveChat(req, res, body as never, params);
     }
@@ -359,8 +371,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
   }
 
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    route(req, res, url).catch((error: unknown) => {
+    route(req, res).catch((error: unknown) => {
       if (res.headersSent) {
         res.destroy();
         return;
@@ -370,7 +381,8 @@ export function buildServer(opts: ServerOptions): RunningServer {
         error instanceof HttpError
           ? error.body
           : { detail: `Internal error: ${(error as Error).message}` };
-      res.writeHead(status, { "content-type": "application/json" });
+      const headers = error instanceof HttpError ? error.headers : {};
+      res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify(body));
     });
   });
@@ -426,16 +438,10 @@ function publicJob(j: StoredJob) {
   };
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (!text.trim()) return undefined;
+function requestUrl(req: IncomingMessage): URL {
   try {
-    return JSON.parse(text);
+    return new URL(req.url ?? "/", "http://localhost");
   } catch {
-    throw new HttpError(422, {
-      detail: [{ loc: ["body"], msg: "The request body is not valid JSON.", type: "json_invalid" }],
-    });
+    throw detail(400, "The request target is not a valid URL path.");
   }
 }

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { atomicWriteFile } from "../util/atomic-write.js";
+import { errorMessage } from "../util/error-message.js";
 import { initialParams, type Params } from "./model.js";
 
 export interface StoredModel {
@@ -80,10 +81,17 @@ export class Store {
   private writing: Promise<void> = Promise.resolve();
   private dirty = false;
 
-  private constructor(private readonly file: string | undefined) {}
+  private constructor(
+    private readonly file: string | undefined,
+    private readonly warn: (message: string) => void,
+  ) {}
 
-  static async open(dataDir: string | undefined): Promise<Store> {
-    const store = new Store(dataDir ? path.join(dataDir, "emulator-state.json") : undefined);
+  /** `warn` hears of a state write that failed (the emulator keeps serving from memory). */
+  static async open(
+    dataDir: string | undefined,
+    warn: (message: string) => void = console.warn,
+  ): Promise<Store> {
+    const store = new Store(dataDir ? path.join(dataDir, "emulator-state.json") : undefined, warn);
     if (store.file) {
       let text: string | undefined;
       try {
@@ -126,7 +134,15 @@ export class Store {
         logs: this.logs,
         tombstones: [...this.tombstones.values()],
       };
-      await atomicWriteFile(file, JSON.stringify(snap));
+      // A write that fails must not reject this chain: nobody awaits it but
+      // flush(), and an unhandled rejection would end the host process.
+      try {
+        await atomicWriteFile(file, JSON.stringify(snap));
+      } catch (error) {
+        this.warn(
+          `The emulator could not write its state to ${file}: ${errorMessage(error)}. It keeps serving from memory and tries again on the next change.`,
+        );
+      }
     });
   }
 

@@ -1,6 +1,4 @@
 // RL and SFT updates of the policy, run as background jobs that emit events.
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { errorMessage } from "../util/error-message.js";
 import { historyTerms, lossConfig } from "./loss.js";
 import {
@@ -15,7 +13,10 @@ import {
   tokenize,
   tokenLogprob,
 } from "./model.js";
+import { loadTrainingRows, type TrainingDataAccess, TrainingDataError } from "./sft-data.js";
 import type { Store, StoredJob } from "./store.js";
+
+export type { TrainingDataAccess } from "./sft-data.js";
 
 /** ART-style learning rates (1e-6..1e-4) are tiny for this model; they are multiplied by this. */
 export const LEARNING_RATE_SCALE = 20_000;
@@ -89,6 +90,7 @@ function maskAt(seq: Sequence, pos: number): Mask {
 export interface JobContext {
   store: Store;
   stopped: () => boolean;
+  trainingData: TrainingDataAccess;
 }
 
 function finish(
@@ -284,46 +286,24 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
   });
 }
 
-async function loadJsonl(url: string): Promise<string> {
-  if (url.startsWith("file://")) return readFile(fileURLToPath(url), "utf8");
-  if (/^https?:\/\//.test(url)) {
-    const res = await fetch(url);
-    if (!res.ok)
-      throw new JobError(`Fetching training_data_url ${url} answered HTTP ${res.status}.`);
-    return res.text();
-  }
-  throw new JobError(
-    `training_data_url must be a file:// or http(s):// URL in the emulator; got ${JSON.stringify(url)}.`,
-  );
-}
-
 async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
   const req = job.request as { training_data_url: string; config?: Json | null };
-  let text: string;
+  let rows: Json[];
   try {
-    text = await loadJsonl(req.training_data_url);
+    rows = await loadTrainingRows(req.training_data_url, ctx.trainingData);
   } catch (error) {
-    if (error instanceof JobError) throw error;
-    throw new JobError(
-      `Could not read training_data_url ${req.training_data_url}: ${(error as Error).message}`,
-    );
+    // As on the service, the job starts, then finds it cannot use its data.
+    start(ctx, job);
+    ctx.store.emit(job, "training_started", { num_sequences: 0 });
+    throw error instanceof TrainingDataError ? new JobError(error.message) : error;
   }
   const examples: Sequence[][] = [];
-  text.split("\n").forEach((line, i) => {
-    if (!line.trim()) return;
-    let row: Json;
-    try {
-      row = JSON.parse(line) as Json;
-    } catch {
-      throw new JobError(`Line ${i + 1} of the training data is not JSON.`);
-    }
-    if (!Array.isArray(row.messages))
-      throw new JobError(`Line ${i + 1} of the training data has no messages array.`);
+  rows.forEach((row) => {
     const msgs = row.messages as Json[];
     const toolsOffered = Array.isArray(row.tools) && row.tools.length > 0;
     const seqs: Sequence[] = [];
     msgs.forEach((m, k) => {
-      if (m.role !== "assistant") return;
+      if (m?.role !== "assistant") return;
       const hasTools = Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
       const tokens = hasTools ? [TOOL_ID] : [...tokenize(contentText(m.content)), EOS_ID];
       seqs.push({

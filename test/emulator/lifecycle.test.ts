@@ -94,7 +94,7 @@ it("trains SFT from a file:// JSONL and the loss falls", async () => {
       ],
     });
   await writeFile(file, `${["red", "cat", "apple", "two"].map(line).join("\n")}\n`);
-  const emu = await start();
+  const emu = await start({ sftDataDir: dir });
   try {
     const m = await createModel(emu, "sft");
     const losses: number[] = [];
@@ -127,13 +127,13 @@ it("trains SFT from a file:// JSONL and the loss falls", async () => {
       training_data_url: pathToFileURL(path.join(dir, "nope.jsonl")).href,
     });
     const failed = await waitForJob(emu, missing.json.id);
-    expect(failed.map((e) => e.type)).toEqual(["training_failed"]);
-    expect(failed[0].data.error_message).toMatch(/Could not read training_data_url/);
+    expect(failed.map((e) => e.type)).toEqual(["training_started", "training_failed"]);
+    expect(failed[1].data.error_message).toMatch(/Could not read training_data_url/);
     const artifact = await call(emu, "POST", "/preview/sft-training-jobs", {
       model_id: m.id,
       training_data_url: "wandb-artifact:///e/p/data:v0",
     });
-    expect((await waitForJob(emu, artifact.json.id))[0].data.error_message).toMatch(
+    expect((await waitForJob(emu, artifact.json.id)).at(-1).data.error_message).toMatch(
       /file:\/\/ or http/,
     );
   } finally {
@@ -182,7 +182,7 @@ it("reads SFT data over http:// and forwards chat completions to an upstream wit
   });
   await new Promise<void>((r) => fake.listen(0, "127.0.0.1", r));
   const upstream = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`;
-  const emu = await start({ upstream });
+  const emu = await start({ upstream, fetchTrainingData: true });
   try {
     const r = await call(emu, "POST", "/chat/completions", {
       model: "qwen",

@@ -19,7 +19,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 let emu: Emulator;
 let client: TrainingClient;
 beforeAll(async () => {
-  emu = await startEmulator({ port: 0, apiKeys: ["k"] });
+  // SFT below reads a file under the temp dir and fetches from a loopback store.
+  emu = await startEmulator({
+    port: 0,
+    apiKeys: ["k"],
+    sftDataDir: tmpdir(),
+    fetchTrainingData: true,
+  });
   client = new TrainingClient({ apiKey: "k", baseURL: emu.url });
 });
 afterAll(async () => {
