@@ -8,7 +8,7 @@ import {
 } from "../wire/index.js";
 import type { APIPromise } from "./api-promise.js";
 import { RequestCore, type RequestOptions } from "./core.js";
-import { MissingAPIKeyError, RequestValidationError } from "./errors.js";
+import { InvalidBaseURLError, MissingAPIKeyError, RequestValidationError } from "./errors.js";
 import { Chat, serviceErrorFetch } from "./resources/chat.js";
 import { Models } from "./resources/models.js";
 import { SFTTrainingJobs, TrainingJobs } from "./resources/training-jobs.js";
@@ -48,12 +48,8 @@ const DEFAULT_MAX_RETRIES = 2;
 const OptionsSchema = z.object(
   {
     apiKey: z.string().optional(),
-    baseURL: z
-      .string()
-      .refine(isHttpURL, {
-        error: "expected an http(s) URL such as https://api.training.wandb.ai/v1",
-      })
-      .optional(),
+    // Its form is checked by checkBaseURL, which also covers the environment variable.
+    baseURL: z.string().optional(),
     timeout: z.number().positive().optional(),
     maxRetries: z.number().int().min(0).optional(),
     fetch: z
@@ -66,14 +62,6 @@ const OptionsSchema = z.object(
 
 /** Characters a header value may hold: tab, printable ASCII and Latin-1. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
-function isHttpURL(value: string): boolean {
-  try {
-    return /^https?:$/.test(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Typed client of the Training Service: models, checkpoints, RL and SFT
@@ -116,11 +104,9 @@ export class TrainingClient {
       );
     }
     this.#apiKey = apiKey;
-    this.baseURL = (
-      options.baseURL ??
-      readEnv("TRAINING_SERVICE_BASE_URL") ??
-      DEFAULT_BASE_URL
-    ).replace(/\/+$/, "");
+    this.baseURL = checkBaseURL(
+      options.baseURL ?? readEnv("TRAINING_SERVICE_BASE_URL") ?? DEFAULT_BASE_URL,
+    );
     this.timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#fetch = options.fetch;
@@ -199,6 +185,20 @@ export class TrainingClient {
   toJSON(): Record<string, unknown> {
     return { baseURL: this.baseURL, timeout: this.timeout, maxRetries: this.maxRetries };
   }
+}
+
+/** Fails at construction, not at the first call, on a URL fetch cannot use. */
+function checkBaseURL(value: string): string {
+  const trimmed = String(value).replace(/\/+$/, "");
+  let url: URL | undefined;
+  try {
+    url = new URL(trimmed);
+  } catch {}
+  // `localhost:8000/v1` parses, with "localhost:" as its scheme.
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new InvalidBaseURLError(trimmed);
+  }
+  return trimmed;
 }
 
 function readEnv(name: string): string | undefined {

@@ -170,6 +170,7 @@ export class RequestCore {
         response.status,
         body,
         redactHeaders(response.headers, this.#apiKey),
+        this.#hint(response),
       );
     }
     const body = parseBody(text);
@@ -187,6 +188,14 @@ export class RequestCore {
       );
     }
     return { data: parsed.data, response };
+  }
+
+  /** A 404 from a base URL without `/v1` is the URL's fault, not the resource's: say so. */
+  #hint(response: Response): string | undefined {
+    if (response.status !== 404) return undefined;
+    const base = this.#settings.baseURL.replace(/\/+$/, "");
+    if (/\/v\d+$/.test(new URL(base).pathname)) return undefined;
+    return `The base URL ${base} does not end in /v1, where the service's routes are; try ${base}/v1.`;
   }
 
   #url(path: string, query: RequestSpec<unknown>["query"]): URL {

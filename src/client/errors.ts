@@ -61,6 +61,31 @@ export class RequestValidationError extends TrainingClientError {
   }
 }
 
+/**
+ * The base URL given to the client (or in `TRAINING_SERVICE_BASE_URL`) is not
+ * an `http://` or `https://` URL.
+ *
+ * @example
+ * new TrainingClient({ baseURL: "http://localhost:8000/v1" }); // not "localhost:8000/v1"
+ */
+export class InvalidBaseURLError extends RequestValidationError {
+  override name = "InvalidBaseURLError";
+  constructor(baseURL: string) {
+    const shown = baseURL.length > 200 ? `${baseURL.slice(0, 200)}...` : baseURL;
+    super(
+      "new TrainingClient",
+      new z.ZodError([
+        {
+          code: "custom",
+          path: ["baseURL"],
+          message: `expected an http(s) URL such as https://api.training.wandb.ai/v1; ${JSON.stringify(shown)} is not an http:// or https:// URL: write it with its scheme and /v1, e.g. "http://localhost:8000/v1"`,
+          input: undefined,
+        },
+      ]),
+    );
+  }
+}
+
 /** Where a failed request was going: used to build messages. */
 export interface RequestTarget {
   method: string;
@@ -123,9 +148,11 @@ export class APIError extends TrainingClientError {
     status: number,
     body: unknown,
     headers: Headers,
+    note?: string,
   ): APIError {
     const Class = classForStatus(status);
-    return new Class(target, status, body, headers);
+    const message = note ? `${describeFailure(target, status, body)} ${note}` : undefined;
+    return new Class(target, status, body, headers, message);
   }
 }
 
@@ -217,6 +244,7 @@ type APIErrorClass = new (
   status: number,
   body: unknown,
   headers: Headers,
+  message?: string,
 ) => APIError;
 
 function classForStatus(status: number): APIErrorClass {

@@ -16,6 +16,7 @@ export {
   BadRequestError,
   ConflictError,
   InternalServerError,
+  InvalidBaseURLError,
   MissingAPIKeyError,
   NotFoundError,
   PermissionDeniedError,
@@ -24,6 +25,7 @@ export {
   TrainingClientError,
   UnprocessableEntityError,
 } from "./errors.js";
+export type { TrajectoryGroupParam, WithGroupParams } from "./group-param.js";
 export { type InferenceModelRef, inferenceModelName } from "./model-name.js";
 export { CursorPage, PagePromise } from "./pagination.js";
 export {

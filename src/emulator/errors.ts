@@ -24,8 +24,7 @@ export function chatError(
   message: string,
   code: string | null,
   param: string | null = null,
+  type = "invalid_request_error",
 ): HttpError {
-  return new HttpError(status, {
-    error: { message, type: "invalid_request_error", param, code },
-  });
+  return new HttpError(status, { error: { message, type, param, code } });
 }

@@ -12,6 +12,7 @@ import {
   type TrainingDataAccess,
 } from "./sft-data.js";
 import { Store } from "./store.js";
+import { checkUpstream } from "./upstream.js";
 
 export { isLoopbackHost, parseApiKeys };
 
@@ -92,6 +93,7 @@ export interface Emulator {
  * await emu.close();
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkUpstream(options.upstream);
   const warn = options.onWarning ?? console.warn;
   const keys = await acceptedKeys(options);
   const store = await Store.open(options.dataDir, warn);

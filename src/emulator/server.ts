@@ -64,15 +64,28 @@ export function buildServer(opts: ServerOptions): RunningServer {
     running.add(p);
   };
 
-  const callerOf = (req: IncomingMessage): Caller => {
+  // Chat routes are called by plain `openai` clients, which read only
+  // `{error: {message}}`; the service's own routes answer FastAPI's `{detail}`.
+  const unauthorized = (message: string, openaiShape: boolean) =>
+    openaiShape
+      ? chatError(401, message, "invalid_api_key", null, "authentication_error")
+      : detail(401, message);
+  const callerOf = (req: IncomingMessage, openaiShape = false): Caller => {
     const header = req.headers.authorization ?? "";
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m)
-      throw new HttpError(401, { detail: "Missing bearer API key in the Authorization header." });
+      throw unauthorized(
+        "Missing bearer API key in the Authorization header; pass apiKey to the client.",
+        openaiShape,
+      );
     const key = (m[1] as string).trim();
     if (!opts.keys) return { entity: "local", anyEntity: true };
     const entity = opts.keys.get(key);
-    if (!entity) throw new HttpError(401, { detail: "The API key is not valid for this server." });
+    if (!entity)
+      throw unauthorized(
+        "The API key is not valid for this server; use one of the keys it was started with.",
+        openaiShape,
+      );
     return { entity, anyEntity: false };
   };
   const mayUse = (caller: Caller, entity: string | undefined) =>
@@ -186,16 +199,24 @@ export function buildServer(opts: ServerOptions): RunningServer {
       res.end(JSON.stringify(body));
     };
     if (wandb.handles(method, url.pathname)) return wandb.serve(req, res, url);
-    if (parts[0] !== "v1") throw detail(404, `No route for ${method} ${url.pathname}.`);
+    if (parts[0] !== "v1") {
+      // Most often a base URL without /v1; both clients' error parsers read this shape.
+      throw chatError(
+        404,
+        `No route for ${method} ${url.pathname}: every route of this server starts with /v1; does the client's base URL end in /v1?`,
+        "not_found",
+      );
+    }
     const rest = parts.slice(1);
 
     if (method === "GET" && rest.join("/") === "health") return send(200, { status: "ok" });
     if (method === "GET" && rest.join("/") === "system-check") {
       return send(200, systemCheck());
     }
-    const caller = callerOf(req);
+    const isChat = rest.join("/") === "chat/completions";
+    const caller = callerOf(req, isChat);
 
-    if (method === "POST" && rest.join("/") === "chat/completions") {
+    if (method === "POST" && isChat) {
       const raw = await readJson(req);
       if (opts.upstream) return forwardChat(opts.upstream, raw, req, res);
       const body = parse(ChatCompletionCreateParamsSchema, raw, "body");
@@ -291,6 +312,12 @@ export function buildServer(opts: ServerOptions): RunningServer {
           reward_min: rewards.length ? Math.min(...rewards) : 0,
           reward_max: rewards.length ? Math.max(...rewards) : 0,
         };
+        // ART reads a split's metrics per step; here they join the latest
+        // checkpoint, so deleteCheckpoints({ keepBestBy: "val/reward" }) can use them.
+        const current = store.latestCheckpoint(id);
+        if (current) {
+          for (const [k, v] of Object.entries(metrics)) current.metrics[`${body.split}/${k}`] = v;
+        }
         store.logs.push({
           id: randomUUID(),
           model_id: id,

@@ -3,6 +3,25 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 
+/**
+ * Refuses, at start, an upstream every forwarded call would fail on.
+ *
+ * @example
+ * checkUpstream("http://127.0.0.1:8001/v1"); // ok; "notaurl" throws
+ */
+export function checkUpstream(upstream: string | undefined): void {
+  if (upstream === undefined) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(upstream);
+  } catch {}
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new TypeError(
+      `upstream: ${JSON.stringify(upstream)} is not an http:// or https:// URL; give the base URL of an OpenAI-compatible server, ending in /v1 (e.g. http://127.0.0.1:8001/v1).`,
+    );
+  }
+}
+
 export async function forwardChat(
   upstream: string,
   body: unknown,

@@ -60,6 +60,12 @@ export function toExperimentalConfig(
   for (const [key, value] of Object.entries(config)) {
     if (value !== undefined) wire[snake(key)] = value;
   }
+  const rate = wire.learning_rate;
+  if (rate !== undefined && rate !== null && !isPositiveRate(rate)) {
+    throw new InvalidTrainingOptionsError(method, [
+      `learningRate: expected a positive number (e.g. 1e-5), got ${String(rate)}`,
+    ]);
+  }
   refuseArtConflicts(wire, method);
   const parsed = ExperimentalTrainingConfigSchema.safeParse(wire);
   if (!parsed.success) {
@@ -90,6 +96,13 @@ export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
     wire.batch_size = config.batchSize;
   }
   wire.learning_rate = config.learningRate ?? 5e-5;
+  const rates = Array.isArray(wire.learning_rate) ? wire.learning_rate : [wire.learning_rate];
+  const bad = rates.find((r) => !isPositiveRate(r));
+  if (bad !== undefined) {
+    throw new InvalidTrainingOptionsError("trainSft", [
+      `learningRate: expected a positive number (e.g. 5e-5) or a list of them, got ${String(bad)}`,
+    ]);
+  }
   const parsed = SFTTrainingConfigSchema.safeParse(wire);
   if (!parsed.success) {
     throw new InvalidTrainingOptionsError(
@@ -98,4 +111,9 @@ export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
     );
   }
   return parsed.data;
+}
+
+/** A rate of 0 or below trains nothing or trains backwards: refused before sending. */
+function isPositiveRate(value: unknown): boolean {
+  return typeof value !== "number" || (Number.isFinite(value) && value > 0);
 }

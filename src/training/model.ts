@@ -3,7 +3,7 @@ import type OpenAI from "openai";
 import { inferenceModelName, type TrainingClient } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
-import type { Checkpoint } from "../wire/index.js";
+import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
@@ -198,11 +198,9 @@ export class TrainableModel {
     config?: TrainConfig,
     run: TrainRunOptions & { validate?: GroupCheck } = {},
   ): Promise<TrainResult> {
-    const trajectory_groups = checkGroups(
-      toWireGroups(groups, "train"),
-      run.validate,
-      "train",
-    ).groups;
+    const wire = toWireGroups(groups, "train");
+    requireTrainableGroups(wire);
+    const trajectory_groups = checkGroups(wire, run.validate, "train").groups;
     const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(
       "trajectory_recorder.train",
@@ -289,7 +287,12 @@ export class TrainableModel {
    * const { deleted, kept } = await model.deleteCheckpoints({ keepBestBy: "val/reward" });
    */
   async deleteCheckpoints(
-    options: { keepLatest?: boolean; keepBestBy?: string } = {},
+    options: {
+      keepLatest?: boolean;
+      keepBestBy?: string;
+      /** Where the warning goes when no checkpoint carries `keepBestBy`. Default `console`. */
+      logger?: { warn(message: string): void };
+    } = {},
   ): Promise<{ deleted: number[]; kept: number[] }> {
     const all: Checkpoint[] = [];
     for await (const cp of this.client.models.checkpoints.list(this.id, { limit: 100 }))
@@ -307,6 +310,11 @@ export class TrainableModel {
       const best = Math.max(...all.map(score));
       if (best > Number.NEGATIVE_INFINITY) {
         for (const c of all) if (score(c) === best) keep.add(c.step);
+      } else if (all.length > 0) {
+        // Otherwise only the latest survives, which is not what the caller asked for.
+        (options.logger ?? console).warn(
+          `deleteCheckpoints: no checkpoint of model ${this.name} carries the metric "${key}", so keepBestBy kept none; log that metric (e.g. model.log(groups, { split: "val" }) for "val/reward") before deleting.`,
+        );
       }
     }
     const deleted = all.map((c) => c.step).filter((s) => !keep.has(s));
@@ -405,6 +413,20 @@ export class TrainableModel {
       signal: options.signal,
     });
     return { jobId, step, metrics };
+  }
+}
+
+/** `train` needs something to learn from; say so before the service does, in its words. */
+function requireTrainableGroups(groups: readonly TrajectoryGroupWire[]): void {
+  if (groups.length === 0) {
+    throw new InvalidTrainingOptionsError("train", [
+      "groups: expected at least one trajectory group, got an empty array (gather some rollouts first)",
+    ]);
+  }
+  if (groups.every((g) => g.trajectories.length === 0)) {
+    throw new InvalidTrainingOptionsError("train", [
+      `groups: none of the ${groups.length} group(s) holds a trajectory (a TrajectoryGroup built from [] or from rollouts that all failed); give each group the trajectories of its rollouts`,
+    ]);
   }
 }
 

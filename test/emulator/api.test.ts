@@ -54,7 +54,8 @@ describe("auth", () => {
     expect(missing.json.detail).toMatch(/Missing bearer/);
     const wrong = await call(emu, "POST", "/chat/completions", {}, "nope");
     expect(wrong.status).toBe(401);
-    expect(wrong.json.detail).toMatch(/not valid/);
+    // Chat completions answer in OpenAI's shape, which plain openai clients read.
+    expect(wrong.json.error).toMatchObject({ code: "invalid_api_key", message: /not valid/ });
   });
   it("creates models under the key's entity", async () => {
     const a = await call(emu, "POST", "/preview/models", {

@@ -133,19 +133,32 @@ it("gives up after maxPollFailures retryable errors, keeping the error class", a
 });
 
 it("stops following when the signal aborts", async () => {
-  const { client, queries } = await serve(() => ({
+  const { client: plain, queries } = await serve(() => ({
     body: page([ev("s", "training_started", { num_sequences: 9 })]),
   }));
+  // Polls are counted where they start: a poll already sent when the signal
+  // aborts may still reach the server afterwards, which is not a new poll.
+  let pollsStarted = 0;
+  const client = new TrainingClient({
+    apiKey: "k",
+    baseURL: plain.baseURL,
+    maxRetries: 0,
+    fetch: (input, init) => {
+      pollsStarted += 1;
+      return fetch(input, init);
+    },
+  });
   const controller = new AbortController();
   const following = followTrainingJob(client, JOB_1, {
     pollIntervalMs: 10,
     signal: controller.signal,
   });
-  setTimeout(() => controller.abort(new Error("user stopped")), 45);
+  while (queries.length < 2) await new Promise((r) => setTimeout(r, 5));
+  controller.abort(new Error("user stopped"));
+  const startedBeforeAbort = pollsStarted;
   await expect(following).rejects.toThrow("user stopped");
-  const polls = queries.length;
-  await new Promise((r) => setTimeout(r, 40));
-  expect(queries.length).toBe(polls);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(pollsStarted).toBe(startedBeforeAbort);
 });
 
 it("ends with the signal's reason also when the abort cuts a poll short", async () => {

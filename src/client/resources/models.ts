@@ -12,6 +12,7 @@ import {
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
 import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { Checkpoints } from "./checkpoints.js";
 
 /**
@@ -70,20 +71,25 @@ export class Models {
   }
 
   /**
-   * Logs trajectory groups under a split (e.g. `"val"`). Not retried unless
+   * Logs trajectory groups (`TrajectoryGroup`s or their JSON) under a split (e.g. `"val"`). Not retried unless
    * `{ idempotent: true }` is passed, since a repeat would log twice.
    *
    * @example
    * await client.models.log(modelId, { split: "val", trajectory_groups: groups });
    */
-  log(modelId: string, params: LogParams, options?: RequestOptions): APIPromise<LogResponse> {
+  log(
+    modelId: string,
+    params: WithGroupParams<LogParams>,
+    options?: RequestOptions,
+  ): APIPromise<LogResponse> {
+    const wire = groupsToWire(params);
     return this.#core.request({
       operation: "models.log",
       method: "POST",
       path: `/preview/models/${segment(modelId)}/log`,
       pathParams: { model_id: modelId },
-      body: params,
-      params,
+      body: wire,
+      params: wire,
       paramsSchema: LogParamsSchema,
       responseSchema: LogResponseSchema,
       options,

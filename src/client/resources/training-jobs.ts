@@ -12,6 +12,7 @@ import {
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
 import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
 
 /**
@@ -78,20 +79,24 @@ export class TrainingJobs {
   }
 
   /**
-   * Starts an RL training job. Sent once: it is never retried unless the caller
+   * Starts an RL training job on `TrajectoryGroup`s or their JSON. Sent once: it is never retried unless the caller
    * passes `{ idempotent: true }`, because a retry after a lost answer could
    * start a second job.
    *
    * @example
    * const { id } = await client.trainingJobs.create({ model_id, trajectory_groups, experimental_config: { learning_rate: 5e-6 } });
    */
-  create(params: TrainingJobCreateParams, options?: RequestOptions): APIPromise<TrainingJob> {
+  create(
+    params: WithGroupParams<TrainingJobCreateParams>,
+    options?: RequestOptions,
+  ): APIPromise<TrainingJob> {
+    const wire = groupsToWire(params);
     return this.#core.request({
       operation: "trainingJobs.create",
       method: "POST",
       path: "/preview/training-jobs",
-      body: params,
-      params,
+      body: wire,
+      params: wire,
       paramsSchema: TrainingJobCreateParamsSchema,
       responseSchema: TrainingJobSchema,
       options,

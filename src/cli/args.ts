@@ -1,0 +1,87 @@
+// Argument parsing on node:util's parseArgs, with the global options merged
+// in and a usage error (exit 2) for anything it refuses.
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { GLOBAL_OPTIONS, UsageError } from "./context.js";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** Parsed options: strings, booleans and lists of strings, by long name. */
+export interface Parsed {
+  values: Values;
+  positionals: string[];
+}
+export type Values = Record<string, string | boolean | string[] | undefined> & {
+  help?: boolean;
+  json?: boolean;
+  "base-url"?: string;
+  "api-key-file"?: string;
+};
+
+/** Parses `args` against `options` plus the global ones; throws UsageError. */
+export function parse(
+  args: string[],
+  options: Options,
+  positionals: { min: number; max: number; names: string },
+): Parsed {
+  let parsed: Parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: { ...GLOBAL_OPTIONS, ...options },
+      allowPositionals: true,
+      strict: true,
+    }) as Parsed;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const n = parsed.positionals.length;
+  if (!parsed.values.help && (n < positionals.min || n > positionals.max)) {
+    const expected =
+      positionals.min === positionals.max
+        ? `${positionals.min}`
+        : `${positionals.min} to ${positionals.max}`;
+    throw new UsageError(
+      `expected ${expected} argument(s) (${positionals.names || "none"}), got ${n}${n > 0 ? `: ${parsed.positionals.join(" ")}` : ""}.`,
+    );
+  }
+  return parsed;
+}
+
+/** An option that must be a number within bounds; names the option when not. */
+export function numberOption(
+  name: string,
+  value: string | undefined,
+  check: { integer?: boolean; min?: number; positive?: boolean } = {},
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  const ok =
+    value.trim() !== "" &&
+    Number.isFinite(n) &&
+    (!check.integer || Number.isInteger(n)) &&
+    (check.min === undefined || n >= check.min) &&
+    (!check.positive || n > 0);
+  if (!ok) {
+    const what = check.integer ? "an integer" : "a number";
+    const bound = check.positive
+      ? " above 0"
+      : check.min !== undefined
+        ? ` of at least ${check.min}`
+        : "";
+    throw new UsageError(`--${name} must be ${what}${bound}; got ${JSON.stringify(value)}.`);
+  }
+  return n;
+}
+
+/** A string option, or undefined. */
+export function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+/** A string option that must be given. */
+export function required(values: Values, name: string): string {
+  const v = str(values, name);
+  if (v === undefined || v === "") throw new UsageError(`--${name} is required.`);
+  return v;
+}

@@ -1,0 +1,35 @@
+// Trajectory groups as callers hold them: wire JSON, or an object that turns
+// itself into it (a `TrajectoryGroup`). The client cannot import the data
+// model (dependencies point the other way), so it takes anything with toJSON().
+import type { z } from "zod";
+import type { TrajectoryGroupWireSchema } from "../wire/index.js";
+
+type GroupWireInput = z.input<typeof TrajectoryGroupWireSchema>;
+
+/**
+ * One trajectory group in a request: its wire JSON or a `TrajectoryGroup`.
+ *
+ * @example
+ * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
+ */
+export type TrajectoryGroupParam = GroupWireInput | { toJSON(): GroupWireInput };
+
+/** `params` with its `trajectory_groups` widened to {@link TrajectoryGroupParam}. */
+export type WithGroupParams<P extends { trajectory_groups: unknown }> = Omit<
+  P,
+  "trajectory_groups"
+> & { trajectory_groups: TrajectoryGroupParam[] };
+
+/** The params with each group that has `toJSON()` replaced by its JSON. */
+export function groupsToWire<P extends { trajectory_groups: unknown }>(params: P): P {
+  const groups = params?.trajectory_groups;
+  if (!Array.isArray(groups)) return params;
+  return {
+    ...params,
+    trajectory_groups: groups.map((g) =>
+      g && typeof (g as { toJSON?: unknown }).toJSON === "function"
+        ? (g as { toJSON(): unknown }).toJSON()
+        : g,
+    ),
+  };
+}

@@ -1,0 +1,68 @@
+// The CLI's conventions, from a real process: help on stdout with exit 0 at
+// every level, the version, usage mistakes on stderr with exit 2.
+import { readFileSync } from "node:fs";
+import { expect, it } from "vitest";
+import { cli, inProcess } from "./run.js";
+
+const version = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"))
+  .version as string;
+
+it("--help, --version and a usage mistake, each with its stream and exit code", async () => {
+  const [help, ver, unknown] = await Promise.all([
+    cli(["--help"]),
+    cli(["--version"]),
+    cli(["frobnicate"]),
+  ]);
+  expect(help).toMatchObject({ code: 0, stderr: "" });
+  expect(help.stdout).toMatch(/^Usage: trajectory-recorder <command> \[options\]/);
+  for (const name of ["models create", "checkpoints list", "jobs follow", "chat", "train", "sft"])
+    expect(help.stdout).toContain(`  ${name} `);
+  expect(help.stdout).toContain("Exit codes: 0 ok, 1 failure, 2 wrong usage.");
+  expect(ver).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  expect(unknown.code).toBe(2);
+  expect(unknown.stdout).toBe("");
+  expect(unknown.stderr).toContain('unknown command "frobnicate"');
+});
+
+it("help at every level goes to stdout with exit 0", async () => {
+  for (const args of [
+    ["help"],
+    ["models", "--help"],
+    ["models", "create", "--help"],
+    ["help", "jobs", "follow"],
+    ["checkpoints", "delete", "-h"],
+    ["emulator", "--help"],
+    ["validate", "--help"],
+  ]) {
+    const r = await inProcess(args);
+    expect(r.code, args.join(" ")).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^Usage: trajectory-recorder /);
+  }
+  const follow = await inProcess(["jobs", "follow", "--help"]);
+  expect(follow.stdout).toContain("Usage: trajectory-recorder jobs follow JOB_ID");
+  expect(follow.stdout).toContain("--poll-interval MS");
+  expect(follow.stdout).toContain("--api-key-file PATH");
+});
+
+it("usage mistakes name what is wrong, show the usage, and exit 2", async () => {
+  const cases: [string[], string][] = [
+    [["models"], "Usage: trajectory-recorder models <create|delete>"],
+    [["models", "rename"], 'unknown subcommand "rename"'],
+    [["models", "create", "--project", "p"], "--name is required."],
+    [["models", "delete"], "expected 1 argument(s) (MODEL_ID), got 0."],
+    [["checkpoints", "list", "m", "--order", "up"], '--order must be asc or desc; got "up".'],
+    [["checkpoints", "list", "m", "--colour"], "Unknown option '--colour'"],
+    [["chat", "me/p/n", "hi", "--step=-1"], '--step must be an integer of at least 0; got "-1".'],
+    [["chat", "just-a-name", "hi", "--api-key-file", "/dev/null"], "is empty"],
+    [["emulator", "--upstream", "notaurl"], "--upstream must be the http:// or https:// base URL"],
+    [["emulator", "--port", "70000"], "--port must be at most 65535"],
+    [["sft", "--model", "m"], "give either FILE (with --upload-dir DIR) or --data-url URL."],
+  ];
+  for (const [args, message] of cases) {
+    const r = await inProcess(args);
+    expect(r.code, args.join(" ")).toBe(2);
+    expect(r.stdout, args.join(" ")).toBe("");
+    expect(r.stderr, args.join(" ")).toContain(message);
+  }
+});
