@@ -271,6 +271,25 @@ describe("before sending", () => {
     }
   });
 
+  it("in drop mode, log sends the groups that pass and refuses to send none", async () => {
+    const lines: string[] = [];
+    const validate = { mode: "drop" as const, logger: { warn: (m: string) => lines.push(m) } };
+    const before = sent.length;
+    await expect(model.log([empty()], { validate })).rejects.toBeInstanceOf(TrajectoryCheckError);
+    expect(sent.slice(before)).toEqual([]);
+    const good = new TrajectoryGroup([
+      new Trajectory({ messages_and_choices: [user, choice("a")], reward: 1 }),
+      new Trajectory({ messages_and_choices: [user, tool("x")], reward: 0 }),
+      new Trajectory({ messages_and_choices: [user, choice("b")], reward: 0 }),
+    ]);
+    await model.log([good, empty()], { validate });
+    expect(sent.slice(before).filter((r) => r.includes("/log"))).toHaveLength(1);
+    expect(lines.at(-1)).toMatch(/^log: left out 3 trajectories \(1 whole groups\)/);
+    expect(lines.at(-1)).toMatch(
+      /groups\[0\]\.trajectories\[1\]\.messages_and_choices\[1\]\.tool_call_id/,
+    );
+  });
+
   it("the shipper's add rejects a group, or drops and counts it, as configured", async () => {
     const before = sent.length;
     const lines: string[] = [];
