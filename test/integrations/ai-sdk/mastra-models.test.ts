@@ -1,7 +1,7 @@
 import { Agent } from "@mastra/core/agent";
 import { ModelRouterLanguageModel } from "@mastra/core/llm";
 import { createTool } from "@mastra/core/tools";
-import { Recorder } from "trajectory-recorder";
+import { Recorder, validateTrajectory } from "trajectory-recorder";
 import { recordMastraAgent } from "trajectory-recorder/ai-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -75,6 +75,7 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
       });
       expect(items[4]!.message.content ?? "").toBe(text);
       expect(wireMismatches(t, since(first))).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       expect(since(first)).toHaveLength(2);
       for (const choice of [items[2]!, items[4]!]) {
         expect(choice.token_ids.length).toBeGreaterThan(0);
