@@ -132,15 +132,34 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
     expect(t.additional_histories).toEqual([]);
   });
 
-  it("names the tool calls whose results Mastra's loop never reported", async () => {
+  it("records the result of a tool run after the last model call, from generate()'s output", async () => {
     const agent = recordMastraAgent(
       agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     );
     const t = await new Recorder().rollout(async () => {
-      await agent.generate("weather in turin", { ...options, maxSteps: 1 } as never);
+      await agent.generate("weather in turin", { maxSteps: 1 } as never);
+    });
+    const items = t.messages_and_choices as any[];
+    expect(items.map((e) => e.role ?? "choice")).toEqual(["system", "user", "choice", "tool"]);
+    expect(items[3]).toEqual({
+      role: "tool",
+      tool_call_id: items[2].message.tool_calls[0].id,
+      content: forecast("turin"),
+    });
+    expect(t.logs).toEqual([]);
+  });
+
+  it("names the tool call whose result a stream()'s output never reported", async () => {
+    const agent = recordMastraAgent(
+      agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
+    );
+    const t = await new Recorder().rollout(async () => {
+      const out = await agent.stream("weather in turin", { maxSteps: 1 } as never);
+      await out.consumeStream();
     });
     const [, , choice] = t.messages_and_choices as any[];
     const id = choice.message.tool_calls[0].id;
+    expect(t.messages_and_choices).toHaveLength(3);
     expect(t.logs).toEqual([
       expect.stringContaining(`no result was recorded for tool call(s) weather (${id})`),
     ]);
