@@ -6,8 +6,9 @@
 // are recorded: a middleware given to the AI SDK model alone never sees a
 // model Mastra builds from a string.
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamResult } from "@ai-sdk/provider";
-import { currentRollout } from "../../recorder/index.js";
+import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
 import { recordGenerate } from "./generate.js";
+import { noteAnswered } from "./ledger.js";
 import { callState, prepareParams } from "./params.js";
 import { recordStream } from "./stream.js";
 
@@ -27,6 +28,50 @@ interface MastraModel {
 interface MastraAgentLike {
   name?: string;
   resolveModelConfig?: (config: unknown, requestContext: unknown) => Promise<unknown>;
+  generate?: (...args: unknown[]) => Promise<{ toolResults?: unknown }>;
+}
+
+/** A tool result of Mastra's output: `{ type: "tool-result", payload: { toolCallId, toolName, result } }`. */
+type MastraToolResult = {
+  type?: string;
+  payload?: { toolCallId?: string; toolName?: string; result?: unknown };
+};
+
+/**
+ * Reports the tool results Mastra hands back with its output. Mastra runs
+ * tools in its own loop, so the results of tools run after the last model
+ * call reach the recorder only here; a result a later request carried is
+ * reported again harmlessly (the wire's copy wins). Content as Mastra sends
+ * it: a string as is, anything else as JSON.
+ */
+function reportToolResults(rollout: ActiveRollout, results: unknown): void {
+  if (!Array.isArray(results)) return;
+  const reported: string[] = [];
+  for (const r of results as MastraToolResult[]) {
+    const p = r?.payload;
+    if (r?.type !== "tool-result" || !p?.toolCallId || p.result === undefined) continue;
+    const content = typeof p.result === "string" ? p.result : JSON.stringify(p.result);
+    rollout.recordToolResult({ tool_call_id: p.toolCallId, content, name: p.toolName });
+    reported.push(p.toolCallId);
+  }
+  noteAnswered(rollout, reported);
+}
+
+/**
+ * Wraps `agent.generate` so the tool results of its output are reported to
+ * the calling rollout. Not `agent.stream`: its output's `toolResults` starts
+ * reading the stream when asked, which would change what the caller's
+ * stream does (a stream the caller stops reading would run to its end).
+ */
+function reportResultsOfGenerate(agent: MastraAgentLike): void {
+  const generate = agent.generate;
+  if (typeof generate !== "function") return;
+  agent.generate = async (...args: unknown[]) => {
+    const rollout = currentRollout();
+    const out = await generate.apply(agent, args);
+    if (rollout && out && typeof out === "object") reportToolResults(rollout, out.toolResults);
+    return out;
+  };
 }
 
 const INSTRUMENTED = Symbol.for("trajectory-recorder.mastra.model");
@@ -94,10 +139,12 @@ function instrument(model: MastraModel): void {
  * does not resolve its models the way this relies on (a Mastra version this
  * was not built for), rather than recording nothing.
  *
- * Use it instead of {@link recorderMiddleware} on the agent's model, not with
- * it (a call is recorded once either way). Mastra runs tools in its own loop:
- * the results of tools run after the last model call are not reported to the
- * recorder, and the trajectory's `logs` name those calls.
+ * It can be combined with {@link recorderMiddleware} on the agent's model (a
+ * call is recorded once). Mastra runs tools in its own loop: the results of
+ * tools run after the last model call are taken from the output of
+ * `agent.generate()`. `agent.stream()` hands them over only by reading the
+ * stream itself, so there they are missing, and the trajectory's `logs` name
+ * those calls.
  *
  * @example
  * import { Agent } from "@mastra/core/agent";
@@ -131,6 +178,7 @@ export function recordMastraAgent<A extends object>(agent: A): A {
     instrument(model);
     return model;
   };
+  reportResultsOfGenerate(a);
   a[ATTACHED] = true;
   return agent;
 }

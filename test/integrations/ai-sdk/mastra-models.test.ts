@@ -1,7 +1,7 @@
 import { Agent } from "@mastra/core/agent";
 import { ModelRouterLanguageModel } from "@mastra/core/llm";
 import { createTool } from "@mastra/core/tools";
-import { Recorder } from "trajectory-recorder";
+import { Recorder, validateTrajectory } from "trajectory-recorder";
 import { recordMastraAgent } from "trajectory-recorder/ai-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -75,6 +75,7 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
       });
       expect(items[4]!.message.content ?? "").toBe(text);
       expect(wireMismatches(t, since(first))).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       expect(since(first)).toHaveLength(2);
       for (const choice of [items[2]!, items[4]!]) {
         expect(choice.token_ids.length).toBeGreaterThan(0);
@@ -131,15 +132,34 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
     expect(t.additional_histories).toEqual([]);
   });
 
-  it("names the tool calls whose results Mastra's loop never reported", async () => {
+  it("records the result of a tool run after the last model call, from generate()'s output", async () => {
     const agent = recordMastraAgent(
       agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     );
     const t = await new Recorder().rollout(async () => {
-      await agent.generate("weather in turin", { ...options, maxSteps: 1 } as never);
+      await agent.generate("weather in turin", { maxSteps: 1 } as never);
+    });
+    const items = t.messages_and_choices as any[];
+    expect(items.map((e) => e.role ?? "choice")).toEqual(["system", "user", "choice", "tool"]);
+    expect(items[3]).toEqual({
+      role: "tool",
+      tool_call_id: items[2].message.tool_calls[0].id,
+      content: forecast("turin"),
+    });
+    expect(t.logs).toEqual([]);
+  });
+
+  it("names the tool call whose result a stream()'s output never reported", async () => {
+    const agent = recordMastraAgent(
+      agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
+    );
+    const t = await new Recorder().rollout(async () => {
+      const out = await agent.stream("weather in turin", { maxSteps: 1 } as never);
+      await out.consumeStream();
     });
     const [, , choice] = t.messages_and_choices as any[];
     const id = choice.message.tool_calls[0].id;
+    expect(t.messages_and_choices).toHaveLength(3);
     expect(t.logs).toEqual([
       expect.stringContaining(`no result was recorded for tool call(s) weather (${id})`),
     ]);

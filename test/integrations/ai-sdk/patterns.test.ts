@@ -13,7 +13,7 @@ import {
   tool,
   wrapLanguageModel,
 } from "ai";
-import { Recorder, type Trajectory } from "trajectory-recorder";
+import { Recorder, type Trajectory, validateTrajectory } from "trajectory-recorder";
 import { recorderMiddleware } from "trajectory-recorder/ai-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY } from "../../emulator/helpers.js";
@@ -143,6 +143,7 @@ describe("AI SDK agents written as its docs write them, against a vLLM-like serv
       const wire = server.exchanges.filter(about(city));
       expect(wire).toHaveLength(2);
       expect(wireMismatches(t, wire)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       const items = t.toJSON().messages_and_choices as Entry[];
       expect(shape(items)).toEqual(["user", "choice:tool_calls", "tool", "tool", "choice:stop"]);
       // Call order, as the second request sent them, though the second finished first.
@@ -189,6 +190,7 @@ describe("AI SDK agents written as its docs write them, against a vLLM-like serv
       const wire = server.exchanges.filter(about(city));
       expect(wire).toHaveLength(3);
       expect(wireMismatches(t, wire)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       const main = t.toJSON().messages_and_choices as Entry[];
       expect(shape(main)).toEqual(["system", "user", "choice:tool_calls", "tool", "choice:stop"]);
       // The sub-agent's history holds its own last tool result, which no request carried.
@@ -263,6 +265,7 @@ describe("AI SDK agents written as its docs write them, against a vLLM-like serv
       const wire = server.exchanges.filter(about(city));
       expect(wire).toHaveLength(2);
       expect(wireMismatches(t, wire)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       expect(t.additional_histories).toEqual([]);
       const json = JSON.stringify(t.toJSON());
       for (const other of cities) if (other !== city) expect(json).not.toContain(`${other}"`);

@@ -7,7 +7,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { createAgent, tool } from "langchain";
-import { Recorder, type Trajectory } from "trajectory-recorder";
+import { Recorder, type Trajectory, validateTrajectory } from "trajectory-recorder";
 import { chatOpenAIFields, TrajectoryCallbackHandler } from "trajectory-recorder/langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -125,6 +125,8 @@ describe("LangChain agents written as its docs write them, against a vLLM-like s
       expect(wire).toHaveLength(2);
       for (const x of wire) expect(x.body.stream ?? false).toBe(streaming);
       expect(wireMismatches(t, wire)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       const items = t.toJSON().messages_and_choices as Entry[];
       expect(shape(items)).toEqual([
         "system",
@@ -154,6 +156,7 @@ describe("LangChain agents written as its docs write them, against a vLLM-like s
     const wire = server.exchanges.filter(about("south"));
     expect(wire).toHaveLength(2);
     expect(wireMismatches(t, wire)).toEqual([]);
+    expect(validateTrajectory(t)).toEqual([]);
     expect(shape(t.toJSON().messages_and_choices as Entry[])).toEqual([
       "user",
       "choice:tool_calls",
@@ -185,6 +188,7 @@ describe("LangChain agents written as its docs write them, against a vLLM-like s
     const wire = server.exchanges.filter(about("ridge"));
     expect(wire).toHaveLength(1);
     expect(wireMismatches(t, wire)).toEqual([]);
+    expect(validateTrajectory(t)).toEqual([]);
     const items = t.toJSON().messages_and_choices as Entry[];
     expect(shape(items)).toEqual(["user", "choice:tool_calls", "tool", "tool"]);
     const [paintCall, measureCall] = items[1]!.message.tool_calls;
@@ -225,6 +229,7 @@ describe("LangChain agents written as its docs write them, against a vLLM-like s
     // LangChain names the structured-output tool anew for every call.
     expect(first).not.toBe(second);
     expect(wireMismatches(t, wire)).toEqual([]);
+    expect(validateTrajectory(t)).toEqual([]);
     // Every Choice sits in a history whose tools are those its request offered.
     for (const h of histories(t))
       for (const item of h.messages_and_choices)
@@ -299,6 +304,8 @@ describe("LangChain agents written as its docs write them, against a vLLM-like s
       const wire = server.exchanges.filter(about(subject));
       expect(wire).toHaveLength(2);
       expect(wireMismatches(t, wire)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
       expect(t.additional_histories).toEqual([]);
       const json = JSON.stringify(t.toJSON());
       for (const other of subjects)
