@@ -15,25 +15,31 @@ export const MAX_TOTAL_TOKENS = 262_144;
 /** Most alternatives per token in `logprobs`. */
 export const MAX_TOP_LOGPROBS = 64;
 
-function tooLarge(maxBytes: number): HttpError {
+function tooLarge(maxBytes: number, shape: BodyShape): HttpError {
+  const message = `The request body is larger than this server accepts (${maxBytes} bytes); send less per request.`;
+  const body =
+    shape === "chat"
+      ? (chatError(413, message, "request_too_large").body as object)
+      : { detail: message };
   // The rest of the body is never read: the connection closes after the answer.
-  return new HttpError(
-    413,
-    {
-      detail: `The request body is larger than this server accepts (${maxBytes} bytes); send less per request.`,
-    },
-    { connection: "close" },
-  );
+  return new HttpError(413, body, { connection: "close" });
 }
+
+/** Which error shape a route answers with: OpenAI's for chat, the service's elsewhere. */
+export type BodyShape = "chat" | "service";
 
 /**
  * Reads and parses a JSON body of at most `maxBytes`, without holding more
  * than that in memory, and refuses nesting too deep to store or serialize.
  */
-export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+export function readJsonBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  shape: BodyShape = "service",
+): Promise<unknown> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) {
-    return Promise.reject(tooLarge(maxBytes));
+    return Promise.reject(tooLarge(maxBytes, shape));
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -44,7 +50,7 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<un
         req.off("data", onData);
         req.pause();
         chunks.length = 0;
-        reject(tooLarge(maxBytes));
+        reject(tooLarge(maxBytes, shape));
         return;
       }
       chunks.push(chunk);

@@ -16,7 +16,7 @@ import {
 } from "../wire/index.js";
 import { serveChat } from "./chat.js";
 import { chatError, detail, HttpError } from "./errors.js";
-import { checkChatBounds, readJsonBody } from "./limits.js";
+import { type BodyShape, checkChatBounds, readJsonBody } from "./limits.js";
 import type { Params } from "./model.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
 import { runJob, type TrainingDataAccess } from "./training.js";
@@ -188,7 +188,8 @@ export function buildServer(opts: ServerOptions): RunningServer {
     return cp.params;
   };
 
-  const readJson = (req: IncomingMessage) => readJsonBody(req, opts.maxBodyBytes);
+  const readJson = (req: IncomingMessage, shape?: BodyShape) =>
+    readJsonBody(req, opts.maxBodyBytes, shape);
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = requestUrl(req);
@@ -217,7 +218,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
     const caller = callerOf(req, isChat);
 
     if (method === "POST" && isChat) {
-      const raw = await readJson(req);
+      const raw = await readJson(req, "chat");
       if (opts.upstream) return forwardChat(opts.upstream, raw, req, res);
       const body = parse(ChatCompletionCreateParamsSchema, raw, "body");
       if (body.priority !== undefined && body.priority !== 0) {

@@ -5,7 +5,12 @@ import {
   APIError,
   NotFoundError,
   RequestValidationError,
+  TrainableModel,
   TrainingClient,
+  Trajectory,
+  TrajectoryGroup,
+  TrajectoryValidationError,
+  toSftJsonl,
 } from "trajectory-recorder";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
@@ -188,6 +193,48 @@ describe("bad arguments reject with an error naming them, before anything is sen
       /options\.signal: expected an AbortSignal/,
     );
     await expect(c.health(5 as never)).rejects.toThrow(/options: /);
+    expect(seen).toHaveLength(0);
+  });
+});
+
+describe("the data model's entry points name what they expected", () => {
+  it("new Trajectory, new TrajectoryGroup, fromJSON and the SFT builder", () => {
+    expect(() => new TrajectoryGroup(5 as never)).toThrow(
+      /items: expected an iterable of Trajectory or Error, received number/,
+    );
+    expect(() => new TrajectoryGroup([], null as never)).toThrow(
+      /options: expected an object, received null/,
+    );
+    expect(() => new Trajectory(null as never)).toThrow(/init: expected an object/);
+    expect(() => Trajectory.fromJSON("{not json")).toThrow(TrajectoryValidationError);
+    expect(() => Trajectory.fromJSON("{not json")).toThrow(/expected a JSON string or an object/);
+    const odd = Object.create(null);
+    expect(new TrajectoryGroup([odd]).exceptions[0]?.message).toBe("[object Object]");
+    expect(() => toSftJsonl([null] as never)).toThrow(
+      /data\[0\]: expected a Trajectory or a \{ messages \} object, received null/,
+    );
+  });
+  it("trainSft([null]) rejects naming data[0] before anything is sent", async () => {
+    const c = new TrainingClient({ apiKey: KEY, baseURL, maxRetries: 0 });
+    answer = (_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          id: MODEL_ID,
+          entity: "e",
+          project: "p",
+          name: "n",
+          base_model: "b",
+          run_id: "r",
+        }),
+      );
+    };
+    const model = await TrainableModel.register(c, { project: "p", name: "n", baseModel: "b" });
+    seen = [];
+    const upload = { upload: async () => "file:///x" };
+    await expect(model.trainSft([null] as never, {}, { uploader: upload })).rejects.toThrow(
+      /data\[0\]: expected a Trajectory/,
+    );
     expect(seen).toHaveLength(0);
   });
 });
