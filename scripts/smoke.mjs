@@ -60,3 +60,38 @@ const emulatorEsm = await import("trajectory-recorder/emulator");
 assert.equal(typeof emulatorEsm.startEmulator, "function", "startEmulator is exported");
 assert.equal(typeof require("trajectory-recorder/emulator").startEmulator, "function");
 console.log(`smoke ok on Node ${process.version}`);
+
+// With --pack: the package as npm would publish it (`npm pack`, which runs
+// prepack), installed into an empty project, its bin run through npx.
+if (process.argv.includes("--pack")) {
+  const { execFileSync } = await import("node:child_process");
+  const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const root = new URL("..", import.meta.url).pathname;
+  const dir = mkdtempSync(join(tmpdir(), "tr-pack-"));
+  try {
+    const npm = (args, cwd) =>
+      execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    const tarball = npm(["pack", "--silent", "--pack-destination", dir], root)
+      .trim()
+      .split("\n")
+      .at(-1);
+    writeFileSync(join(dir, "package.json"), '{"name":"pack-smoke","private":true}\n');
+    npm(
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", `./${tarball}`, "openai@^6"],
+      dir,
+    );
+    const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+    const run = (args) => npm(["exec", "--", "trajectory-recorder", ...args], dir);
+    assert.equal(run(["--version"]).trim(), version, "npx trajectory-recorder --version");
+    assert.match(run(["--help"]), /^Usage: trajectory-recorder <command>/, "--help on stdout");
+    const shipped = execFileSync("tar", ["tzf", join(dir, tarball)], { encoding: "utf8" });
+    for (const file of ["package/LICENSE", "package/dist/cli.js", "package/dist/index.cjs"])
+      assert.ok(shipped.includes(file), `${file} is in the tarball`);
+    assert.ok(!/package\/src\/.*\.ts/.test(shipped), "no TypeScript sources in the tarball");
+    console.log(`pack smoke ok: ${tarball} installs and its bin runs`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
