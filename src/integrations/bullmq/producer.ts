@@ -51,10 +51,40 @@ export interface RolloutProducerOptions extends ClusterOptions {
 
 const GroupSpecSchema = z.object({
   id: GroupIdSchema,
-  payload: z.json(),
+  payload: z.unknown(),
   rollouts: z.number().int().min(1).max(100_000),
-  metadata: z.record(z.string(), z.json()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
 });
+
+/**
+ * The first value JSON would change or drop (a Date, undefined, a function,
+ * NaN, a class instance), with its path. Cycles were ruled out before.
+ */
+function notJson(value: unknown, path: string[]): { path: string[]; what: string } | undefined {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? undefined : { path, what: `${value}, not a finite number` };
+  }
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const bad = notJson(v, [...path, String(i)]);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  if (typeof value === "object") {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      return { path, what: `a ${value.constructor?.name ?? "class instance"}` };
+    }
+    for (const [k, v] of Object.entries(value)) {
+      const bad = notJson(v, [...path, k]);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  return { path, what: value === undefined ? "undefined" : `a ${typeof value}` };
+}
 
 /**
  * Enqueues groups of rollouts as BullMQ flows: one parent job per group (in
@@ -90,7 +120,9 @@ export class RolloutProducer<P = unknown> {
    */
   async enqueue(groups: readonly GroupSpec<P>[]): Promise<{ added: string[]; existing: string[] }> {
     const specs = validate(groups);
-    const { flows, queue } = await this.#open();
+    // Every call: BullMQ would otherwise wait for a Redis that is gone, silently.
+    await assertReachable(this.#cluster, "RolloutProducer");
+    const { flows, queue } = this.#open();
     const added: string[] = [];
     const existing: string[] = [];
     for (const spec of specs) {
@@ -109,9 +141,8 @@ export class RolloutProducer<P = unknown> {
     await Promise.all([this.#flows?.close(), this.#groups?.close()]);
   }
 
-  async #open(): Promise<{ flows: FlowProducer; queue: Queue }> {
+  #open(): { flows: FlowProducer; queue: Queue } {
     if (!this.#flows || !this.#groups) {
-      await assertReachable(this.#cluster, "RolloutProducer");
       const connection = bullConnection(this.#cluster);
       const prefix = this.#cluster.prefix;
       this.#flows = new FlowProducer({ connection, prefix });
@@ -165,8 +196,16 @@ function validate(groups: readonly GroupSpec<unknown>[]): z.infer<typeof GroupSp
       const issue = parsed.error.issues[0];
       const path = [`groups[${i}]`, ...(issue?.path ?? []).map(String)].join(".");
       throw new InvalidGroupError(
-        `RolloutProducer.enqueue: ${path}: ${issue?.message ?? "invalid"}${issue?.path[0] === "payload" || issue?.path[0] === "metadata" ? " (it must be plain JSON: no undefined, functions, Dates, BigInts or NaN)" : ""}; nothing was enqueued.`,
+        `RolloutProducer.enqueue: ${path}: ${issue?.message ?? "invalid"}; nothing was enqueued.`,
       );
+    }
+    for (const key of ["payload", "metadata"] as const) {
+      const bad = notJson(parsed.data[key] ?? null, [`groups[${i}]`, key]);
+      if (bad) {
+        throw new InvalidGroupError(
+          `RolloutProducer.enqueue: ${bad.path.join(".")} is ${bad.what}; it must be plain JSON (objects, arrays, strings, finite numbers, booleans, null), which every worker reads back the same; nothing was enqueued.`,
+        );
+      }
     }
     if (seen.has(parsed.data.id)) {
       throw new InvalidGroupError(

@@ -27,14 +27,19 @@ export async function assertReachable(cluster: Cluster, who: string): Promise<vo
     maxRetriesPerRequest: 0,
     connectTimeout: cluster.connectTimeoutMs,
   });
-  probe.on("error", () => {}); // the rejection of connect() says it
+  // The socket's error (ECONNREFUSED, ...) says more than connect()'s rejection.
+  let cause: unknown;
+  probe.on("error", (error) => {
+    cause ??= error;
+  });
   try {
     await probe.connect();
     await probe.ping();
   } catch (error) {
+    cause ??= error;
     throw new RedisUnavailableError(
-      `${who}: cannot reach Redis at ${where(cluster.connection)} (${errorMessage(error)}); nothing was started. Start Redis (e.g. \`redis-server --appendonly yes\`) or fix options.connection.`,
-      { cause: error },
+      `${who}: cannot reach Redis at ${where(cluster.connection)} (${errorMessage(cause)}); nothing was started. Start Redis (e.g. \`redis-server --appendonly yes\`) or fix options.connection.`,
+      { cause },
     );
   } finally {
     probe.disconnect();
@@ -48,11 +53,16 @@ export async function assertReachable(cluster: Cluster, who: string): Promise<vo
 export function openClient(cluster: Cluster, who: string, logger: DistributedLogger): Redis {
   const client = new Redis({ ...cluster.connection, maxRetriesPerRequest: null });
   let down = false;
+  let lastError = "connection closed";
   client.on("error", (error) => {
+    lastError = errorMessage(error);
+  });
+  // Only a connection ioredis will try again; not our own disconnect().
+  client.on("reconnecting", () => {
     if (down) return;
     down = true;
     logger.warn(
-      `${who}: lost Redis at ${where(cluster.connection)} (${errorMessage(error)}); waiting for it to come back.`,
+      `${who}: lost Redis at ${where(cluster.connection)} (${lastError}); waiting for it to come back.`,
     );
   });
   client.on("ready", () => {
