@@ -97,3 +97,61 @@ it("runs each group's rollouts on the workers, collects each group once and trai
   const rewards = sent.flatMap((g) => g.trajectories.map((t) => t.reward));
   expect(p.rewardMean).toBeCloseTo(rewards.reduce((a, b) => a + b, 0) / rewards.length, 10);
 });
+
+it("records the steps that served a rollout's first and last call, and drops groups more than maxStaleness steps behind", async () => {
+  const { recorder, say } = agent(h.tap.url);
+  const logger = memoryLogger();
+  const worker = await RolloutWorker.start<{ target: string }>({
+    connection: h.redis.connection,
+    recorder,
+    logger,
+    inferenceName: inferenceNameOf(h.model),
+    concurrency: 8,
+    ...fast,
+    rollout: async ({ payload, trajectory, model, step, groupId, index }) => {
+      await say(model(), trajectory, payload.target, index);
+      // The slow group keeps going until the first training job published a step.
+      if (groupId === "g-slow") {
+        await new Promise<void>((resolve) => {
+          const check = () => (step() >= 1 ? resolve() : setTimeout(check, 20));
+          check();
+        });
+      }
+    },
+  });
+  closers.push(() => worker.close());
+  const results = new Map<string, { initial: number | null; final: number | null }>();
+  worker.worker.on("completed", (job, t) =>
+    results.set(job.id as string, {
+      initial: t.initial_policy_version,
+      final: t.final_policy_version,
+    }),
+  );
+  const { coordinator, done } = await startCoordinator({ maxStaleness: 0, logger }, 4);
+  const slowCollected = new Promise<void>((resolve) =>
+    coordinator.collector?.worker.on("completed", (job) => job.id === "g-slow" && resolve()),
+  );
+  const producer = new RolloutProducer({ connection: h.redis.connection });
+  closers.push(() => producer.close());
+  const group = (id: string) => ({ id, payload: { target: "apple" }, rollouts: 2 });
+  await producer.enqueue([group("g-slow"), group("g-a"), group("g-b")]);
+  await slowCollected;
+  // Enqueued on step 1: the next batch is formed while g-slow (from step 0) waits.
+  await producer.enqueue([group("g-c"), group("g-d")]);
+  await done;
+
+  expect(results.get("g-slow#0")).toEqual({ initial: 0, final: 1 });
+  expect(results.get("g-a#0")).toEqual({ initial: 0, final: 0 });
+  expect(h.tap.jobs.map((job) => job.map((g) => g.metadata.group_id).sort())).toEqual([
+    ["g-a", "g-b"],
+    ["g-c", "g-d"],
+  ]);
+  for (const g of h.tap.jobs[1] ?? []) {
+    for (const t of g.trajectories) expect(t.initial_policy_version).toBe(1);
+  }
+  const p = await readProgress({ connection: h.redis.connection });
+  expect(p.groups).toMatchObject({ finished: 5, stale: 1, trained: 4 });
+  expect(logger.lines).toContainEqual(
+    "TrainingCoordinator: dropped 1 groups more than 0 steps behind the policy: g-slow.",
+  );
+});
