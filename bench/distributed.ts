@@ -138,21 +138,15 @@ async function throughQueue(
   );
   const outputs = procs.map((p) => {
     let out = "";
-    p.stdout?.on("data", (d: Buffer) => {
-      out += d;
-    });
-    return () => out;
+    const ready = new Promise<void>((resolve) =>
+      p.stdout?.on("data", (d: Buffer) => {
+        out += d;
+        if (out.includes("ready")) resolve();
+      }),
+    );
+    return { out: () => out, ready };
   });
-  await Promise.all(
-    procs.map(
-      (p, i) =>
-        new Promise<void>((resolve) => {
-          const check = () =>
-            outputs[i]?.().includes("ready") ? resolve() : setTimeout(check, 20);
-          check();
-        }),
-    ),
-  );
+  await Promise.all(outputs.map((o) => o.ready));
   const collector = await GroupCollector.start({ connection, name, concurrency: 8, logger: quiet });
   const groups = ROLLOUTS / GROUP;
   let collected = 0;
@@ -176,7 +170,7 @@ async function throughQueue(
   for (const p of procs) p.kill("SIGTERM");
   await Promise.all(exits);
   const workerCpuMs = outputs.reduce(
-    (s, out) => s + Number(/cpu ([\d.]+)/.exec(out())?.[1] ?? 0),
+    (s, out) => s + Number(/cpu ([\d.]+)/.exec(out.out())?.[1] ?? 0),
     0,
   );
   return { wallMs, workerCpuMs, mainCpuMs, redisCpuMs: redisCpu };
