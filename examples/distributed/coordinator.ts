@@ -11,7 +11,7 @@ const coordinator = await TrainingCoordinator.start({
   model,
   trainEvery: 4,
   config: { learningRate: 0.05 },
-  maxStaleness: 2,
+  maxStaleness: 4, // this example enqueues everything at step 0
   maxExceptions: 0.25,
   afterEach: async (group) => {
     // The service learns nothing from a group whose rewards are all equal.

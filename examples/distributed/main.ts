@@ -78,7 +78,7 @@ await producer.close();
 for (;;) {
   const p = await readProgress({ connection });
   console.log(
-    `groups queued ${p.groups.queued} running ${p.groups.running} finished ${p.groups.finished} failed ${p.groups.failed} trained ${p.groups.trained}; reward mean ${p.rewardMean?.toFixed(3) ?? "-"}; step ${p.step}`,
+    `groups queued ${p.groups.queued} running ${p.groups.running} finished ${p.groups.finished} failed ${p.groups.failed} stale ${p.groups.stale} trained ${p.groups.trained}; reward mean ${p.rewardMean?.toFixed(3) ?? "-"}; step ${p.step}`,
   );
   if (p.groups.trained + p.groups.failed + p.groups.stale >= groups.length) break;
   await new Promise((r) => setTimeout(r, 1000));
