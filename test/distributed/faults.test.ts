@@ -23,7 +23,9 @@ afterEach(async () => {
 });
 
 type Payload = { target: string };
-const fast = { lockDurationMs: 3000, stalledIntervalMs: 1000 };
+// Long enough that a loaded machine never misses a lock renewal: no process
+// dies in these tests, and a rollout run twice would show in the counts.
+const fast = { lockDurationMs: 10_000, stalledIntervalMs: 5_000 };
 
 async function cluster(
   rollout: (ctx: RolloutContext<Payload>) => unknown,
@@ -68,9 +70,13 @@ async function cluster(
 it("records a rollout that throws in its group's exceptions; a group past maxExceptions fails, counted and logged, and is never trained", async () => {
   const { say } = agent(h.tap.url);
   const failing: Record<string, number[]> = { "g-one": [1], "g-two": [0, 1], "g-none": [] };
+  let attempts = 0;
   const { producer, coordinator, logger, trained } = await cluster(
     async ({ groupId, index, model, trajectory, payload }) => {
-      if (failing[groupId]?.includes(index)) throw new TypeError(`tool broke at ${index}`);
+      if (failing[groupId]?.includes(index)) {
+        if (groupId === "g-one") attempts++;
+        throw new TypeError(`tool broke at ${index}`);
+      }
       await say(model(), trajectory, payload.target, index);
     },
     { trainEvery: 2, maxExceptions: 1, expectTrained: 2 },
@@ -95,7 +101,8 @@ it("records a rollout that throws in its group's exceptions; a group past maxExc
       traceback: expect.stringMatching(/^TypeError: tool broke at 1\n\s+at /),
     },
   ]);
-  // A thrown rollout is tried `attempts` (3) times before it counts as failed.
+  // A rollout that throws is tried `attempts` (3) times before it counts as failed.
+  expect(attempts).toBe(3);
   const p = await readProgress({ connection: h.redis.connection });
   expect(p.rollouts.failed).toBe(3);
   expect(p.groups).toMatchObject({ finished: 2, failed: 1, trained: 2 });

@@ -17,7 +17,8 @@ afterEach(async () => {
   await h.close();
 });
 
-const fast = { lockDurationMs: 2000, stalledIntervalMs: 1000 };
+// No process dies here: locks long enough for a loaded machine.
+const fast = { lockDurationMs: 10_000, stalledIntervalMs: 5_000 };
 
 async function startWorkers(count: number, logger = memoryLogger()) {
   const { recorder, say } = agent(h.tap.url);
