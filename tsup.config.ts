@@ -15,6 +15,7 @@ const entry = {
   "openai-agents": "src/integrations/openai-agents/index.ts",
   "ai-sdk": "src/integrations/ai-sdk/index.ts",
   langchain: "src/integrations/langchain/index.ts",
+  bullmq: "src/integrations/bullmq/index.ts",
 };
 
 export default defineConfig([

@@ -296,3 +296,4 @@ console.log(
   `Node ${process.version}; AsyncLocalStorage ${storeNeedsHooks ? "through async_hooks" : "through AsyncContextFrame (no hooks)"}`,
 );
 server.close();
+await (await import("./distributed.js")).benchDistributed();

@@ -59,6 +59,9 @@ assert.deepEqual(
 const emulatorEsm = await import("trajectory-recorder/emulator");
 assert.equal(typeof emulatorEsm.startEmulator, "function", "startEmulator is exported");
 assert.equal(typeof require("trajectory-recorder/emulator").startEmulator, "function");
+const bullmqEsm = await import("trajectory-recorder/bullmq");
+assert.equal(typeof bullmqEsm.RolloutWorker, "function", "RolloutWorker is exported");
+assert.equal(typeof require("trajectory-recorder/bullmq").TrainingCoordinator, "function");
 console.log(`smoke ok on Node ${process.version}`);
 
 // With --pack: the package as npm would publish it (`npm pack`, which runs

@@ -1,0 +1,37 @@
+// One rollout worker process of bench/distributed.ts: each rollout is one
+// chat completion against the simulated model. Prints its CPU time on SIGTERM.
+import OpenAI from "openai";
+import { Recorder } from "trajectory-recorder";
+import { RolloutWorker } from "trajectory-recorder/bullmq";
+
+const [port, baseURL, concurrency, name] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+];
+const recorder = new Recorder();
+const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
+const worker = await RolloutWorker.start({
+  connection: { host: "127.0.0.1", port: Number(port) },
+  name,
+  recorder,
+  concurrency: Number(concurrency),
+  logger: { info: () => {}, warn: console.warn, error: console.error },
+  rollout: async ({ trajectory, index }) => {
+    await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    trajectory.reward = index;
+  },
+});
+const start = process.cpuUsage();
+process.on("SIGTERM", () => {
+  void worker.close().then(() => {
+    const cpu = process.cpuUsage(start);
+    console.log(`cpu ${(cpu.user + cpu.system) / 1000}`);
+    process.exit(0);
+  });
+});
+console.log("ready");

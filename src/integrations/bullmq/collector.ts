@@ -1,0 +1,169 @@
+import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import {
+  exceptionToWire,
+  type GatherOptions,
+  Trajectory,
+  TrajectoryGroup,
+} from "../../trajectory/index.js";
+import { errorMessage } from "../../util/error-message.js";
+import type { ExceptionWire } from "../../wire/index.js";
+import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
+import type { GroupJobData } from "./producer.js";
+import { assertReachable, bullConnection, type DistributedLogger, openClient } from "./redis.js";
+import { storeGroup } from "./store.js";
+
+/** Options of {@link GroupCollector}. */
+export interface GroupCollectorOptions extends ClusterOptions {
+  /**
+   * Scores each finished group before it is stored (group-relative rewards,
+   * the judge), as in `gatherTrajectoryGroups`. A hook that throws is tried
+   * again (3 attempts), then the group fails.
+   */
+  afterEach?: GatherOptions["afterEach"];
+  /**
+   * Failed rollouts a group may have: a count, or below 1 a fraction of its
+   * rollouts. Past it the group fails (counted and logged, never trained).
+   * Default 0, as in `gatherTrajectoryGroups`.
+   */
+  maxExceptions?: number;
+  /** Groups scored at once. Default 4. */
+  concurrency?: number;
+  /** Lock of a group being scored, in ms (a collector that died is noticed after it). Default 30000. */
+  lockDurationMs?: number;
+  /** How often to look for groups whose collector died, in ms. Default 30000. */
+  stalledIntervalMs?: number;
+  logger?: DistributedLogger;
+}
+
+/**
+ * Takes each group once all its rollouts have ended: builds the
+ * `TrajectoryGroup` (failed rollouts as its `exceptions`), runs `afterEach`,
+ * and stores it in Redis for the training coordinator, exactly once: storing
+ * is one atomic step keyed by the group id, so a collector killed midway and
+ * run again (or a second collector) never adds a group twice. The
+ * `TrainingCoordinator` runs one; start more to score groups on other machines.
+ *
+ * @example
+ * const collector = await GroupCollector.start({ connection, afterEach: (g) => applyGroupReward(g, rank) });
+ */
+export class GroupCollector {
+  readonly worker: Worker<GroupJobData, { stored: boolean }>;
+  readonly #cluster: Cluster;
+  readonly #client: Redis;
+  readonly #rollouts: Queue;
+  readonly #options: GroupCollectorOptions;
+  readonly #logger: DistributedLogger;
+
+  private constructor(cluster: Cluster, options: GroupCollectorOptions) {
+    this.#cluster = cluster;
+    this.#options = options;
+    this.#logger = options.logger ?? console;
+    this.#client = openClient(cluster, "GroupCollector", this.#logger);
+    const connection = bullConnection(cluster);
+    this.#rollouts = new Queue(cluster.rolloutQueue, { connection, prefix: cluster.prefix });
+    this.worker = new Worker(cluster.groupQueue, (job) => this.#collect(job), {
+      connection,
+      prefix: cluster.prefix,
+      concurrency: options.concurrency ?? 4,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+    });
+    this.worker.on("error", (error) => this.#logger.warn(`GroupCollector: ${error.message}`));
+    this.worker.on("failed", (job, error) => {
+      if (job) this.#logger.error(`GroupCollector: group ${job.id} failed: ${error.message}`);
+    });
+  }
+
+  /** @throws RedisUnavailableError when Redis cannot be reached. */
+  static async start(options: GroupCollectorOptions): Promise<GroupCollector> {
+    const cluster = resolveCluster(options, "GroupCollector");
+    const max = options.maxExceptions ?? 0;
+    if (!(max >= 0))
+      throw new TypeError("GroupCollector: options.maxExceptions must be 0 or more.");
+    await assertReachable(cluster, "GroupCollector");
+    return new GroupCollector(cluster, options);
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+    await this.#rollouts.close();
+    this.#client.disconnect();
+  }
+
+  async #collect(job: Job<GroupJobData>): Promise<{ stored: boolean }> {
+    const id = job.id as string;
+    const { rollouts, metadata } = job.data;
+    const trajectories: [number, Trajectory][] = [];
+    const exceptions: [number, ExceptionWire][] = [];
+    for (const [key, value] of Object.entries(await job.getChildrenValues())) {
+      const index = parseRolloutJobId(key)?.index ?? -1;
+      try {
+        trajectories.push([index, Trajectory.fromJSON(value)]);
+      } catch (error) {
+        // A worker of another version, or a result written by hand.
+        exceptions.push([index, exceptionToWire(error)]);
+      }
+    }
+    for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
+      exceptions.push([parseRolloutJobId(key)?.index ?? -1, await this.#exception(key, reason)]);
+    }
+    const ended = trajectories.length + exceptions.length;
+    if (ended !== rollouts) {
+      this.#logger.warn(`GroupCollector: group ${id} has ${ended} ended rollouts of ${rollouts}.`);
+    }
+    const max = this.#options.maxExceptions ?? 0;
+    const limit = max > 0 && max < 1 ? max * rollouts : max;
+    if (exceptions.length > limit) {
+      const first = exceptions[0]?.[1];
+      throw new UnrecoverableError(
+        `${exceptions.length} of ${rollouts} rollouts failed, more than maxExceptions allows (${limit}); first: ${first?.type} ${first?.message}`,
+      );
+    }
+    const byIndex = <T>(a: [number, T], b: [number, T]) => a[0] - b[0];
+    let group = new TrajectoryGroup(
+      trajectories.sort(byIndex).map(([, t]) => t),
+      {
+        exceptions: exceptions.sort(byIndex).map(([, e]) => e),
+        metadata: { ...metadata, group_id: id },
+      },
+    );
+    if (this.#options.afterEach) {
+      const out = await this.#options.afterEach(group);
+      if (out instanceof TrajectoryGroup) group = out;
+      else if (out !== undefined) {
+        throw new TypeError(
+          `afterEach returned ${typeof out}; expected a TrajectoryGroup or nothing.`,
+        );
+      }
+    }
+    const versions = group.trajectories
+      .map((t) => t.initial_policy_version)
+      .filter((v): v is number => v !== null);
+    const stored = await storeGroup(this.#client, this.#cluster, {
+      id,
+      json: JSON.stringify(group),
+      version: versions.length ? Math.min(...versions) : undefined,
+      rewardSum: group.trajectories.reduce((s, t) => s + t.reward, 0),
+      rewards: group.trajectories.length,
+      exceptions: group.exceptions.length,
+    });
+    if (!stored)
+      this.#logger.info(`GroupCollector: group ${id} was already collected; not added again.`);
+    return { stored };
+  }
+
+  /** The failed rollout's record, with its class and stack when BullMQ kept them. */
+  async #exception(key: string, reason: string): Promise<ExceptionWire> {
+    const jobId = key.slice(key.lastIndexOf(":") + 1);
+    let stack = "";
+    try {
+      const child = await this.#rollouts.getJob(jobId);
+      stack = child?.stacktrace?.at(-1) ?? "";
+    } catch (error) {
+      this.#logger.warn(`GroupCollector: could not read rollout ${jobId}: ${errorMessage(error)}`);
+    }
+    const name = /^([A-Za-z_$][\w$]*)(?::|$)/.exec(stack)?.[1] ?? "Error";
+    return { type: `<class '${name}'>`, message: reason, traceback: stack };
+  }
+}

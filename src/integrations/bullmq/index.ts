@@ -1,0 +1,17 @@
+// trajectory-recorder/bullmq: rollouts across many processes and machines on
+// BullMQ and Redis, with a training coordinator. Needs `bullmq` (and its
+// `ioredis`); importing the root of the package never loads them.
+export { GroupCollector, type GroupCollectorOptions } from "./collector.js";
+export { TrainingCoordinator, type TrainingCoordinatorOptions } from "./coordinator.js";
+export { InvalidGroupError, RedisUnavailableError, RolloutResultError } from "./errors.js";
+export type { ClusterOptions } from "./options.js";
+export {
+  type GroupJobData,
+  type GroupSpec,
+  type RolloutJobData,
+  RolloutProducer,
+  type RolloutProducerOptions,
+} from "./producer.js";
+export { type ClusterProgress, readProgress } from "./progress.js";
+export type { DistributedLogger } from "./redis.js";
+export { type RolloutContext, RolloutWorker, type RolloutWorkerOptions } from "./worker.js";

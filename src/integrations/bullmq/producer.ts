@@ -1,0 +1,218 @@
+import { FlowProducer, Queue } from "bullmq";
+import { z } from "zod";
+import { errorMessage } from "../../util/error-message.js";
+import { InvalidGroupError } from "./errors.js";
+import {
+  type Cluster,
+  type ClusterOptions,
+  GroupIdSchema,
+  resolveCluster,
+  rolloutJobId,
+} from "./options.js";
+import { assertReachable, bullConnection } from "./redis.js";
+
+/** One group to run: `rollouts` rollouts of the same scenario `payload`. */
+export interface GroupSpec<P = unknown> {
+  /**
+   * The group's id, also its job id: enqueueing an id again does nothing, so
+   * a producer that restarts may enqueue its whole list again.
+   */
+  id: string;
+  /** The scenario, as JSON: every rollout of the group receives it. */
+  payload: P;
+  /** How many rollouts the group has. */
+  rollouts: number;
+  /** Copied onto the finished group's `metadata` (with `group_id`). */
+  metadata?: Record<string, unknown>;
+}
+
+/** What a rollout job carries. */
+export interface RolloutJobData<P = unknown> {
+  groupId: string;
+  index: number;
+  payload: P;
+}
+
+/** What a group's parent job carries. */
+export interface GroupJobData {
+  rollouts: number;
+  metadata: Record<string, unknown>;
+}
+
+/** Options of {@link RolloutProducer}. */
+export interface RolloutProducerOptions extends ClusterOptions {
+  /**
+   * Attempts per rollout when it throws. Default 1: a failed rollout goes to
+   * its group's `exceptions`. A rollout whose worker died is run again
+   * regardless (BullMQ's stalled-job recovery).
+   */
+  attempts?: number;
+}
+
+const GroupSpecSchema = z.object({
+  id: GroupIdSchema,
+  payload: z.unknown(),
+  rollouts: z.number().int().min(1).max(100_000),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+/**
+ * The first value JSON would change or drop (a Date, undefined, a function,
+ * NaN, a class instance), with its path. Cycles were ruled out before.
+ */
+function notJson(value: unknown, path: string[]): { path: string[]; what: string } | undefined {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? undefined : { path, what: `${value}, not a finite number` };
+  }
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const bad = notJson(v, [...path, String(i)]);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  if (typeof value === "object") {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      return { path, what: `a ${value.constructor?.name ?? "class instance"}` };
+    }
+    for (const [k, v] of Object.entries(value)) {
+      const bad = notJson(v, [...path, k]);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  return { path, what: value === undefined ? "undefined" : `a ${typeof value}` };
+}
+
+/**
+ * Enqueues groups of rollouts as BullMQ flows: one parent job per group (in
+ * `<name>-groups`, id = the group id) whose children are its rollouts (in
+ * `<name>-rollouts`, ids `<group>#<index>`). Workers run the children; the
+ * collector takes the parent once every child has ended.
+ *
+ * @example
+ * const producer = new RolloutProducer({ connection: { host: "127.0.0.1", port: 6379 } });
+ * await producer.enqueue(scenarios.map((s) => ({ id: `q-${s.id}`, payload: s, rollouts: 8 })));
+ * await producer.close();
+ */
+export class RolloutProducer<P = unknown> {
+  readonly #cluster: Cluster;
+  readonly #attempts: number;
+  #flows: FlowProducer | undefined;
+  #groups: Queue | undefined;
+
+  constructor(options: RolloutProducerOptions) {
+    this.#cluster = resolveCluster(options, "RolloutProducer");
+    this.#attempts = options.attempts ?? 1;
+    if (!Number.isInteger(this.#attempts) || this.#attempts < 1) {
+      throw new TypeError("RolloutProducer: options.attempts must be a positive integer.");
+    }
+  }
+
+  /**
+   * Validates every group (nothing is enqueued if one is bad), then enqueues
+   * those not enqueued before. Resolves once Redis holds them.
+   *
+   * @throws InvalidGroupError naming the field, e.g. `groups[1].payload.when`.
+   * @throws RedisUnavailableError when Redis cannot be reached.
+   */
+  async enqueue(groups: readonly GroupSpec<P>[]): Promise<{ added: string[]; existing: string[] }> {
+    const specs = validate(groups);
+    // Every call: BullMQ would otherwise wait for a Redis that is gone, silently.
+    await assertReachable(this.#cluster, "RolloutProducer");
+    const { flows, queue } = this.#open();
+    const added: string[] = [];
+    const existing: string[] = [];
+    for (const spec of specs) {
+      // Only to report it: the flow's ids make a second add a no-op anyway.
+      if (await queue.getJob(spec.id)) {
+        existing.push(spec.id);
+        continue;
+      }
+      await flows.add(this.#flow(spec));
+      added.push(spec.id);
+    }
+    return { added, existing };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#flows?.close(), this.#groups?.close()]);
+  }
+
+  #open(): { flows: FlowProducer; queue: Queue } {
+    if (!this.#flows || !this.#groups) {
+      const connection = bullConnection(this.#cluster);
+      const prefix = this.#cluster.prefix;
+      this.#flows = new FlowProducer({ connection, prefix });
+      this.#groups = new Queue(this.#cluster.groupQueue, { connection, prefix });
+    }
+    return { flows: this.#flows, queue: this.#groups };
+  }
+
+  #flow(spec: z.infer<typeof GroupSpecSchema>) {
+    const data: GroupJobData = { rollouts: spec.rollouts, metadata: spec.metadata ?? {} };
+    return {
+      name: "group",
+      queueName: this.#cluster.groupQueue,
+      data,
+      // A collector that fails (a judge down) tries again; too many failed
+      // rollouts fail it for good (UnrecoverableError).
+      opts: { jobId: spec.id, attempts: 3, backoff: { type: "exponential", delay: 1000 } },
+      children: Array.from({ length: spec.rollouts }, (_, index) => ({
+        name: "rollout",
+        queueName: this.#cluster.rolloutQueue,
+        data: { groupId: spec.id, index, payload: spec.payload } satisfies RolloutJobData,
+        opts: {
+          jobId: rolloutJobId(spec.id, index),
+          attempts: this.#attempts,
+          // A failed rollout ends its part in the group: the parent still
+          // runs, and reads it back as one of the group's exceptions.
+          ignoreDependencyOnFailure: true,
+        },
+      })),
+    };
+  }
+}
+
+function validate(groups: readonly GroupSpec<unknown>[]): z.infer<typeof GroupSpecSchema>[] {
+  if (!Array.isArray(groups)) {
+    throw new InvalidGroupError("RolloutProducer.enqueue: groups must be an array of groups.");
+  }
+  const seen = new Set<string>();
+  return groups.map((group, i) => {
+    // JSON.stringify first: a cycle would send the schema walking forever.
+    try {
+      JSON.stringify(group);
+    } catch (error) {
+      throw new InvalidGroupError(
+        `RolloutProducer.enqueue: groups[${i}] cannot be serialized to JSON (${errorMessage(error)}); nothing was enqueued.`,
+        { cause: error },
+      );
+    }
+    const parsed = GroupSpecSchema.safeParse(group);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = [`groups[${i}]`, ...(issue?.path ?? []).map(String)].join(".");
+      throw new InvalidGroupError(
+        `RolloutProducer.enqueue: ${path}: ${issue?.message ?? "invalid"}; nothing was enqueued.`,
+      );
+    }
+    for (const key of ["payload", "metadata"] as const) {
+      const bad = notJson(parsed.data[key] ?? null, [`groups[${i}]`, key]);
+      if (bad) {
+        throw new InvalidGroupError(
+          `RolloutProducer.enqueue: ${bad.path.join(".")} is ${bad.what}; it must be plain JSON (objects, arrays, strings, finite numbers, booleans, null), which every worker reads back the same; nothing was enqueued.`,
+        );
+      }
+    }
+    if (seen.has(parsed.data.id)) {
+      throw new InvalidGroupError(
+        `RolloutProducer.enqueue: groups[${i}].id ${JSON.stringify(parsed.data.id)} appears twice; nothing was enqueued.`,
+      );
+    }
+    seen.add(parsed.data.id);
+    return parsed.data;
+  });
+}

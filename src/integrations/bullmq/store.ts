@@ -1,0 +1,200 @@
+import type { Redis } from "ioredis";
+import type { Cluster } from "./options.js";
+
+/** This run's own keys, next to BullMQ's. */
+export function storeKeys(cluster: Cluster) {
+  return {
+    /** group id → the scored group's JSON; once trained, `trained:<batch>` (kept, as the "collected" mark). */
+    groups: cluster.key("groups"),
+    /** Collected groups waiting for a training batch, oldest first. */
+    ready: cluster.key("ready"),
+    /** group id → the oldest policy step among its trajectories. */
+    versions: cluster.key("versions"),
+    /** Groups dropped for being too far behind the policy. */
+    stale: cluster.key("stale"),
+    /** Counters: collected, exceptions, reward_sum, reward_count, stale, trained_groups, training_jobs, failed_jobs. */
+    stats: cluster.key("stats"),
+    /** batch number → `{ groups, jobId?, stepBefore?, step?, failed? }`. */
+    batches: cluster.key("batches"),
+    batchCounter: cluster.key("batch-counter"),
+    /** Batches claimed and not yet trained (or failed). */
+    open: cluster.key("open-batches"),
+    /** Held by the one coordinator that trains. */
+    lock: cluster.key("coordinator-lock"),
+  };
+}
+
+// Storing the group and queueing it for training is one step: a collector
+// that dies before it leaves nothing; one that dies after it finds the group
+// there when it runs the parent job again, and adds nothing.
+const COLLECT = `
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[4], ARGV[1], ARGV[3]) end
+redis.call('HINCRBY', KEYS[3], 'collected', 1)
+redis.call('HINCRBYFLOAT', KEYS[3], 'reward_sum', ARGV[4])
+redis.call('HINCRBY', KEYS[3], 'reward_count', ARGV[5])
+redis.call('HINCRBY', KEYS[3], 'exceptions', ARGV[6])
+return 1`;
+
+export interface CollectedGroup {
+  id: string;
+  json: string;
+  /** The oldest policy step among its trajectories, if any recorded one. */
+  version: number | undefined;
+  rewardSum: number;
+  rewards: number;
+  exceptions: number;
+}
+
+/** Stores a scored group once; false when it was already stored. */
+export async function storeGroup(
+  client: Redis,
+  cluster: Cluster,
+  g: CollectedGroup,
+): Promise<boolean> {
+  const k = storeKeys(cluster);
+  const added = await client.eval(
+    COLLECT,
+    4,
+    k.groups,
+    k.ready,
+    k.stats,
+    k.versions,
+    g.id,
+    g.json,
+    g.version === undefined ? "" : String(g.version),
+    String(g.rewardSum),
+    String(g.rewards),
+    String(g.exceptions),
+  );
+  return Number(added) === 1;
+}
+
+// Drops groups too far behind the policy (when a limit is set), then takes
+// the oldest `n` groups into a new batch, all in one step, so that a group is
+// in at most one batch whatever dies when.
+const CLAIM = `
+local n = tonumber(ARGV[1])
+local maxs = tonumber(ARGV[2])
+local step = tonumber(redis.call('GET', KEYS[8]) or '0')
+local stale = {}
+if maxs >= 0 then
+  for _, gid in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+    local v = redis.call('HGET', KEYS[2], gid)
+    if v and step - tonumber(v) > maxs then
+      redis.call('LREM', KEYS[1], 1, gid)
+      redis.call('RPUSH', KEYS[3], gid)
+      table.insert(stale, gid)
+    end
+  end
+  if #stale > 0 then redis.call('HINCRBY', KEYS[4], 'stale', #stale) end
+end
+if redis.call('LLEN', KEYS[1]) < n then return {0, stale, {}} end
+local ids = redis.call('LRANGE', KEYS[1], 0, n - 1)
+redis.call('LTRIM', KEYS[1], n, -1)
+local b = redis.call('INCR', KEYS[6])
+redis.call('HSET', KEYS[5], b, cjson.encode({groups = ids}))
+redis.call('SADD', KEYS[7], b)
+return {b, stale, ids}`;
+
+export interface BatchRecord {
+  groups: string[];
+  jobId?: string;
+  stepBefore?: number;
+  step?: number;
+  failed?: string;
+}
+
+export async function claimBatch(
+  client: Redis,
+  cluster: Cluster,
+  n: number,
+  maxStaleness: number | undefined,
+  stepKey: string,
+): Promise<{ batch?: number; groups: string[]; stale: string[] }> {
+  const k = storeKeys(cluster);
+  const [batch, stale, groups] = (await client.eval(
+    CLAIM,
+    8,
+    k.ready,
+    k.versions,
+    k.stale,
+    k.stats,
+    k.batches,
+    k.batchCounter,
+    k.open,
+    stepKey,
+    String(n),
+    String(maxStaleness ?? -1),
+  )) as [number, string[], string[]];
+  return { batch: batch === 0 ? undefined : batch, groups, stale };
+}
+
+// Closing a batch: its record, its counters, the groups' JSON replaced by a
+// mark (they stay "collected", so a late collector adds nothing), and the new
+// step published, in one step.
+const FINISH = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('SREM', KEYS[2], ARGV[1])
+if ARGV[4] == 'trained' then
+  redis.call('HINCRBY', KEYS[3], 'trained_groups', #ARGV - 4)
+  redis.call('HINCRBY', KEYS[3], 'training_jobs', 1)
+  for i = 5, #ARGV do redis.call('HSET', KEYS[4], ARGV[i], 'trained:' .. ARGV[1]) end
+  local cur = tonumber(redis.call('GET', KEYS[5]) or '-1')
+  if tonumber(ARGV[3]) > cur then
+    redis.call('SET', KEYS[5], ARGV[3])
+    redis.call('PUBLISH', KEYS[6], ARGV[3])
+  end
+else
+  redis.call('HINCRBY', KEYS[3], 'failed_jobs', 1)
+end
+return 1`;
+
+export async function finishBatch(
+  client: Redis,
+  cluster: Cluster,
+  batch: number,
+  record: BatchRecord,
+  policy: { step: string; channel: string },
+): Promise<void> {
+  const k = storeKeys(cluster);
+  await client.eval(
+    FINISH,
+    6,
+    k.batches,
+    k.open,
+    k.stats,
+    k.groups,
+    policy.step,
+    policy.channel,
+    String(batch),
+    JSON.stringify(record),
+    String(record.step ?? -1),
+    record.failed === undefined ? "trained" : "failed",
+    ...(record.failed === undefined ? record.groups : []),
+  );
+}
+
+export async function saveBatch(
+  client: Redis,
+  cluster: Cluster,
+  batch: number,
+  record: BatchRecord,
+): Promise<void> {
+  await client.hset(storeKeys(cluster).batches, String(batch), JSON.stringify(record));
+}
+
+export async function openBatches(
+  client: Redis,
+  cluster: Cluster,
+): Promise<{ batch: number; record: BatchRecord }[]> {
+  const k = storeKeys(cluster);
+  const ids = (await client.smembers(k.open)).map(Number).sort((a, b) => a - b);
+  const out: { batch: number; record: BatchRecord }[] = [];
+  for (const batch of ids) {
+    const raw = await client.hget(k.batches, String(batch));
+    if (raw) out.push({ batch, record: JSON.parse(raw) as BatchRecord });
+  }
+  return out;
+}

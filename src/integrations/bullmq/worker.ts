@@ -1,0 +1,227 @@
+import { type Job, UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Recorder } from "../../recorder/index.js";
+import { Trajectory, TrajectoryValidationError } from "../../trajectory/index.js";
+import { type TrajectoryWire, TrajectoryWireSchema } from "../../wire/index.js";
+import { RolloutResultError } from "./errors.js";
+import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
+import { policyKeys, readStep } from "./policy.js";
+import type { RolloutJobData } from "./producer.js";
+import { assertReachable, bullConnection, type DistributedLogger, openClient } from "./redis.js";
+
+/** What a rollout function receives. */
+export interface RolloutContext<P = unknown> {
+  /** The group's scenario. */
+  payload: P;
+  groupId: string;
+  /** This rollout's place in its group, from 0. */
+  index: number;
+  /** 1 on the first run; more when the rollout runs again (a worker died, or `attempts`). */
+  attempt: number;
+  /** The trajectory being recorded (set `reward`, `metrics`, ... on it). */
+  trajectory: Trajectory;
+  /**
+   * The newest checkpoint step the coordinator published. Call it for each
+   * model call: the first and last values handed out become the trajectory's
+   * `initial_policy_version` and `final_policy_version`.
+   */
+  step(): number;
+  /**
+   * `inferenceName(step())`: the model name that pins the newest step, for
+   * the `model` of each request. Needs the worker's `inferenceName` option.
+   */
+  model(): string;
+}
+
+/** Options of {@link RolloutWorker}. */
+export interface RolloutWorkerOptions<P = unknown> extends ClusterOptions {
+  /** The recorder your wrapped client records into. */
+  recorder: Recorder;
+  /**
+   * Runs one rollout inside `recorder.rollout`, with your own wrapped client.
+   * Return nothing (the recorded trajectory is used) or a `Trajectory`.
+   */
+  rollout: (ctx: RolloutContext<P>) => unknown;
+  /** The model name for a step, e.g. `(s) => model.inferenceName(s)`; used by `ctx.model()`. */
+  inferenceName?: (step: number) => string;
+  /** Rollouts this process runs at once. Default 8. */
+  concurrency?: number;
+  /**
+   * How long a rollout's lock lives without renewal, in ms: a worker that
+   * died is noticed this long after its last renewal, and its rollouts run
+   * again elsewhere. Default 30000 (BullMQ's).
+   */
+  lockDurationMs?: number;
+  /** How often this worker looks for rollouts whose worker died, in ms. Default 30000. */
+  stalledIntervalMs?: number;
+  /** How many times a rollout may lose its worker before it fails. Default 2. */
+  maxStalledCount?: number;
+  logger?: DistributedLogger;
+}
+
+/**
+ * Runs rollouts from the queue, any number per machine and any number of
+ * machines. Each rollout runs inside `recorder.rollout`; its trajectory's JSON
+ * is the job's result. A worker killed mid-rollout loses nothing: once its
+ * lock expires another worker runs that rollout again from the start, and
+ * only a finished trajectory is ever stored.
+ *
+ * @example
+ * const recorder = new Recorder();
+ * const openai = recorder.wrap(new OpenAI({ baseURL, apiKey }));
+ * const worker = await RolloutWorker.start({
+ *   connection: { host: "127.0.0.1", port: 6379 },
+ *   recorder,
+ *   inferenceName: (step) => model.inferenceName(step),
+ *   rollout: async ({ payload, trajectory, model }) => {
+ *     const r = await openai.chat.completions.create({ model: model(), messages: payload.messages });
+ *     trajectory.reward = score(r);
+ *   },
+ * });
+ */
+export class RolloutWorker<P = unknown> {
+  /** The BullMQ worker, for its events (`completed`, `failed`, `error`). */
+  readonly worker: Worker<RolloutJobData<P>, TrajectoryWire>;
+  readonly #client: Redis;
+  readonly #subscriber: Redis;
+  readonly #cluster: Cluster;
+  readonly #options: RolloutWorkerOptions<P>;
+  #step = 0;
+
+  private constructor(
+    cluster: Cluster,
+    options: RolloutWorkerOptions<P>,
+    logger: DistributedLogger,
+  ) {
+    this.#cluster = cluster;
+    this.#options = options;
+    this.#client = openClient(cluster, "RolloutWorker", logger);
+    this.#subscriber = openClient(cluster, "RolloutWorker (policy)", logger);
+    const channel = policyKeys(cluster).channel;
+    this.#subscriber.on("message", (_channel, message) => this.#raise(Number(message)));
+    void this.#subscriber.subscribe(channel).catch(() => {});
+    this.worker = new Worker(cluster.rolloutQueue, (job) => this.#run(job), {
+      connection: bullConnection(cluster),
+      prefix: cluster.prefix,
+      concurrency: options.concurrency ?? 8,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      maxStalledCount: options.maxStalledCount ?? 2,
+    });
+    this.worker.on("error", (error) => logger.warn(`RolloutWorker: ${error.message}`));
+    this.worker.on("failed", (job, error) => {
+      if (job)
+        logger.warn(
+          `RolloutWorker: rollout ${job.id} failed (attempt ${job.attemptsMade}): ${error.message}`,
+        );
+    });
+  }
+
+  /**
+   * Checks that Redis answers, then starts taking rollouts.
+   *
+   * @throws RedisUnavailableError when Redis cannot be reached.
+   */
+  static async start<P>(options: RolloutWorkerOptions<P>): Promise<RolloutWorker<P>> {
+    const cluster = resolveCluster(options, "RolloutWorker");
+    if (typeof options.rollout !== "function") {
+      throw new TypeError("RolloutWorker: options.rollout must be a function.");
+    }
+    if (!options.recorder || typeof options.recorder.rollout !== "function") {
+      throw new TypeError("RolloutWorker: options.recorder must be a Recorder.");
+    }
+    await assertReachable(cluster, "RolloutWorker");
+    const worker = new RolloutWorker(cluster, options, options.logger ?? console);
+    worker.#raise(await readStep(worker.#client, cluster));
+    return worker;
+  }
+
+  /** The newest step this worker knows of. */
+  get step(): number {
+    return this.#step;
+  }
+
+  /** Stops taking rollouts and waits for the running ones to finish. */
+  async close(): Promise<void> {
+    await this.worker.close();
+    this.#subscriber.disconnect();
+    this.#client.disconnect();
+  }
+
+  #raise(step: number): void {
+    if (Number.isFinite(step) && step > this.#step) this.#step = step;
+  }
+
+  async #run(job: Job<RolloutJobData<P>>): Promise<TrajectoryWire> {
+    // Pub/sub may have missed a step while Redis was away: read it too.
+    this.#raise(await readStep(this.#client, this.#cluster));
+    const { groupId, index, payload } = job.data;
+    const served: number[] = [];
+    const step = () => {
+      served.push(this.#step);
+      return this.#step;
+    };
+    const inferenceName = this.#options.inferenceName;
+    let returned: unknown;
+    const recorded = await this.#options.recorder.rollout(
+      async (trajectory) => {
+        returned = await this.#options.rollout({
+          payload,
+          groupId,
+          index,
+          attempt: job.attemptsMade + 1,
+          trajectory,
+          step,
+          model: () => {
+            if (!inferenceName) {
+              throw new TypeError(
+                "RolloutWorker: ctx.model() needs the worker's inferenceName option, e.g. (step) => model.inferenceName(step).",
+              );
+            }
+            return inferenceName(step());
+          },
+        });
+      },
+      { metadata: { group_id: groupId, rollout_index: index } },
+    );
+    const trajectory = resultOf(returned, recorded, job.id);
+    // A rollout that never asked ran on the step the worker had at its start and end.
+    trajectory.initial_policy_version ??= served[0] ?? this.#step;
+    trajectory.final_policy_version ??= served.at(-1) ?? this.#step;
+    return toJson(trajectory, job.id);
+  }
+}
+
+function resultOf(returned: unknown, recorded: Trajectory, jobId: string | undefined): Trajectory {
+  if (returned === undefined) return recorded;
+  if (returned instanceof Trajectory) return returned;
+  const what =
+    returned === null
+      ? "null"
+      : typeof returned === "object"
+        ? `an object of class ${returned.constructor?.name ?? "Object"}`
+        : typeof returned;
+  throw unrecoverable(
+    new RolloutResultError(
+      `Rollout ${jobId}: the rollout function returned ${what}; expected a Trajectory or nothing (the recorded trajectory is used then).`,
+    ),
+  );
+}
+
+/** The JSON that travels, checked: a worker never stores what the collector could not read. */
+function toJson(trajectory: Trajectory, jobId: string | undefined): TrajectoryWire {
+  const json = JSON.parse(JSON.stringify(trajectory));
+  const parsed = TrajectoryWireSchema.safeParse(json);
+  if (!parsed.success) {
+    const reason = new TrajectoryValidationError("trajectory", parsed.error.issues).message;
+    throw unrecoverable(new RolloutResultError(`Rollout ${jobId}: ${reason}`));
+  }
+  return json;
+}
+
+// BullMQ retries any error but this one; running it again would fail the same way.
+function unrecoverable(error: Error): UnrecoverableError {
+  const wrapped = new UnrecoverableError(error.message);
+  wrapped.stack = error.stack;
+  return wrapped;
+}
