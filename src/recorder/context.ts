@@ -29,8 +29,8 @@ export interface RolloutOptions {
   tokenIds: boolean;
   /** Put message content on telemetry spans. Default `false`. */
   recordContent?: boolean;
-  /** Whether a model is the policy being trained; absent: every model is. */
-  isPolicy?: (model: string) => boolean;
+  /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
+  isPolicy?: (model: string | undefined) => boolean;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */
@@ -202,7 +202,6 @@ export class RolloutState implements ActiveRollout {
   isPolicy(model: string | undefined): boolean {
     const policy = this.options.isPolicy;
     if (!policy) return true;
-    if (!model) return false;
     try {
       return policy(model) === true;
     } catch (error) {

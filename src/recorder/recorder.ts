@@ -79,6 +79,12 @@ export class Recorder {
     return this.#policy ? this.#policy(model) : true;
   }
 
+  /** An unnamed model is the policy only while every model is. */
+  #isPolicyOrUnnamed(model: string | undefined): boolean {
+    if (!this.#policy) return true;
+    return model ? this.#policy(model) : false;
+  }
+
   /**
    * Adds `test` to the policy: with no policy given before, only the models
    * it accepts are the policy from now on. `model.openai({ recorder })`
@@ -127,7 +133,7 @@ export class Recorder {
         tokenIds: this.options.tokenIds ?? true,
         recordContent: this.options.recordContent ?? false,
         // Read at each call, so a policy added after the rollout began counts.
-        ...(this.#policy ? { isPolicy: (m: string) => this.isPolicy(m) } : {}),
+        isPolicy: (m) => this.#isPolicyOrUnnamed(m),
       },
       traced,
     );

@@ -175,6 +175,7 @@ export class TrajectoryShipper {
       toWireGroups([group], "TrajectoryShipper.add"),
       this.#validate,
       "TrajectoryShipper.add",
+      { allowNone: true },
     );
     const [wire] = checked.groups;
     if (!wire) return;

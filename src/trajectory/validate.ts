@@ -310,7 +310,9 @@ function warnOnce(message: string): void {
 /**
  * The check as `train`, `log` and the shipper run it on wire groups: throws,
  * warns, or leaves out (and counts) bad trajectories and refused groups.
- * `false` turns it off; no options: {@link DEFAULT_SEND_CHECK}.
+ * `false` turns it off; no options: {@link DEFAULT_SEND_CHECK}. In `"drop"`
+ * mode, leaving out every group throws unless `allowNone` (the shipper's
+ * `add` of one refused group).
  *
  * @internal
  */
@@ -318,6 +320,7 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
   groups: G[],
   options: ValidateOptions | ValidationMode | false | undefined,
   where: string,
+  { allowNone = false }: { allowNone?: boolean } = {},
 ): CheckedGroups<G> {
   const none = { groups, droppedTrajectories: 0, droppedGroups: 0 };
   if (options === false) return none;
@@ -355,6 +358,8 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
     else logger.warn(message);
     return none;
   }
+  // Dropping every group leaves nothing to send: a job on no data is refused like bad data.
+  if (kept.length === 0 && !allowNone) throw new TrajectoryCheckError(what, all);
   logger.warn(
     `${where}: left out ${droppedTrajectories} trajectories (${droppedGroups} whole groups) that failed the check. ${message}`,
   );

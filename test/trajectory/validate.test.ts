@@ -12,7 +12,7 @@ import {
   validateGroup,
   validateTrajectory,
 } from "trajectory-recorder";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Emulator } from "../../src/emulator/index.js";
 import { KEY, start } from "../emulator/helpers.js";
 
@@ -253,7 +253,45 @@ describe("before sending", () => {
     expect(await model.getStep()).toBe(0);
   });
 
-  it("the shipper's add rejects, drops and counts, or warns, as configured", async () => {
+  it("by default, log warns once per finding on the console and still sends", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const before = sent.length;
+      const g = empty();
+      await expect(model.log([g])).resolves.toBeUndefined();
+      await expect(model.log([g])).resolves.toBeUndefined();
+      expect(sent.slice(before).filter((r) => r.includes("/log"))).toHaveLength(2);
+      const lines = warn.mock.calls.map((c) => String(c[0]));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^log: trajectory group failed the check before training: groups\[0\]: no trajectory holds a trainable Choice.*said once per process/,
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("in drop mode, log sends the groups that pass and refuses to send none", async () => {
+    const lines: string[] = [];
+    const validate = { mode: "drop" as const, logger: { warn: (m: string) => lines.push(m) } };
+    const before = sent.length;
+    await expect(model.log([empty()], { validate })).rejects.toBeInstanceOf(TrajectoryCheckError);
+    expect(sent.slice(before)).toEqual([]);
+    const good = new TrajectoryGroup([
+      new Trajectory({ messages_and_choices: [user, choice("a")], reward: 1 }),
+      new Trajectory({ messages_and_choices: [user, tool("x")], reward: 0 }),
+      new Trajectory({ messages_and_choices: [user, choice("b")], reward: 0 }),
+    ]);
+    await model.log([good, empty()], { validate });
+    expect(sent.slice(before).filter((r) => r.includes("/log"))).toHaveLength(1);
+    expect(lines.at(-1)).toMatch(/^log: left out 3 trajectories \(1 whole groups\)/);
+    expect(lines.at(-1)).toMatch(
+      /groups\[0\]\.trajectories\[1\]\.messages_and_choices\[1\]\.tool_call_id/,
+    );
+  });
+
+  it("the shipper's add rejects a group, or drops and counts it, as configured", async () => {
+    const before = sent.length;
     const lines: string[] = [];
     const logger = { warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
     const throwing = new TrajectoryShipper({
@@ -271,6 +309,6 @@ describe("before sending", () => {
     expect(dropping.stats().queued).toBe(0);
     expect(lines.at(-1)).toMatch(/left out 2 trajectories \(1 whole groups\)/);
     await dropping.close();
-    expect(sent.filter((r) => r.includes("/log"))).toEqual([]);
+    expect(sent.slice(before).filter((r) => r.includes("/log"))).toEqual([]);
   });
 });
