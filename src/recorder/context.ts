@@ -178,6 +178,8 @@ export class RolloutState implements ActiveRollout {
   readonly #toolResults = new ToolResults();
   /** Conversations holding a Choice: their tools are the ones those Choices were offered. */
   #withChoice: WeakSet<Conversation> | undefined;
+  /** The request tool objects last found equal to a conversation's tools. */
+  #toolsSeen: WeakMap<Conversation, readonly unknown[]> | undefined;
   #completions = 0;
   #started = 0;
 
@@ -342,7 +344,7 @@ export class RolloutState implements ActiveRollout {
     let toolsChanged = false;
     const fits = (c: Conversation) => {
       if (!isPrefix(c.messages_and_choices, sent)) return false;
-      if (!this.#withChoice?.has(c) || sameTools(c.tools, tools)) return true;
+      if (!this.#withChoice?.has(c) || this.#offered(c, tools)) return true;
       toolsChanged = true;
       return false;
     };
@@ -358,6 +360,21 @@ export class RolloutState implements ActiveRollout {
         "the tools offered changed within a conversation: each turn with new tools goes on in a new additional history that records them",
       );
     return newHistory(t);
+  }
+
+  /**
+   * Whether `tools` are those `conversation` was offered. Loops that send the
+   * same tool objects each turn are told so by identity; others pay one
+   * serialization of the list.
+   */
+  #offered(conversation: Conversation, tools: ChatCompletionTool[] | null): boolean {
+    const seen = this.#toolsSeen?.get(conversation);
+    if (seen && seen.length === (tools?.length ?? 0) && seen.every((t, i) => t === tools?.[i]))
+      return true;
+    if (!sameTools(conversation.tools, tools)) return false;
+    this.#toolsSeen ??= new WeakMap();
+    if (tools) this.#toolsSeen.set(conversation, tools);
+    return true;
   }
 
   /**
