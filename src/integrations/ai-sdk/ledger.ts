@@ -1,9 +1,9 @@
 // Which tool calls of a rollout got their result recorded. A result reaches
 // the recorder through a later request (the model was sent it) or through the
-// telemetry hook (tools run after the last model call). Where neither exists
-// (a call with its own telemetry integrations, ai 5, a Mastra agent.stream(),
-// a tool without `execute`), the rollout's end says so instead of losing it
-// silently.
+// telemetry hook or ai 7's tracing channel (tools run after the last model
+// call). Where none exists (ai 5, a Mastra agent.stream(), a tool without
+// `execute`, telemetry turned off), the rollout's end says so instead of
+// losing it silently.
 import type { ActiveRollout, RecordedChoice, RecordedCompletion } from "../../recorder/index.js";
 
 interface Ledger {
@@ -30,7 +30,7 @@ function reportUnanswered(rollout: ActiveRollout, ledger: Ledger): void {
   if (ledger.open.size === 0) return;
   const calls = [...ledger.open].map(([id, name]) => `${name} (${id})`).join(", ");
   rollout.log(
-    `ai-sdk: no result was recorded for tool call(s) ${calls}: the tools ran after the last model call (or never ran) and nothing reported them. With ai 7, a call that sets its own telemetry.integrations must include recorderTelemetry; a Mastra agent.stream() (and ai 5) never reports them.`,
+    `ai-sdk: no result was recorded for tool call(s) ${calls}: the tools ran after the last model call (or never ran) and nothing reported them. A Mastra agent.stream(), ai 5, a tool without execute, or recorderMiddleware({ registerTelemetry: false }) leaves them unreported.`,
   );
 }
 

@@ -1,6 +1,7 @@
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { LanguageModelMiddleware } from "ai";
 import { currentRollout } from "../../recorder/index.js";
+import { subscribeToolChannel } from "./channel.js";
 import { recordGenerate } from "./generate.js";
 import { callState, claimed, prepareParams } from "./params.js";
 import { recordStream } from "./stream.js";
@@ -9,8 +10,11 @@ import { registerRecorderTelemetry } from "./telemetry.js";
 /** Options of {@link recorderMiddleware}. */
 export interface RecorderMiddlewareOptions {
   /**
-   * Register {@link recorderTelemetry} with AI SDK 7's global telemetry, so the
-   * results of tools run after the last model call are recorded too. Default `true`.
+   * Register {@link recorderTelemetry} with AI SDK's global telemetry (ai 7,
+   * and ai 6 from 6.0.111), and with ai 7 listen to its "ai:telemetry"
+   * tracing channel, so the results of tools run after the last model call
+   * are recorded too, also for calls with their own telemetry integrations.
+   * Default `true`.
    */
   registerTelemetry?: boolean;
 }
@@ -51,7 +55,10 @@ type Model = { provider: string; modelId: string };
 export function recorderMiddleware(
   options: RecorderMiddlewareOptions = {},
 ): LanguageModelMiddleware {
-  if (options.registerTelemetry !== false) registerRecorderTelemetry();
+  if (options.registerTelemetry !== false) {
+    registerRecorderTelemetry();
+    subscribeToolChannel();
+  }
   return {
     // ai 6 requires "v3"; ai 7 accepts any version and ai 5 ignores it.
     specificationVersion: "v3",

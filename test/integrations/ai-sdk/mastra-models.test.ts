@@ -47,6 +47,10 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
       () => new ModelRouterLanguageModel({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     ],
     [
+      "a fallback list",
+      () => [{ model: { id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }, maxRetries: 0 }],
+    ],
+    [
       "a function of the request",
       () => async () => ({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     ],
@@ -163,6 +167,34 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
     expect(t.logs).toEqual([
       expect.stringContaining(`no result was recorded for tool call(s) weather (${id})`),
     ]);
+  });
+
+  it("50 concurrent rollouts of one recorded agent: no cross-talk", async () => {
+    const agent = recordMastraAgent(
+      agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
+    );
+    const cities = Array.from({ length: 50 }, (_, i) => `m${i}burg`);
+    const recorder = new Recorder();
+    const trajectories = await Promise.all(
+      cities.map((city) =>
+        recorder.rollout(async () => {
+          await agent.generate(`weather in ${city}`, options as never);
+        }),
+      ),
+    );
+    trajectories.forEach((t, i) => {
+      const city = cities[i] as string;
+      const wire = server.exchanges.filter((x) =>
+        (x.body.messages as Array<{ role: string; content: unknown }>).some(
+          (m) => m.role === "user" && m.content === `weather in ${city}`,
+        ),
+      );
+      expect(wire).toHaveLength(2);
+      expect(wireMismatches(t, wire)).toEqual([]);
+      expect(validateTrajectory(t)).toEqual([]);
+      expect(t.additional_histories).toEqual([]);
+      expect(t.logs).toEqual([]);
+    });
   });
 
   it("passes calls outside a rollout through", async () => {

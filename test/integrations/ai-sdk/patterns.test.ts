@@ -23,7 +23,7 @@ import {
   type VllmServer,
   wireMismatches,
 } from "../../helpers/vllm-server.js";
-import { forecast, WEATHER_PARAMETERS } from "./helpers.js";
+import { AI_MAJOR, forecast, WEATHER_PARAMETERS } from "./helpers.js";
 
 type Json = Record<string, any>;
 
@@ -254,6 +254,39 @@ describe("AI SDK agents written as its docs write them, against a vLLM-like serv
     expect(t.logs).toEqual([expect.stringContaining('model "judge" is not the policy')]);
   });
 
+  it("50 concurrent rollouts ending on tool calls, with their own telemetry integrations: each keeps its own results", async () => {
+    // ai 7: a call's own integrations replace the global ones, so the results
+    // come from the tracing channel; ai 6 calls both.
+    const TELEMETRY = AI_MAJOR === 6 ? "experimental_telemetry" : "telemetry";
+    const cities = Array.from({ length: 50 }, (_, i) => `t${i}ville`);
+    const recorder = new Recorder();
+    const trajectories = await Promise.all(
+      cities.map((city) =>
+        recorder.rollout(() =>
+          generateText({
+            model: model("policy"),
+            tools: { weather },
+            stopWhen: stepCountIs(1),
+            prompt: `weather in ${city}`,
+            [TELEMETRY]: { integrations: [{ onEnd() {} }] },
+          }),
+        ),
+      ),
+    );
+    trajectories.forEach((t, i) => {
+      const city = cities[i] as string;
+      const items = t.toJSON().messages_and_choices as Entry[];
+      expect(shape(items)).toEqual(["user", "choice:tool_calls", "tool", "tool"]);
+      const ids = items[1]!.message.tool_calls.map((c: Json) => c.id);
+      expect(items.slice(2)).toEqual([
+        { role: "tool", tool_call_id: ids[0], content: forecast(city) },
+        { role: "tool", tool_call_id: ids[1], content: forecast(`${city}x`) },
+      ]);
+      expect(validateTrajectory(t)).toEqual([]);
+      expect(t.logs).toEqual([]);
+    });
+  });
+
   it("50 concurrent rollouts, generated and streamed: no cross-talk", async () => {
     const cities = Array.from({ length: 50 }, (_, i) => `c${i}town`);
     const recorder = new Recorder();
@@ -267,6 +300,7 @@ describe("AI SDK agents written as its docs write them, against a vLLM-like serv
       expect(wireMismatches(t, wire)).toEqual([]);
       expect(validateTrajectory(t)).toEqual([]);
       expect(t.additional_histories).toEqual([]);
+      expect(t.logs).toEqual([]);
       const json = JSON.stringify(t.toJSON());
       for (const other of cities) if (other !== city) expect(json).not.toContain(`${other}"`);
     });

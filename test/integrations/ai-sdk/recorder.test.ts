@@ -185,7 +185,7 @@ describe("recorderMiddleware with generateText and streamText", () => {
     }
   });
 
-  it("records them too when a call brings its own telemetry integrations, given recorderTelemetry", async () => {
+  it("records them too when a call brings its own telemetry integrations, with or without recorderTelemetry", async () => {
     const model = compatibleModel(emu);
     const seen: string[] = [];
     // ai 6 names the option experimental_telemetry, and ends a generation
@@ -201,20 +201,18 @@ describe("recorderMiddleware with generateText and streamText", () => {
         [TELEMETRY]: { integrations: [mine] },
       });
     });
-    if (AI_MAJOR === 6) {
-      // ai 6 calls per-call integrations besides the global ones.
-      expect(entries(without).map((e) => e.role ?? "choice")).toEqual(["user", "choice", "tool"]);
-      expect(without.logs).toEqual([]);
-    } else {
-      // ai 7: per-call integrations replace the global ones. The tool's result
-      // is lost, and the trajectory names the call...
-      expect(entries(without).map((e) => e.role ?? "choice")).toEqual(["user", "choice"]);
-      const lost = entries(without)[1]!.message.tool_calls[0].id;
-      expect(without.logs).toEqual([
-        expect.stringContaining(`no result was recorded for tool call(s) weather (${lost})`),
-      ]);
-      expect(without.logs[0]).toContain("must include recorderTelemetry");
-    }
+    // ai 6 calls a call's own integrations besides the global ones; ai 7
+    // replaces the global ones with them, and the result comes from its
+    // "ai:telemetry" tracing channel instead.
+    const items = entries(without);
+    expect(items.map((e) => e.role ?? "choice")).toEqual(["user", "choice", "tool"]);
+    const call = items[1]!.message.tool_calls[0];
+    expect(items[2]).toEqual({
+      role: "tool",
+      tool_call_id: call.id,
+      content: forecast(JSON.parse(call.function.arguments).city),
+    });
+    expect(without.logs).toEqual([]);
     const withIt = await new Recorder().rollout(async () => {
       await generateText({
         model,
@@ -223,7 +221,7 @@ describe("recorderMiddleware with generateText and streamText", () => {
         [TELEMETRY]: { integrations: [mine, recorderTelemetry] },
       });
     });
-    // ...unless recorderTelemetry is among them.
+    // The same with recorderTelemetry among them.
     expect(entries(withIt).map((e) => e.role ?? "choice")).toEqual(["user", "choice", "tool"]);
     expect(withIt.logs).toEqual([]);
     expect(seen).toEqual(["end", "end"]);

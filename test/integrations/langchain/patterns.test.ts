@@ -307,6 +307,7 @@ describe("LangChain agents written as its docs write them, against a vLLM-like s
       expect(validateTrajectory(t)).toEqual([]);
       expect(validateTrajectory(t)).toEqual([]);
       expect(t.additional_histories).toEqual([]);
+      expect(t.logs).toEqual([]);
       const json = JSON.stringify(t.toJSON());
       for (const other of subjects)
         if (other !== subject) expect(json).not.toMatch(new RegExp(`\\b${other}\\b`));
