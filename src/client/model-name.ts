@@ -16,11 +16,15 @@ export interface InferenceModelRef {
  * // "wandb-artifact:///me/demo/agent-001:step5"
  */
 export function inferenceModelName(ref: InferenceModelRef): string {
+  if (ref === null || typeof ref !== "object")
+    throw new TypeError(
+      "inferenceModelName(ref): ref: expected an object { entity, project, name, step? }.",
+    );
   for (const key of ["entity", "project", "name"] as const) {
     const value = ref[key];
     if (typeof value !== "string" || value === "" || value.includes("/")) {
       throw new TypeError(
-        `inferenceModelName: ${key} must be a non-empty string without "/", got ${JSON.stringify(value)}.`,
+        `inferenceModelName(ref): ${key}: expected a non-empty string without "/", received ${typeof value === "string" ? JSON.stringify(value) : typeof value}.`,
       );
     }
   }
@@ -28,7 +32,7 @@ export function inferenceModelName(ref: InferenceModelRef): string {
   if (ref.step === undefined) return base;
   if (!Number.isInteger(ref.step) || ref.step < 0) {
     throw new TypeError(
-      `inferenceModelName: step must be a non-negative integer, got ${ref.step}.`,
+      `inferenceModelName(ref): step: expected a non-negative integer, received ${typeof ref.step === "number" ? ref.step : typeof ref.step}.`,
     );
   }
   return `${base}:step${ref.step}`;

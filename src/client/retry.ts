@@ -25,6 +25,10 @@ export interface BackoffOptions {
  * await abortableSleep(retryDelay(attempt, { headers: err.headers }));
  */
 export function retryDelay(attempt: number, options: BackoffOptions = {}): number {
+  if (typeof attempt !== "number" || Number.isNaN(attempt))
+    throw new TypeError("retryDelay(attempt, options): attempt: expected a number.");
+  if (options === null || typeof options !== "object")
+    throw new TypeError("retryDelay(attempt, options): options: expected an object.");
   const fromServer = serverRequestedDelay(options.headers);
   const maxRetryAfter = options.maxRetryAfterMs ?? 60_000;
   if (fromServer !== undefined && fromServer >= 0 && fromServer <= maxRetryAfter) {
@@ -39,6 +43,7 @@ export function retryDelay(attempt: number, options: BackoffOptions = {}): numbe
 
 /** Milliseconds the server asked us to wait, if it said so. */
 export function serverRequestedDelay(headers: Headers | undefined): number | undefined {
+  if (typeof (headers as { get?: unknown } | undefined)?.get !== "function") return undefined;
   if (!headers) return undefined;
   const ms = headers.get("retry-after-ms");
   if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms))) return Number(ms);
@@ -52,6 +57,7 @@ export function serverRequestedDelay(headers: Headers | undefined): number | und
 
 /** True for the statuses worth another try: 408, 409, 429 and 5xx. */
 export function isRetryableStatus(status: number): boolean {
+  if (typeof status !== "number") return false;
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
@@ -90,6 +96,10 @@ export function isRetryableError(err: unknown): boolean {
  */
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      return reject(new TypeError("abortableSleep(ms, signal): signal: expected an AbortSignal."));
+    if (typeof ms !== "number" || Number.isNaN(ms))
+      return reject(new TypeError("abortableSleep(ms, signal): ms: expected a number."));
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(timer);

@@ -265,8 +265,10 @@ export interface WrapOptions {
  * the same client type; wrapping twice is a no-op.
  */
 export function wrapClient<T extends object>(client: T, options: WrapOptions = {}): T {
-  const c = client as unknown as { chat?: { completions?: Record<string | symbol, unknown> } };
-  const completions = c.chat?.completions;
+  const c = client as unknown as {
+    chat?: { completions?: Record<string | symbol, unknown> };
+  } | null;
+  const completions = c?.chat?.completions;
   if (!completions)
     throw new TypeError("recorder.wrap(client) expects an openai client with chat.completions.");
   if ((completions as Record<symbol, unknown>)[WRAPPED]) return client;

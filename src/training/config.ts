@@ -91,6 +91,8 @@ export function toExperimentalConfig(
  * toSftConfig({ batchSize: 4, learningRate: 5e-5 }); // { batch_size: 4, learning_rate: 5e-5 }
  */
 export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
+  if (typeof config !== "object" || config === null)
+    throw new InvalidTrainingOptionsError("trainSft", ["config: expected an object"]);
   const wire: Record<string, unknown> = {};
   if (config.batchSize !== undefined && config.batchSize !== "auto") {
     wire.batch_size = config.batchSize;

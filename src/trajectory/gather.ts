@@ -72,7 +72,20 @@ export async function gatherTrajectoryGroups(
   groups: Iterable<GatherGroupInput>,
   options: GatherOptions = {},
 ): Promise<TrajectoryGroup[]> {
+  if (typeof (groups as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
+    throw new TypeError(
+      "gatherTrajectoryGroups(groups, options): groups: expected an iterable of groups (TrajectoryGroup.from(...) or arrays of rollouts).",
+    );
+  if (options === null || typeof options !== "object")
+    throw new TypeError("gatherTrajectoryGroups(groups, options): options: expected an object.");
   const inputs = [...groups];
+  inputs.forEach((input, i) => {
+    const thenable = typeof (input as { then?: unknown } | null)?.then === "function";
+    if (!thenable && !Array.isArray(input) && !(input instanceof TrajectoryGroup))
+      throw new TypeError(
+        `gatherTrajectoryGroups(groups, options): groups[${i}]: expected a TrajectoryGroup, a pending group, a promise of a group or an array of rollouts.`,
+      );
+  });
   const queue = new PQueue({ concurrency: options.concurrency ?? Number.POSITIVE_INFINITY });
   const total = inputs.reduce((n, g) => n + rolloutCount(g), 0);
   const max = options.maxExceptions ?? 0;
@@ -141,6 +154,8 @@ export async function gatherTrajectoryGroups(
     } else {
       try {
         group = await (input as PromiseLike<TrajectoryGroup>);
+        if (!(group instanceof TrajectoryGroup))
+          throw new TypeError("A group given as a promise must resolve to a TrajectoryGroup.");
       } catch (error) {
         fail(error);
         return undefined;

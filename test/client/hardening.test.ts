@@ -3,6 +3,9 @@ import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import {
   APIError,
+  abortableSleep,
+  gatherTrajectoryGroups,
+  inferenceModelName,
   NotFoundError,
   RequestValidationError,
   TrainableModel,
@@ -236,5 +239,24 @@ describe("the data model's entry points name what they expected", () => {
       /data\[0\]: expected a Trajectory/,
     );
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe("helpers reject bad arguments by name instead of tripping over them", () => {
+  it("abortableSleep with a signal that is not one rejects, and leaves no timer to crash later", async () => {
+    await expect(abortableSleep(1, 5 as never)).rejects.toThrow(/signal: expected an AbortSignal/);
+    await expect(abortableSleep("1" as never)).rejects.toThrow(/ms: expected a number/);
+    // The old timer fired after the rejection and threw from inside Node's timers.
+    await new Promise((r) => setTimeout(r, 10));
+  });
+  it("inferenceModelName and gatherTrajectoryGroups name the argument", async () => {
+    expect(() => inferenceModelName(null as never)).toThrow(/ref: expected an object/);
+    expect(() => inferenceModelName({ entity: 1n, project: "p", name: "n" } as never)).toThrow(
+      /entity: expected a non-empty string without "\/", received bigint/,
+    );
+    await expect(gatherTrajectoryGroups(5 as never)).rejects.toThrow(
+      /groups: expected an iterable/,
+    );
+    await expect(gatherTrajectoryGroups([5] as never)).rejects.toThrow(/groups\[0\]: expected/);
   });
 });
