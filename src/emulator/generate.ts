@@ -12,6 +12,7 @@ import {
   sample,
   slotId,
   slotOf,
+  startPrev,
   TOOL_ID,
   tokenText,
   V,
@@ -66,7 +67,7 @@ class Sampler {
   ) {}
 
   next(at: Position, only?: ReadonlySet<number>): GenToken {
-    const prev = this.tokens.at(-1)?.id ?? EOS_ID;
+    const prev = this.tokens.at(-1)?.id ?? startPrev(this.o.features);
     const raw = logits(this.params, this.o.features, prev, at);
     let draw = raw;
     if (only) draw = raw.map((x, id) => (only.has(id) ? x : Number.NEGATIVE_INFINITY));

@@ -65,7 +65,16 @@ export const FEATURE_ROWS = HASH_ROW + HASH_BUCKETS;
  */
 export type Params = number[];
 const BIGRAM = FEATURE_ROWS * V;
-export const PARAM_COUNT = BIGRAM + V * V;
+/**
+ * Copy weights, shared by every word so that "say what the tool answered" or
+ * "pass the word the user asked about" is one thing to learn, not one per
+ * word: one per kind of position, added to the logit of a word that a tool
+ * result holds, and one added to an argument word that the user's message holds.
+ */
+const COPY = BIGRAM + V * V;
+const KINDS = ["start", "text", "name", "arg"] as const;
+const COPY_USER_ARG = COPY + KINDS.length;
+export const PARAM_COUNT = COPY_USER_ARG + 1;
 
 export function initialParams(): Params {
   return new Array(PARAM_COUNT).fill(0);
@@ -178,6 +187,15 @@ export function positionAt(pos: number, first: number | undefined, tools: number
  */
 const TOOL_PRIOR = Math.log(W + 1);
 
+/**
+ * The "previous token" at the start of an answer: `<eos>`, or `<unk>` (never
+ * said, so its bigram row is free) once a tool has answered, so replying to a
+ * tool result and starting on a fresh question are learnt apart.
+ */
+export function startPrev(features: readonly number[]): number {
+  return features.includes(TOOL_SEEN_ROW) ? UNK_ID : EOS_ID;
+}
+
 /** Raw logits of the next token (temperature 1; tokens the position cannot hold are -Infinity). */
 export function logits(
   params: Params,
@@ -188,9 +206,12 @@ export function logits(
   const out = new Array<number>(V).fill(Number.NEGATIVE_INFINITY);
   const scale = featureScale(features.length);
   const allowed = allowedIds(at);
+  const copy = COPY + KINDS.indexOf(at.kind);
   for (const v of allowed) {
     let x = params[BIGRAM + prev * V + v] as number;
     for (const f of features) x += scale * (params[f * V + v] as number);
+    if (v < W && features.includes(TOOL_RESULT_ROW + v)) x += params[copy] as number;
+    if (at.kind === "arg" && features.includes(USER_ROW + v)) x += params[COPY_USER_ARG] as number;
     out[v] = x;
   }
   if (at.kind === "start" && at.tools > 0 && !features.includes(TOOL_SEEN_ROW))
@@ -283,6 +304,7 @@ export function accumulateLogpGrad(
 ): number {
   const lp = logSoftmax(logits(params, features, prev, at));
   const fScale = featureScale(features.length);
+  const copy = COPY + KINDS.indexOf(at.kind);
   let entropy = 0;
   for (let v = 0; v < V; v++) {
     const p = Math.exp(lp[v] as number);
@@ -291,6 +313,9 @@ export function accumulateLogpGrad(
     if (g === 0) continue;
     grad[BIGRAM + prev * V + v] = (grad[BIGRAM + prev * V + v] as number) + g;
     for (const f of features) grad[f * V + v] = (grad[f * V + v] as number) + fScale * g;
+    if (v < W && features.includes(TOOL_RESULT_ROW + v)) grad[copy] = (grad[copy] as number) + g;
+    if (at.kind === "arg" && features.includes(USER_ROW + v))
+      grad[COPY_USER_ARG] = (grad[COPY_USER_ARG] as number) + g;
   }
   return entropy;
 }

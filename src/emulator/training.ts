@@ -11,6 +11,7 @@ import {
   type Position,
   positionAt,
   promptFeatures,
+  startPrev,
   TOOL_ID,
   tokenId,
   tokenize,
@@ -241,7 +242,7 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
         // Every token of the history, with its logprob under the current parameters.
         const steps = seqs
           .flatMap((seq) => {
-            let prev = EOS_ID;
+            let prev = startPrev(seq.features);
             return seq.tokens.map((tok, pos) => {
               const at = positionOf(seq, pos);
               const step = { seq, pos, prev, tok, at };
@@ -376,7 +377,7 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
     let loss = 0;
     let tokens = 0;
     for (const seq of batch.flat()) {
-      let prev = EOS_ID;
+      let prev = startPrev(seq.features);
       seq.tokens.forEach((tok, pos) => {
         const at = positionOf(seq, pos);
         const before = prev;
