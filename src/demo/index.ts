@@ -156,6 +156,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       const tools = groups
         .flatMap((g) => g.trajectories)
         .filter((t) => t.messages().some((m) => m.role === "tool")).length;
+      // A group whose rollouts all scored alike teaches nothing (and the
+      // service refuses a batch of only such groups): sample again instead.
+      if (!groups.some((g) => new Set(g.trajectories.map((t) => t.reward)).size > 1)) {
+        print(
+          `step ${step}: reward ${mean.toFixed(3)}, every group scored alike: nothing to train`,
+        );
+        continue;
+      }
       const result = await model.train(
         groups,
         { learningRate: options.learningRate ?? 2e-5 },
@@ -167,7 +175,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
     const { mean } = await gather(steps);
     rewards.push(mean);
-    print(`on checkpoint ${steps}: reward ${mean.toFixed(3)}`);
+    print(`on checkpoint ${await model.getStep()}: reward ${mean.toFixed(3)}`);
     print(`\nmean reward per step\n${renderTerminalChart(rewards)}`);
 
     let reportPath: string | undefined;

@@ -143,3 +143,80 @@ it("records forced tool_choice with the policy's own logprobs, so training on it
   expect(step.data.mean_importance_ratio).toBeCloseTo(1, 9);
   expect(step.data.clipped_tokens).toBe(0);
 });
+
+it("streams a tool call's tokens and logprobs as the answer has them", async () => {
+  const body = {
+    model: "emulator/tiny",
+    messages: [{ role: "user", content: TASKS[1]!.prompt }],
+    tools: TOOLS,
+    tool_choice: "required",
+    logprobs: true,
+    return_token_ids: true,
+    seed: 3,
+  };
+  const whole = (await call(emu, "POST", "/chat/completions", body)).json.choices[0];
+  const res = await fetch(`${emu.url}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer test-key", "content-type": "application/json" },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  const chunks = (await res.text())
+    .split("\n\n")
+    .filter((l) => l.startsWith("data: {"))
+    .map((l) => JSON.parse(l.slice(6)).choices[0])
+    .filter(Boolean);
+  expect(chunks.flatMap((c) => c.logprobs?.content ?? [])).toEqual(whole.logprobs.content);
+  expect(chunks.flatMap((c) => c.token_ids ?? [])).toEqual(whole.token_ids);
+  expect(whole.token_ids).toHaveLength(3);
+  const args = chunks.flatMap((c) => c.delta.tool_calls ?? []).map((d) => d.function.arguments);
+  expect(args.join("")).toBe(whole.message.tool_calls[0].function.arguments);
+});
+
+it("learns a tool call by SFT: the tool's name and its argument word", async () => {
+  const { mkdtemp, writeFile } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const path = await import("node:path");
+  const dir = await mkdtemp(path.join(tmpdir(), "sft-tools-"));
+  const file = path.join(dir, "data.jsonl");
+  const rows = TASKS.map((task) => ({
+    messages: [
+      { role: "user", content: task.prompt },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "c",
+            type: "function",
+            function: { name: task.tool, arguments: JSON.stringify({ fruit: task.fruit }) },
+          },
+        ],
+      },
+    ],
+    tools: TOOLS,
+  }));
+  await writeFile(
+    file,
+    `${Array(10)
+      .fill(rows.map((r) => JSON.stringify(r)).join("\n"))
+      .join("\n")}\n`,
+  );
+  const m = await createModel(emu, "sft-tools");
+  const job = await call(emu, "POST", "/preview/sft-training-jobs", {
+    model_id: m.id,
+    training_data_url: `file://${file}`,
+  });
+  expect(job.status).toBe(200);
+  const events = await waitForJob(emu, job.json.id);
+  expect(events.at(-1)).toMatchObject({ type: "training_ended" });
+  const name = `wandb-artifact:///${m.entity}/${m.project}/${m.name}`;
+  for (const task of TASKS) {
+    const r = await call(emu, "POST", "/chat/completions", {
+      model: name,
+      messages: [{ role: "user", content: task.prompt }],
+      tools: TOOLS,
+      temperature: 0,
+    });
+    expect(score(task, r.json.choices[0])).toBe(1);
+  }
+});
