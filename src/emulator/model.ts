@@ -1,6 +1,7 @@
 // The emulator's trainable policy: a tiny bag-of-words model over a word
-// vocabulary. The logit of the next token is the scaled sum of the context
-// rows of the prompt's features, plus a bigram row of the previous token.
+// vocabulary. The logit of the next token is the sum of the context rows of
+// the prompt's features, a bigram row of the previous token, and shared copy
+// weights for words a tool answered or the user asked about (MODEL.md).
 // Tool names and argument words are tokens of the same model, so RL moves
 // them like any other token. Everything is plain arrays.
 
