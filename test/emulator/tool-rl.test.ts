@@ -133,6 +133,27 @@ it("records forced tool_choice with the policy's own logprobs, so training on it
       });
     }
   }
+  // tool_choice "none" masks <tool> in the draw, not in the logprob either.
+  const none = await call(emu, "POST", "/chat/completions", {
+    model: name,
+    messages: [{ role: "user", content: task.prompt }],
+    tools: TOOLS,
+    tool_choice: "none",
+    n: 4,
+    max_tokens: 2,
+    logprobs: true,
+    seed: 6,
+  });
+  for (const c of none.json.choices) {
+    expect(c.finish_reason).not.toBe("tool_calls");
+    // Untrained: a first word has 1/50 (half the mass went to the masked <tool>).
+    expect(c.logprobs.content[0].logprob).toBeCloseTo(Math.log(1 / 50), 9);
+    trajectories.push({
+      messages_and_choices: [{ role: "user", content: task.prompt }, c],
+      tools: TOOLS,
+      reward: 0,
+    });
+  }
   expect(new Set(trajectories.map((t) => t.reward)).size).toBe(2);
   const job = await call(emu, "POST", "/preview/training-jobs", {
     model_id: m.id,
