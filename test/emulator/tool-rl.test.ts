@@ -1,12 +1,14 @@
 // A two-tool agent learns on the emulator: the right tool with the right
 // argument, trained from chance by RL through the HTTP API.
+import { tmpdir } from "node:os";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Emulator } from "../../src/emulator/index.js";
 import { call, createModel, start, waitForJob } from "./helpers.js";
 
 let emu: Emulator;
 beforeAll(async () => {
-  emu = await start();
+  // SFT data is read from files under the temporary directory only.
+  emu = await start({ sftDataDir: tmpdir() });
 });
 afterAll(async () => {
   await emu.close();
@@ -195,7 +197,6 @@ it("streams a tool call's tokens and logprobs as the answer has them", async () 
 
 it("learns a tool call by SFT: the tool's name and its argument word", async () => {
   const { mkdtemp, writeFile } = await import("node:fs/promises");
-  const { tmpdir } = await import("node:os");
   const path = await import("node:path");
   const dir = await mkdtemp(path.join(tmpdir(), "sft-tools-"));
   const file = path.join(dir, "data.jsonl");
