@@ -156,3 +156,34 @@ it("records the steps that served a rollout's first and last call, and drops gro
     "TrainingCoordinator: dropped 1 groups more than 0 steps behind the policy: g-slow.",
   );
 });
+
+it("a coordinator started after another stopped mid-job follows that job instead of training its groups again", async () => {
+  await startWorkers(1);
+  const producer = new RolloutProducer({ connection: h.redis.connection });
+  closers.push(() => producer.close());
+  const following = h.tap.answered(/\/training-jobs\/[^/]+\/events/);
+  const first = await TrainingCoordinator.start({
+    connection: h.redis.connection,
+    model: h.model,
+    trainEvery: 2,
+    pollIntervalMs: 100,
+    lockTtlMs: 1000,
+    logger: memoryLogger(),
+  });
+  await producer.enqueue(
+    ["g-x", "g-y"].map((id) => ({ id, payload: { target: "cat" }, rollouts: 3 })),
+  );
+  // Its job was created and its id saved: the first coordinator now follows it.
+  await following;
+  await first.close();
+
+  const logger = memoryLogger();
+  const { done } = await startCoordinator({ logger }, 2);
+  await done;
+  expect(h.tap.jobs).toHaveLength(1);
+  expect(logger.lines[0]).toMatch(
+    /^TrainingCoordinator: resuming batch 1 \(2 groups, job \S+\)\.$/,
+  );
+  const p = await readProgress({ connection: h.redis.connection });
+  expect(p).toMatchObject({ trainingJobs: 1, groups: { trained: 2 } });
+});

@@ -18,12 +18,15 @@ export interface ServiceTap {
   url: string;
   /** The groups of each training job the service answered 2xx for, in order. */
   jobs: SentGroup[][];
+  /** Resolves when a request whose path matches `re` was answered. */
+  answered(re: RegExp): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTap(upstream: string): Promise<ServiceTap> {
   const origin = new URL(upstream).origin;
   const jobs: SentGroup[][] = [];
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -45,12 +48,14 @@ export async function startTap(upstream: string): Promise<ServiceTap> {
     }
     res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "" });
     res.end(text);
+    for (const w of waiters) if (w.re.test(url)) w.resolve();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
     jobs,
+    answered: (re) => new Promise((resolve) => waiters.push({ re, resolve })),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -139,8 +139,7 @@ export class TrainingCoordinator {
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
     await this.#acquire();
-    const step = await this.#options.model.getStep({ signal });
-    await publishStep(this.#client, this.#cluster, step);
+    await this.#publishLatestStep();
     for (const { batch, record } of await openBatches(this.#client, this.#cluster)) {
       this.#logger.info(
         `TrainingCoordinator: resuming batch ${batch} (${record.groups.length} groups${record.jobId ? `, job ${record.jobId}` : ""}).`,
@@ -166,6 +165,25 @@ export class TrainingCoordinator {
         continue;
       }
       await this.#train(claim.batch, { groups: claim.groups });
+    }
+  }
+
+  /** Workers start on the model's latest checkpoint; the service may be down for a while. */
+  async #publishLatestStep(): Promise<void> {
+    const signal = this.#abort.signal;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const step = await this.#options.model.getStep({ signal });
+        await publishStep(this.#client, this.#cluster, step);
+        return;
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const delay = Math.min(30_000, this.#pollMs * 2 ** Math.min(attempt, 5));
+        this.#logger.warn(
+          `TrainingCoordinator: could not read the model's latest step (${errorMessage(error)}); trying again in ${delay} ms.`,
+        );
+        await abortableSleep(delay, signal);
+      }
     }
   }
 

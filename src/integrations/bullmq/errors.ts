@@ -13,6 +13,10 @@ export class RedisUnavailableError extends Error {
  * Groups given to `RolloutProducer.enqueue` that cannot be enqueued: the
  * message names the field (`groups[2].payload.when`) and what was expected.
  * Nothing of the call was enqueued.
+ *
+ * @example
+ * await producer.enqueue([{ id: "g1", payload: { when: new Date() }, rollouts: 4 }]);
+ * // InvalidGroupError: RolloutProducer.enqueue: groups[0].payload.when is a Date; it must be plain JSON ...
  */
 export class InvalidGroupError extends Error {
   override name = "InvalidGroupError";
@@ -23,6 +27,10 @@ export class InvalidGroupError extends Error {
  * something else, or the trajectory does not serialize to ART's JSON (the
  * message names the field). The rollout counts as failed, in its group's
  * `exceptions`; it is not retried, since running it again would fail the same way.
+ *
+ * @example
+ * // In a collected group's exceptions:
+ * // { type: "<class 'RolloutResultError'>", message: "Rollout g1#0: the rollout function returned a number; ..." }
  */
 export class RolloutResultError extends Error {
   override name = "RolloutResultError";
