@@ -7,10 +7,10 @@ import { type Generation, type GenOptions, type GenToken, generate } from "./gen
 import {
   contentText,
   EOS_ID,
-  initialParams,
   type Params,
-  promptFeature,
+  promptFeatures,
   tokenize,
+  usableParams,
 } from "./model.js";
 
 type Body = ChatCompletionCreateParams & Record<string, unknown>;
@@ -29,7 +29,7 @@ export function genOptions(body: Body, choiceIndex: number): GenOptions {
   }
   const seed = typeof body.seed === "number" ? body.seed : Math.floor(Math.random() * 2 ** 31);
   return {
-    feature: promptFeature(body.messages),
+    features: promptFeatures(body.messages),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? 16,
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
@@ -123,7 +123,7 @@ export async function serveChat(
   params: Params | undefined,
 ): Promise<void> {
   checkRequest(body);
-  const p = params ?? initialParams();
+  const p = usableParams(params);
   const n = body.n ?? 1;
   const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i)));
   const asIds = body.return_tokens_as_token_ids === true;
@@ -192,56 +192,52 @@ export async function serveChat(
       [{ index, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }],
       index === 0 && wantIds ? { prompt_token_ids: prompt } : {},
     );
-    for (const t of g.tokens) {
+    if (g.toolCall) {
+      // A tool call's tokens (`<tool>`, the name, the argument words) travel
+      // with its first delta; the arguments follow in pieces.
+      await tick();
+      if (closed) return;
+      const tc = g.toolCall;
+      send([
+        {
+          index,
+          delta: {
+            tool_calls: [
+              { index: 0, id: tc.id, type: "function", function: { name: tc.name, arguments: "" } },
+            ],
+          },
+          logprobs: body.logprobs
+            ? { content: g.tokens.map((t) => logprobEntry(t, asIds)), refusal: null }
+            : null,
+          finish_reason: null,
+          ...(wantIds ? { token_ids: g.tokens.map((t) => t.id) } : {}),
+        },
+      ]);
+      const args = tc.arguments;
+      const step = Math.max(1, Math.ceil(args.length / 3));
+      for (let i = 0; i < args.length; i += step) {
+        await tick();
+        if (closed) return;
+        send([
+          {
+            index,
+            delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + step) } }] },
+            logprobs: null,
+            finish_reason: null,
+          },
+        ]);
+      }
+    }
+    for (const t of g.toolCall ? [] : g.tokens) {
       await tick();
       if (closed) return;
       // A stop string may cut the last token short: deltas follow the final content.
       const piece = (g.content ?? "").slice(emitted, emitted + t.text.length);
       emitted += piece.length;
-      const delta = { content: piece };
-      if (g.toolCall) {
-        // The tool token's logprob travels with the tool call's first delta.
-        const tc = g.toolCall;
-        send([
-          {
-            index,
-            delta: {
-              tool_calls: [
-                {
-                  index: 0,
-                  id: tc.id,
-                  type: "function",
-                  function: { name: tc.name, arguments: "" },
-                },
-              ],
-            },
-            logprobs: body.logprobs ? { content: [logprobEntry(t, asIds)], refusal: null } : null,
-            finish_reason: null,
-            ...(wantIds ? { token_ids: [t.id] } : {}),
-          },
-        ]);
-        const args = tc.arguments;
-        const step = Math.max(1, Math.ceil(args.length / 3));
-        for (let i = 0; i < args.length; i += step) {
-          await tick();
-          if (closed) return;
-          send([
-            {
-              index,
-              delta: {
-                tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + step) } }],
-              },
-              logprobs: null,
-              finish_reason: null,
-            },
-          ]);
-        }
-        continue;
-      }
       send([
         {
           index,
-          delta,
+          delta: { content: piece },
           logprobs: body.logprobs ? { content: [logprobEntry(t, asIds)], refusal: null } : null,
           finish_reason: null,
           ...(wantIds ? { token_ids: [t.id] } : {}),

@@ -1,13 +1,18 @@
 // Sampling completions from the policy: tokens, their logprobs, stop strings
-// and tool calls whose arguments follow the tool's JSON schema.
+// and tool calls. A tool call is tokens too: `<tool>`, the tool's name token,
+// then one token per word of the string arguments, each with its logprob.
 import {
   EOS_ID,
   logits,
   logSoftmax,
-  type Mask,
   type Params,
+  type Position,
+  positionAt,
   rng,
   sample,
+  slotId,
+  slotOf,
+  startPrev,
   TOOL_ID,
   tokenText,
   V,
@@ -17,14 +22,15 @@ import {
 import { type ValueSource, valueForSchema } from "./schema-value.js";
 
 export interface GenOptions {
-  feature: number;
+  /** The prompt's feature rows (`promptFeatures`). */
+  features: number[];
   maxTokens: number;
   temperature: number;
   topP: number;
   seed: number;
   stop: string[];
   topLogprobs: number;
-  /** Tool names offered; empty when tools are off. */
+  /** Tools offered; empty when the request has none. */
   tools: { name: string; parameters?: Record<string, unknown> }[];
   toolMode: "auto" | "required" | "none" | { name: string };
 }
@@ -43,55 +49,125 @@ export interface Generation {
   finishReason: "stop" | "length" | "tool_calls";
 }
 
+/**
+ * Draws the next token. Sampling honours the temperature, top_p and `only`
+ * (what tool_choice or an enum forces), but the logprob reported is the
+ * policy's own at temperature 1 over every token the position may hold, as
+ * vLLM's default raw logprobs are (taken before any logits processor): that
+ * is exactly what the trainer recomputes, so fresh rollouts have ratio 1.
+ */
+class Sampler {
+  readonly tokens: GenToken[] = [];
+  /** Inside a tool call tokens read as the call does: `<tool>`, the tool's name, bare words. */
+  inCall = false;
+  constructor(
+    private readonly params: Params,
+    private readonly o: GenOptions,
+    readonly random: () => number,
+  ) {}
+
+  next(at: Position, only?: ReadonlySet<number>): GenToken {
+    const prev = this.tokens.at(-1)?.id ?? startPrev(this.o.features);
+    const raw = logits(this.params, this.o.features, prev, at);
+    let draw = raw;
+    if (only) draw = raw.map((x, id) => (only.has(id) ? x : Number.NEGATIVE_INFINITY));
+    const id = sample(
+      logSoftmax(draw, this.o.temperature),
+      this.random,
+      this.o.topP,
+      this.o.temperature === 0,
+    );
+    const lp = logSoftmax(raw);
+    const text = (x: number) => this.textOf(x, this.tokens.length);
+    const tok: GenToken = {
+      id,
+      text: text(id),
+      logprob: lp[id] as number,
+      top: topOf(lp, this.o.topLogprobs, text),
+    };
+    this.tokens.push(tok);
+    return tok;
+  }
+
+  private textOf(id: number, pos: number): string {
+    if (!this.inCall) return tokenText(id, pos);
+    const slot = slotOf(id);
+    if (slot === -1) return VOCAB[id] as string;
+    return this.o.tools.find((_, i) => slotId(i) === id)?.name ?? (VOCAB[id] as string);
+  }
+}
+
 /** Samples one completion. */
 export function generate(params: Params, o: GenOptions): Generation {
   const random = rng(o.seed);
-  const greedy = o.temperature === 0;
-  const toolsOn = o.tools.length > 0 && o.toolMode !== "none";
-  const tokens: GenToken[] = [];
-  let prev = EOS_ID;
+  const s = new Sampler(params, o, random);
+  const nTools = o.tools.length;
+  const forced = nTools > 0 && o.toolMode !== "auto" && o.toolMode !== "none";
   let text = "";
   for (let pos = 0; pos < o.maxTokens; pos++) {
-    const mask: Mask = {
-      allowTool: toolsOn && pos === 0,
-      forceTool: toolsOn && pos === 0 && o.toolMode !== "auto",
-    };
-    const raw = logits(params, o.feature, prev, mask);
-    const id = sample(logSoftmax(raw, o.temperature), random, o.topP, greedy);
-    // Sampled at the request's temperature, reported as the policy's own
-    // (temperature 1) log-probabilities, as vLLM's default "raw logprobs" are:
-    // the trainer recomputes these, so fresh rollouts have ratio 1.
-    const lp = logSoftmax(raw);
-    const tok: GenToken = {
-      id,
-      text: tokenText(id, pos),
-      logprob: lp[id] as number,
-      top: topOf(lp, o.topLogprobs, pos),
-    };
-    if (id === EOS_ID) return { tokens, content: text, toolCall: null, finishReason: "stop" };
-    tokens.push(tok);
-    if (id === TOOL_ID) {
+    const at = positionAt(pos, s.tokens[0]?.id, nTools);
+    let only: Set<number> | undefined;
+    if (pos === 0 && forced) only = new Set([TOOL_ID]);
+    else if (pos === 0 && nTools > 0 && o.toolMode === "none")
+      only = new Set(Array.from({ length: V }, (_, i) => i).filter((i) => i !== TOOL_ID));
+    const tok = s.next(at, only);
+    if (tok.id === EOS_ID) {
+      s.tokens.pop();
+      return { tokens: s.tokens, content: text, toolCall: null, finishReason: "stop" };
+    }
+    if (tok.id === TOOL_ID) {
+      s.inCall = true;
       tok.text = VOCAB[TOOL_ID] as string;
-      const tool = pickTool(o, random);
-      const args = valueForSchema(tool.parameters, policyWords(params, o.feature, random));
-      return {
-        tokens,
-        content: null,
-        toolCall: {
-          id: `call_${Math.floor(random() * 2 ** 48).toString(36)}`,
-          name: tool.name,
-          arguments: JSON.stringify(args),
-        },
-        finishReason: "tool_calls",
-      };
+      for (const t of tok.top) t.text = VOCAB[t.id] as string;
+      return toolCall(s, o);
     }
     text += tok.text;
     const cut = firstStop(text, o.stop);
     if (cut !== -1)
-      return { tokens, content: text.slice(0, cut), toolCall: null, finishReason: "stop" };
-    prev = id;
+      return {
+        tokens: s.tokens,
+        content: text.slice(0, cut),
+        toolCall: null,
+        finishReason: "stop",
+      };
   }
-  return { tokens, content: text, toolCall: null, finishReason: "length" };
+  return { tokens: s.tokens, content: text, toolCall: null, finishReason: "length" };
+}
+
+/** After `<tool>`: the name token, then arguments whose words are sampled tokens. */
+function toolCall(s: Sampler, o: GenOptions): Generation {
+  const nTools = o.tools.length;
+  const named = typeof o.toolMode === "object" ? o.toolMode.name : undefined;
+  // The chat layer rejects a named tool that is not offered, so this finds it.
+  const namedIndex = named === undefined ? -1 : o.tools.findIndex((t) => t.name === named);
+  const nameTok = s.next(
+    { kind: "name", tools: nTools },
+    namedIndex === -1 ? undefined : new Set([slotId(namedIndex)]),
+  );
+  // Tools 16 apart share a name token; the first of them answers to it.
+  const index =
+    namedIndex !== -1 ? namedIndex : o.tools.findIndex((_, i) => slotId(i) === nameTok.id);
+  const tool = o.tools[index] as GenOptions["tools"][number];
+  const words = new Map<string, number>(WORDS.map((w, i) => [w, i]));
+  const source: ValueSource = {
+    random: s.random,
+    word: (among) => {
+      const only = among ? new Set(among.map((w) => words.get(w) as number)) : undefined;
+      return VOCAB[s.next({ kind: "arg", tools: nTools }, only).id] as string;
+    },
+    isWord: (w) => words.has(w),
+  };
+  const args = valueForSchema(tool.parameters, source);
+  return {
+    tokens: s.tokens,
+    content: null,
+    toolCall: {
+      id: `call_${Math.floor(s.random() * 2 ** 48).toString(36)}`,
+      name: tool.name,
+      arguments: JSON.stringify(args),
+    },
+    finishReason: "tool_calls",
+  };
 }
 
 function firstStop(text: string, stops: string[]): number {
@@ -104,26 +180,11 @@ function firstStop(text: string, stops: string[]): number {
   return best;
 }
 
-function topOf(lp: number[], k: number, pos: number): GenToken["top"] {
+function topOf(lp: number[], k: number, text: (id: number) => string): GenToken["top"] {
   if (k <= 0) return [];
   return lp
-    .map((logprob, id) => ({ id, text: tokenText(id, pos), logprob }))
+    .map((logprob, id) => ({ id, text: text(id), logprob }))
     .filter((x) => Number.isFinite(x.logprob))
     .sort((a, b) => b.logprob - a.logprob || a.id - b.id)
     .slice(0, Math.min(k, V));
-}
-
-function pickTool(o: GenOptions, random: () => number): GenOptions["tools"][number] {
-  const r = random();
-  // The chat layer rejects a named tool that is not offered, so this finds it.
-  const named = typeof o.toolMode === "object" ? o.toolMode.name : undefined;
-  const found = named === undefined ? undefined : o.tools.find((t) => t.name === named);
-  return found ?? (o.tools[Math.floor(r * o.tools.length)] as GenOptions["tools"][number]);
-}
-
-/** Words for string arguments come from the policy, right after the tool token. */
-function policyWords(params: Params, feature: number, random: () => number): ValueSource {
-  const lp = logSoftmax(logits(params, feature, TOOL_ID, { allowTool: false, forceTool: false }));
-  for (let i = WORDS.length; i < V; i++) lp[i] = Number.NEGATIVE_INFINITY;
-  return { random, word: () => VOCAB[sample(lp, random, 1, false)] as string };
 }

@@ -1,7 +1,8 @@
-// The emulator's trainable policy: a tiny contextual bigram model over a word
-// vocabulary. Logits for the next word are `context[f][v] + bigram[prev][v]`,
-// where `f` is a feature of the prompt (the last vocabulary word of the last
-// user message) and `prev` the previous word. Everything is plain arrays.
+// The emulator's trainable policy: a tiny bag-of-words model over a word
+// vocabulary. The logit of the next token is the scaled sum of the context
+// rows of the prompt's features, plus a bigram row of the previous token.
+// Tool names and argument words are tokens of the same model, so RL moves
+// them like any other token. Everything is plain arrays.
 
 /** The words the policy can say, then its special tokens. */
 export const WORDS = [
@@ -33,34 +34,78 @@ export const WORDS = [
 export const EOS = "<eos>";
 export const UNK = "<unk>";
 export const TOOL = "<tool>";
-export const VOCAB: readonly string[] = [...WORDS, EOS, UNK, TOOL];
+/** How many tools of a request the policy tells apart (one name token each). */
+export const TOOL_SLOTS = 16;
+const SLOT_NAMES = Array.from({ length: TOOL_SLOTS }, (_, i) => `<tool_${i}>`);
+export const VOCAB: readonly string[] = [...WORDS, EOS, UNK, TOOL, ...SLOT_NAMES];
 export const V = VOCAB.length;
 export const EOS_ID = VOCAB.indexOf(EOS);
 export const UNK_ID = VOCAB.indexOf(UNK);
 export const TOOL_ID = VOCAB.indexOf(TOOL);
+/** Id of the name token of the request's `i`-th tool (tools share a token every 16th). */
+export const slotId = (toolIndex: number) => TOOL_ID + 1 + (toolIndex % TOOL_SLOTS);
+/** The tool index (below 16) a name token stands for, or -1. */
+export const slotOf = (id: number) => (id > TOOL_ID && id < V ? id - TOOL_ID - 1 : -1);
 const INDEX = new Map(VOCAB.map((w, i) => [w, i]));
+const W = WORDS.length;
 
-/** Parameters of one checkpoint: `context` then `bigram`, each V×V, row-major. */
+// Feature rows: a vocabulary word of the last user message, a vocabulary word
+// of a tool result after it, "a tool answered", and hashed buckets for the
+// user's other words (so "colour" and "shape" are told apart).
+const USER_ROW = 0;
+const TOOL_RESULT_ROW = W;
+const TOOL_SEEN_ROW = 2 * W;
+const HASH_ROW = 2 * W + 1;
+export const HASH_BUCKETS = 64;
+export const FEATURE_ROWS = HASH_ROW + HASH_BUCKETS;
+
+/**
+ * Parameters of one checkpoint: the context table (FEATURE_ROWS × V) then the
+ * bigram table (V × V), row-major.
+ */
 export type Params = number[];
-export const PARAM_COUNT = 2 * V * V;
+const BIGRAM = FEATURE_ROWS * V;
+/**
+ * Copy weights, shared by every word so that "say what the tool answered" or
+ * "pass the word the user asked about" is one thing to learn, not one per
+ * word: one per kind of position, added to the logit of a word that a tool
+ * result holds, and one added to an argument word that the user's message holds.
+ */
+const COPY = BIGRAM + V * V;
+const KINDS = ["start", "text", "name", "arg"] as const;
+const COPY_USER_ARG = COPY + KINDS.length;
+export const PARAM_COUNT = COPY_USER_ARG + 1;
 
 export function initialParams(): Params {
   return new Array(PARAM_COUNT).fill(0);
 }
 
-/** Splits text into vocabulary ids; unknown words become `<unk>`. */
-export function tokenize(text: string): number[] {
-  const words = text.toLowerCase().match(/<[a-z]+>|[a-z]+/g) ?? [];
-  return words.map((w) => INDEX.get(w) ?? UNK_ID);
+/** Parameters of another layout (a data dir from an older emulator) start over. */
+export function usableParams(params: Params | undefined): Params {
+  return params && params.length === PARAM_COUNT ? params : initialParams();
 }
 
-/** Maps a logprob token string (`" red"`, `"token_id:3"`) back to its id. */
-export function tokenId(token: string): number {
+/** Splits text into vocabulary ids; unknown words become `<unk>`. */
+export function tokenize(text: string): number[] {
+  return words(text).map((w) => INDEX.get(w) ?? UNK_ID);
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().match(/<[a-z_0-9]+>|[a-z]+/g) ?? [];
+}
+
+/**
+ * Maps a logprob token string (`" red"`, `"token_id:3"`, a tool's name) back
+ * to its id; `tools` are the names offered, for name tokens spelled as names.
+ */
+export function tokenId(token: string, tools: readonly string[] = []): number {
   const m = /^token_id:(\d+)$/.exec(token);
   if (m) {
     const id = Number(m[1]);
     return id >= 0 && id < V ? id : UNK_ID;
   }
+  const tool = tools.indexOf(token.trim());
+  if (tool !== -1) return slotId(tool);
   return INDEX.get(token.trim().toLowerCase()) ?? UNK_ID;
 }
 
@@ -70,15 +115,39 @@ export function tokenText(id: number, pos: number): string {
   return pos === 0 ? word : ` ${word}`;
 }
 
-/** The prompt feature: the last vocabulary word of the last user message. */
-export function promptFeature(messages: readonly { role?: unknown; content?: unknown }[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m?.role !== "user") continue;
-    const ids = tokenize(contentText(m.content)).filter((id) => id < WORDS.length);
-    return ids.length ? (ids[ids.length - 1] as number) : UNK_ID;
+/** FNV-1a, so a word lands in the same bucket in every process. */
+function bucket(word: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < word.length; i++) {
+    h ^= word.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return UNK_ID;
+  return h % HASH_BUCKETS;
+}
+
+type MessageLike = { role?: unknown; content?: unknown };
+
+/**
+ * The prompt's features (sorted row ids): the words of the last user message
+ * (vocabulary words by themselves, other words by hashed bucket), and the
+ * vocabulary words of the tool results that came after it.
+ */
+export function promptFeatures(messages: readonly MessageLike[]): number[] {
+  const rows = new Set<number>();
+  let last = -1;
+  for (let i = messages.length - 1; i >= 0 && last === -1; i--)
+    if (messages[i]?.role === "user") last = i;
+  if (last === -1) return [];
+  for (const w of words(contentText(messages[last]?.content))) {
+    const id = INDEX.get(w);
+    rows.add(id !== undefined && id < W ? USER_ROW + id : HASH_ROW + bucket(w));
+  }
+  for (const m of messages.slice(last + 1)) {
+    if (m?.role !== "tool") continue;
+    rows.add(TOOL_SEEN_ROW);
+    for (const id of tokenize(contentText(m.content))) if (id < W) rows.add(TOOL_RESULT_ROW + id);
+  }
+  return [...rows].sort((a, b) => a - b);
 }
 
 /** Plain text of a message content (string or list of text parts). */
@@ -92,24 +161,81 @@ export function contentText(content: unknown): string {
   return "";
 }
 
-/** Which tokens may be produced at a position. */
-export interface Mask {
-  allowTool: boolean;
-  forceTool: boolean;
+/**
+ * Which tokens a position may hold, by its place in the completion; sampler
+ * and trainer derive it the same way, so recorded logprobs are recomputable.
+ * `start`: words, `<eos>`, and `<tool>` when tools are offered; `text`: words
+ * and `<eos>`; `name`: a name token per offered tool; `arg`: words.
+ */
+export interface Position {
+  kind: "start" | "text" | "name" | "arg";
+  /** How many tools the request offered. */
+  tools: number;
 }
 
-/** Raw logits of the next token (temperature 1, masked entries are -Infinity). */
-export function logits(params: Params, feature: number, prev: number, mask: Mask): number[] {
-  const out = new Array<number>(V);
-  for (let v = 0; v < V; v++) {
-    out[v] = (params[feature * V + v] as number) + (params[V * V + prev * V + v] as number);
+/** The position of token `pos` in a completion whose first token is `first`. */
+export function positionAt(pos: number, first: number | undefined, tools: number): Position {
+  if (pos === 0) return { kind: "start", tools };
+  if (first === TOOL_ID) return { kind: pos === 1 ? "name" : "arg", tools };
+  return { kind: "text", tools };
+}
+
+/**
+ * The untrained model calls an offered tool half the time on a fresh question:
+ * `<tool>` starts with the weight of all 25 other first tokens together. Once
+ * a tool has answered, the prior is gone (1 in 26), so agent loops end.
+ */
+const TOOL_PRIOR = Math.log(W + 1);
+
+/**
+ * The "previous token" at the start of an answer: `<eos>`, or `<unk>` (never
+ * said, so its bigram row is free) once a tool has answered, so replying to a
+ * tool result and starting on a fresh question are learnt apart.
+ */
+export function startPrev(features: readonly number[]): number {
+  return features.includes(TOOL_SEEN_ROW) ? UNK_ID : EOS_ID;
+}
+
+/** Raw logits of the next token (temperature 1; tokens the position cannot hold are -Infinity). */
+export function logits(
+  params: Params,
+  features: readonly number[],
+  prev: number,
+  at: Position,
+): number[] {
+  const out = new Array<number>(V).fill(Number.NEGATIVE_INFINITY);
+  const scale = featureScale(features.length);
+  const allowed = allowedIds(at);
+  const copy = COPY + KINDS.indexOf(at.kind);
+  for (const v of allowed) {
+    let x = params[BIGRAM + prev * V + v] as number;
+    for (const f of features) x += scale * (params[f * V + v] as number);
+    if (v < W && features.includes(TOOL_RESULT_ROW + v)) x += params[copy] as number;
+    if (at.kind === "arg" && features.includes(USER_ROW + v)) x += params[COPY_USER_ARG] as number;
+    out[v] = x;
   }
-  out[UNK_ID] = Number.NEGATIVE_INFINITY;
-  if (!mask.allowTool) out[TOOL_ID] = Number.NEGATIVE_INFINITY;
-  if (mask.forceTool) {
-    for (let v = 0; v < V; v++) if (v !== TOOL_ID) out[v] = Number.NEGATIVE_INFINITY;
-  }
+  if (at.kind === "start" && at.tools > 0 && !features.includes(TOOL_SEEN_ROW))
+    out[TOOL_ID] = (out[TOOL_ID] as number) + TOOL_PRIOR;
   return out;
+}
+
+const WORD_IDS = Array.from({ length: W }, (_, i) => i);
+const TEXT_IDS = [...WORD_IDS, EOS_ID];
+const START_WITH_TOOL = [...TEXT_IDS, TOOL_ID];
+
+function allowedIds(at: Position): readonly number[] {
+  switch (at.kind) {
+    case "start":
+      return at.tools > 0 ? START_WITH_TOOL : TEXT_IDS;
+    case "text":
+      return TEXT_IDS;
+    case "arg":
+      return WORD_IDS;
+    case "name":
+      return Array.from({ length: Math.min(Math.max(at.tools, 1), TOOL_SLOTS) }, (_, i) =>
+        slotId(i),
+      );
+  }
 }
 
 /** Log-softmax of `logits / temperature`. */
@@ -163,38 +289,76 @@ export function sample(
 }
 
 /**
- * Adds `scale * (onehot(token) - softmax)` to the gradient rows used at one
- * position: the gradient of `log p(token)` with respect to both tables.
- * Returns the entropy of the distribution, for metrics.
+ * Adds `scale * d log p(token) / d params` to `grad`: `(onehot(token) −
+ * softmax)` on the bigram row of `prev` and, scaled like the logits, on the
+ * context row of each feature. Returns the distribution's entropy, for metrics.
  */
 export function accumulateLogpGrad(
   grad: number[],
   params: Params,
-  feature: number,
+  features: readonly number[],
   prev: number,
   token: number,
-  mask: Mask,
+  at: Position,
   scale: number,
 ): number {
-  const lp = logSoftmax(logits(params, feature, prev, mask));
+  const lp = logSoftmax(logits(params, features, prev, at));
+  const fScale = featureScale(features.length);
+  const copy = COPY + KINDS.indexOf(at.kind);
   let entropy = 0;
   for (let v = 0; v < V; v++) {
     const p = Math.exp(lp[v] as number);
     if (p > 0) entropy -= p * (lp[v] as number);
     const g = scale * ((v === token ? 1 : 0) - p);
-    grad[feature * V + v] = (grad[feature * V + v] as number) + g;
-    grad[V * V + prev * V + v] = (grad[V * V + prev * V + v] as number) + g;
+    if (g === 0) continue;
+    grad[BIGRAM + prev * V + v] = (grad[BIGRAM + prev * V + v] as number) + g;
+    for (const f of features) grad[f * V + v] = (grad[f * V + v] as number) + fScale * g;
+    if (v < W && features.includes(TOOL_RESULT_ROW + v)) grad[copy] = (grad[copy] as number) + g;
+    if (at.kind === "arg" && features.includes(USER_ROW + v))
+      grad[COPY_USER_ARG] = (grad[COPY_USER_ARG] as number) + g;
   }
   return entropy;
 }
 
-/** log p(token | feature, prev) under `params` at temperature 1. */
+/** log p(token | features, prev) under `params` at temperature 1. */
 export function tokenLogprob(
   params: Params,
-  feature: number,
+  features: readonly number[],
   prev: number,
   token: number,
-  mask: Mask,
+  at: Position,
 ): number {
-  return logSoftmax(logits(params, feature, prev, mask))[token] as number;
+  return logSoftmax(logits(params, features, prev, at))[token] as number;
 }
+
+/**
+ * The tokens of a tool call as the policy would have produced them: `<tool>`,
+ * the name token, then the vocabulary words of the arguments' strings in order.
+ */
+export function toolCallTokens(name: string, args: string, tools: readonly string[]): number[] {
+  const index = tools.indexOf(name);
+  const out = [TOOL_ID, slotId(Math.max(index, 0))];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return out;
+  }
+  const visit = (x: unknown): void => {
+    if (typeof x === "string") {
+      for (const id of tokenize(x)) if (id < W) out.push(id);
+    } else if (Array.isArray(x)) x.forEach(visit);
+    else if (x && typeof x === "object") Object.values(x).forEach(visit);
+  };
+  visit(parsed);
+  return out;
+}
+
+/**
+ * The context rows are summed; past 8 features they are scaled down so that a
+ * gradient step moves a long prompt's logits no more than an 8-word one's.
+ */
+function featureScale(n: number): number {
+  return n <= FULL_FEATURES ? 1 : Math.sqrt(FULL_FEATURES / n);
+}
+const FULL_FEATURES = 8;

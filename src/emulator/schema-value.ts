@@ -10,8 +10,10 @@ type Schema = Record<string, unknown>;
 /** Where the random parts of a value come from. */
 export interface ValueSource {
   random(): number;
-  /** A word sampled from the policy. */
-  word(): string;
+  /** A word sampled from the policy; `among` (vocabulary words) narrows the draw. */
+  word(among?: readonly string[]): string;
+  /** Whether the policy can say `text` as one word. */
+  isWord(text: string): boolean;
 }
 
 interface Context {
@@ -112,7 +114,11 @@ function generate(schema: unknown, ctx: Context, depth: number): unknown {
   if ("const" in s) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) {
     const typed = types.length ? s.enum.filter((v) => fitsType(v, types)) : s.enum;
-    return pick(typed.length ? typed : s.enum, random);
+    const values = typed.length ? typed : s.enum;
+    // Words the policy can say are its choice, so training can learn which one.
+    if (values.every((v) => typeof v === "string" && ctx.source.isWord(v)))
+      return ctx.source.word(values as string[]);
+    return pick(values, random);
   }
   const branches = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
   if (Array.isArray(branches) && branches.length > 0) {

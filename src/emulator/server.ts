@@ -307,16 +307,15 @@ export function buildServer(opts: ServerOptions): RunningServer {
           reward_min: rewards.length ? Math.min(...rewards) : 0,
           reward_max: rewards.length ? Math.max(...rewards) : 0,
         };
-        // ART reads a split's metrics per step; here they join the latest
-        // checkpoint, so deleteCheckpoints({ keepBestBy: "val/reward" }) can use them.
-        const current = store.latestCheckpoint(id);
-        if (current) {
-          for (const [k, v] of Object.entries(metrics)) current.metrics[`${body.split}/${k}`] = v;
-        }
+        // As ART's history does, the split's metrics belong to the step they
+        // were logged at: the latest checkpoint carries them (`val/reward`, ...).
+        const cp = store.latestCheckpoint(id);
+        if (cp) for (const [k, v] of Object.entries(metrics)) cp.metrics[`${body.split}/${k}`] = v;
         store.logs.push({
           id: randomUUID(),
           model_id: id,
           split: body.split,
+          step: cp?.step ?? 0,
           trajectory_groups: body.trajectory_groups,
           metrics,
         });

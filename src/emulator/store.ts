@@ -51,6 +51,8 @@ export interface StoredLog {
   id: string;
   model_id: string;
   split: string;
+  /** The model's latest step when the groups were logged. */
+  step?: number;
   trajectory_groups: unknown[];
   metrics: Record<string, number>;
 }

@@ -5,13 +5,17 @@ import {
   accumulateLogpGrad,
   contentText,
   EOS_ID,
-  type Mask,
   type Params,
-  promptFeature,
+  type Position,
+  positionAt,
+  promptFeatures,
+  startPrev,
   TOOL_ID,
   tokenId,
   tokenize,
   tokenLogprob,
+  toolCallTokens,
+  usableParams,
 } from "./model.js";
 import { loadTrainingRows, type TrainingDataAccess, TrainingDataError } from "./sft-data.js";
 import type { Store, StoredJob } from "./store.js";
@@ -26,10 +30,24 @@ class JobError extends Error {}
 const yieldLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Sequence {
-  feature: number;
+  features: number[];
   tokens: number[];
   oldLogprobs: (number | null)[];
-  toolsOffered: boolean;
+  /** Names of the tools offered, in order: they fix which name tokens exist. */
+  tools: string[];
+}
+
+/** The function names of a `tools` list. */
+function toolNames(tools: unknown): string[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.map((t) => String((t as { function?: { name?: unknown } })?.function?.name ?? ""));
+}
+
+/** The tokens a message stands for when no logprobs or token ids were recorded. */
+function messageTokens(message: Json, tools: string[]): number[] {
+  const call = (message.tool_calls as Json[] | undefined)?.[0]?.function as Json | undefined;
+  if (call) return toolCallTokens(String(call.name), String(call.arguments ?? ""), tools);
+  return tokenize(contentText(message.content));
 }
 
 type Json = Record<string, unknown>;
@@ -47,7 +65,7 @@ function sequencesOf(
 ): Sequence[] {
   const out: Sequence[] = [];
   const context: { role?: unknown; content?: unknown }[] = [];
-  const toolsOffered = Array.isArray(tools) && tools.length > 0;
+  const names = toolNames(tools);
   items.forEach((item, i) => {
     if (!isChoice(item)) {
       context.push(item as Json);
@@ -59,14 +77,10 @@ function sequencesOf(
     let tokens: number[];
     let old: (number | null)[];
     if (content) {
-      tokens = tokenIds ?? content.map((c) => tokenId(String(c.token)));
+      tokens = tokenIds ?? content.map((c) => tokenId(String(c.token), names));
       old = content.map((c) => (typeof c.logprob === "number" ? c.logprob : null));
     } else if (allowWithoutLogprobs) {
-      tokens =
-        tokenIds ??
-        (Array.isArray(message.tool_calls) && message.tool_calls.length
-          ? [TOOL_ID]
-          : tokenize(contentText(message.content)));
+      tokens = tokenIds ?? messageTokens(message, names);
       old = tokens.map(() => null);
     } else {
       throw new JobError(
@@ -77,14 +91,14 @@ function sequencesOf(
       tokens = [...tokens, EOS_ID];
       old = [...old, null];
     }
-    out.push({ feature: promptFeature(context), tokens, oldLogprobs: old, toolsOffered });
+    out.push({ features: promptFeatures(context), tokens, oldLogprobs: old, tools: names });
     context.push(message);
   });
   return out;
 }
 
-function maskAt(seq: Sequence, pos: number): Mask {
-  return { allowTool: seq.toolsOffered && pos === 0, forceTool: false };
+function positionOf(seq: Sequence, pos: number): Position {
+  return positionAt(pos, seq.tokens[0], seq.tools.length);
 }
 
 export interface JobContext {
@@ -117,7 +131,7 @@ function start(ctx: JobContext, job: StoredJob): Params {
   if (!latest) throw new JobError(`Model ${job.model_id} has no checkpoint to train from.`);
   job.status = "RUNNING";
   job.training_start = new Date().toISOString();
-  return [...latest.params];
+  return [...usableParams(latest.params)];
 }
 
 /** Runs one job to its terminal event; never throws. */
@@ -228,17 +242,21 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
     for (const { histories, advantage } of group) {
       for (const seqs of histories) {
         // Every token of the history, with its logprob under the current parameters.
-        const steps = seqs.flatMap((seq) => {
-          let prev = EOS_ID;
-          return seq.tokens.map((tok, pos) => {
-            const step = { seq, pos, prev, tok, mask: maskAt(seq, pos) };
-            prev = tok;
-            return step;
-          });
-        });
+        const steps = seqs
+          .flatMap((seq) => {
+            let prev = startPrev(seq.features);
+            return seq.tokens.map((tok, pos) => {
+              const at = positionOf(seq, pos);
+              const step = { seq, pos, prev, tok, at };
+              prev = tok;
+              return { ...step, lp: tokenLogprob(params, seq.features, step.prev, tok, at) };
+            });
+            // A token the policy cannot say there (an unknown word) has nothing to learn.
+          })
+          .filter((x) => Number.isFinite(x.lp));
         const terms = historyTerms(
           steps.map((x) => ({
-            newLogprob: tokenLogprob(params, x.seq.feature, x.prev, x.tok, x.mask),
+            newLogprob: x.lp,
             oldLogprob: x.seq.oldLogprobs[x.pos] ?? null,
             advantage,
           })),
@@ -246,7 +264,7 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
         );
         steps.forEach((x, i) => {
           const weight = terms.weights[i] as number;
-          entropy += accumulateLogpGrad(grad, params, x.seq.feature, x.prev, x.tok, x.mask, weight);
+          entropy += accumulateLogpGrad(grad, params, x.seq.features, x.prev, x.tok, x.at, weight);
         });
         lossSum += terms.loss;
         clipped += terms.clipped;
@@ -300,17 +318,17 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
   const examples: Sequence[][] = [];
   rows.forEach((row) => {
     const msgs = row.messages as Json[];
-    const toolsOffered = Array.isArray(row.tools) && row.tools.length > 0;
+    const names = toolNames(row.tools);
     const seqs: Sequence[] = [];
     msgs.forEach((m, k) => {
       if (m?.role !== "assistant") return;
-      const hasTools = Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
-      const tokens = hasTools ? [TOOL_ID] : [...tokenize(contentText(m.content)), EOS_ID];
+      const tokens = messageTokens(m, names);
+      if (tokens[0] !== TOOL_ID) tokens.push(EOS_ID);
       seqs.push({
-        feature: promptFeature(msgs.slice(0, k)),
+        features: promptFeatures(msgs.slice(0, k)),
         tokens,
         oldLogprobs: [],
-        toolsOffered,
+        tools: names,
       });
     });
     if (seqs.length) examples.push(seqs);
@@ -339,13 +357,16 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
     let loss = 0;
     let tokens = 0;
     for (const seq of batch.flat()) {
-      let prev = EOS_ID;
+      let prev = startPrev(seq.features);
       seq.tokens.forEach((tok, pos) => {
-        const mask = maskAt(seq, pos);
-        loss -= tokenLogprob(params, seq.feature, prev, tok, mask);
-        accumulateLogpGrad(grad, params, seq.feature, prev, tok, mask, 1);
-        tokens++;
+        const at = positionOf(seq, pos);
+        const before = prev;
         prev = tok;
+        const lp = tokenLogprob(params, seq.features, before, tok, at);
+        if (!Number.isFinite(lp)) return; // a word the policy cannot say
+        loss -= lp;
+        accumulateLogpGrad(grad, params, seq.features, before, tok, at, 1);
+        tokens++;
       });
     }
     for (let i = 0; i < params.length; i++)

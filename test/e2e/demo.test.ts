@@ -1,9 +1,19 @@
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Writable } from "node:stream";
 import { expect, it } from "vitest";
-import { renderSvgChart, renderTerminalChart } from "../../examples/demo/chart.js";
-import { main } from "../../examples/demo/main.js";
+import { renderTerminalChart, runDemo } from "../../src/demo/index.js";
+
+/** A stream that says it is a terminal (so the progress bar draws) and keeps what it gets. */
+class FakeTerminal extends Writable {
+  isTTY = true;
+  text = "";
+  override _write(chunk: Buffer, _enc: string, done: () => void) {
+    this.text += chunk.toString();
+    done();
+  }
+}
 
 it("draws one bar per step, scaled to the largest value", () => {
   const chart = renderTerminalChart([0.25, 0.5, 1], 8);
@@ -14,26 +24,33 @@ it("draws one bar per step, scaled to the largest value", () => {
   ]);
 });
 
-it("draws the reward curve as an SVG polyline, higher rewards higher up", () => {
-  const svg = renderSvgChart([0, 0.5, 1], "a <title>");
-  expect(svg.startsWith("<svg")).toBe(true);
-  expect(svg).toContain("a &lt;title&gt;");
-  const points = /<polyline points="([^"]+)"/
-    .exec(svg)![1]!
-    .split(" ")
-    .map((p) => p.split(",").map(Number));
-  expect(points).toHaveLength(3);
-  expect(points[0]![0]).toBeLessThan(points[2]![0]!);
-  expect(points[0]![1]).toBeGreaterThan(points[1]![1]!);
-  expect(points[1]![1]).toBeGreaterThan(points[2]![1]!);
-});
-
-it("runs the demo end to end against the emulator, and the reward rises", async () => {
-  const outDir = await mkdtemp(path.join(tmpdir(), "demo-"));
-  const lines: string[] = [];
-  const { rewards, svgPath } = await main({ steps: 4, outDir, log: (l) => lines.push(l) });
+it("trains the tool-using agent end to end on the emulator: the reward rises, the bar shows it live, the report is written", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "demo-"));
+  const out = new FakeTerminal();
+  const reportPath = path.join(dir, "report.html");
+  const { rewards, reportPath: written } = await runDemo({
+    steps: 4,
+    groupSize: 8,
+    out,
+    reportPath,
+  });
   expect(rewards).toHaveLength(5);
-  expect(rewards.at(-1)!).toBeGreaterThan(rewards[0]! + 0.3);
-  expect(lines.filter((l) => /^step \d: reward .* trained checkpoint \d/.test(l))).toHaveLength(4);
-  expect(await readFile(svgPath, "utf8")).toContain("<polyline");
+  expect(rewards.at(-1)!).toBeGreaterThan(rewards[0]! + 0.2);
+  const lines = out.text.split(/[\r\n]/);
+  expect(
+    lines.filter((l) => /^step \d: reward .* rollouts used the tool\) -> checkpoint \d/.test(l)),
+  ).toHaveLength(4);
+  // Rewards are given in afterEach, so the bar shows a mean before the gather ends.
+  const frames = lines
+    .map((l) => /^step 3 \[[#.]+\] (\d+)\/32 reward=(\d\.\d{3})/.exec(l))
+    .filter((m) => m !== null);
+  expect(frames.some((m) => Number(m[1]) < 32 && Number(m[2]) > 0)).toBe(true);
+  // The demo's agent really is an agent: its rollouts call the tool and answer after it.
+  expect(lines.some((l) => /^step 3: .*\((?:[1-9]\d*)\/32 rollouts used the tool\)/.test(l))).toBe(
+    true,
+  );
+  expect(written).toBe(reportPath);
+  const html = await readFile(reportPath, "utf8");
+  expect(html).toContain('id="reward-chart"');
+  expect(html).toContain("check_stock");
 });

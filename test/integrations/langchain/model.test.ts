@@ -36,7 +36,11 @@ describe("TrajectoryCallbackHandler on a chat model", () => {
     expect(call.id).toMatch(/^call_/);
     expect(typeof JSON.parse(call.function.arguments).color).toBe("string");
     expect(body!.top_logprobs).toBe(2);
-    expect(choice.logprobs.content.map((l: any) => l.token)).toEqual(["<tool>"]);
+    expect(choice.logprobs.content.map((l: any) => l.token)).toEqual([
+      "<tool>",
+      "paint",
+      JSON.parse(call.function.arguments).color,
+    ]);
     expect(t.logs).toEqual([]);
   });
 

@@ -30,7 +30,7 @@ afterAll(async () => {
 function expectSampledTurn(choice: any) {
   const lp = choice.logprobs.content as { token: string; logprob: number }[];
   expect(lp.length).toBeGreaterThan(0);
-  // A forced tool call's token has probability 1 (logprob 0).
+  // Every token carries the policy's own logprob, a forced tool call's too.
   for (const t of lp) expect(t.logprob).toBeLessThanOrEqual(0);
   // Logprob tokens spelled as the ids they are (return_tokens_as_token_ids).
   expect(lp.map((x) => x.token)).toEqual(
