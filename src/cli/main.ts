@@ -3,6 +3,7 @@
 import { errorMessage } from "../util/error-message.js";
 import { chat } from "./commands/chat.js";
 import { checkpointsDelete, checkpointsList } from "./commands/checkpoints.js";
+import { demo, report } from "./commands/demo-report.js";
 import { emulator } from "./commands/emulator.js";
 import { inspect, validate } from "./commands/files.js";
 import { jobsFollow, jobsGet } from "./commands/jobs.js";
@@ -26,7 +27,9 @@ export const COMMANDS: Command[] = [
   sft,
   validate,
   inspect,
+  demo,
   emulator,
+  report,
 ];
 
 function topHelp(): string {

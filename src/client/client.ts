@@ -144,7 +144,10 @@ export class TrainingClient {
       defaultHeaders: { ...this.#defaultHeaders, ...options.defaultHeaders },
       apiKey: this.#apiKey,
       baseURL: this.baseURL,
-      fetch: serviceErrorFetch(options.fetch ?? this.#fetch, { apiKey: this.#apiKey }),
+      fetch: serviceErrorFetch(options.fetch ?? this.#fetch, {
+        apiKey: this.#apiKey,
+        baseURL: this.baseURL,
+      }),
     });
   }
 

@@ -14,7 +14,12 @@ type GroupWireInput = z.input<typeof TrajectoryGroupWireSchema>;
  */
 export type TrajectoryGroupParam = GroupWireInput | { toJSON(): GroupWireInput };
 
-/** `params` with its `trajectory_groups` widened to {@link TrajectoryGroupParam}. */
+/**
+ * `params` with its `trajectory_groups` widened to {@link TrajectoryGroupParam}.
+ *
+ * @example
+ * const params: WithGroupParams<TrainingJobCreateParams> = { model_id, trajectory_groups: [group] };
+ */
 export type WithGroupParams<P extends { trajectory_groups: unknown }> = Omit<
   P,
   "trajectory_groups"

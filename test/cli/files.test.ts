@@ -64,7 +64,7 @@ it("validate names each invalid line and field, warns about what will not train,
   expect(ok).toEqual({
     code: 0,
     stderr: "",
-    stdout: `${good}: 1 group(s), 2 trajectorie(s): valid ART JSON.\n`,
+    stdout: `${good}: 1 group(s), 2 trajectories: valid ART JSON.\n`,
   });
 
   const bad = await file([

@@ -136,10 +136,14 @@ describe("a model's life from the command line", () => {
       "red",
       "--step",
       "1",
+      "--json",
       ...base,
     ]);
     expect(said.code).toBe(0);
-    expect(said.stdout.trim().length).toBeGreaterThan(0);
+    // The answer is sampled (it may even be empty); the model it came from is not.
+    const completion = JSON.parse(said.stdout);
+    expect(completion.model).toBe("wandb-artifact:///me/demo/agent:step1");
+    expect(completion.choices[0].logprobs.content).toBeInstanceOf(Array);
     const missing = await inProcess(["chat", "me/demo/agent", "hi", "--step", "9", ...base]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("has no checkpoint step9");

@@ -1,5 +1,7 @@
 // Mistakes a newcomer makes with the client and the emulator, and the errors
 // that should tell them what to do.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import {
   InvalidBaseURLError,
@@ -44,6 +46,31 @@ it("a 404 from a base URL without /v1 says the URL lacks /v1", async () => {
     .catch((e: unknown) => e);
   expect(plain).toBeInstanceOf(OpenAI.NotFoundError);
   expect((plain as Error).message).toContain("does the client's base URL end in /v1?");
+});
+
+it("chat completions through the client say so too, whatever the server's 404 body", async () => {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(404, { "content-type": "text/plain" });
+    res.end("Not Found");
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const client = new TrainingClient({ apiKey: "k", baseURL: base, maxRetries: 0 });
+    const err = await client.chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((err as Error).message).toContain("POST /chat/completions failed: Not Found.");
+    expect((err as Error).message).toContain(`The base URL ${base} does not end in /v1`);
+    const right = new TrainingClient({ apiKey: "k", baseURL: `${base}/v1`, maxRetries: 0 });
+    const plain = await right.chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e);
+    expect((plain as Error).message).not.toContain("does not end in /v1");
+  } finally {
+    server.close();
+  }
 });
 
 it("a wrong key through a plain openai client reads the emulator's message, not 'no body'", async () => {

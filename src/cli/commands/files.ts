@@ -58,7 +58,7 @@ ${GROUP_BY_HELP}`,
         ...problemLines(file, read.problems),
         ...warned.map((w) => `warning: ${w}`),
         valid
-          ? `${file}: ${summary.groups} group(s), ${summary.trajectories} trajectorie(s): valid ART JSON.`
+          ? `${file}: ${summary.groups} group(s), ${summary.trajectories} trajectories: valid ART JSON.`
           : `${file}: ${read.problems.length} invalid line(s).`,
       ];
       out.stdout.write(`${lines.join("\n")}\n`);

@@ -94,6 +94,8 @@ export class Chat {
 export interface ServiceErrorFetchOptions {
   /** The API key, masked wherever an error body echoes it back. */
   apiKey?: string;
+  /** The client's base URL: a 404 from one without `/v1` says so. */
+  baseURL?: string;
 }
 
 /**
@@ -113,7 +115,11 @@ export function serviceErrorFetch(
     const response = await (inner ?? globalThis.fetch)(input, init);
     if (response.ok) return response;
     const text = redactSecret(await response.text(), options.apiKey);
-    const rewritten = rewriteErrorBody(text, describeTarget(input, init));
+    const rewritten = rewriteErrorBody(
+      text,
+      describeTarget(input, init),
+      response.status === 404 ? missingVersionHint(options.baseURL) : undefined,
+    );
     // The SDK keeps these on its error, where inspect() and logs would show them.
     const headers = redactHeaders(response.headers, options.apiKey);
     headers.delete("content-length");
@@ -139,17 +145,44 @@ function describeTarget(input: Parameters<typeof fetch>[0], init?: RequestInit):
   return `${method} ${path}`;
 }
 
-function rewriteErrorBody(text: string, target: string): string {
+/** Says when a base URL lacks the `/v1` every route of the service starts with. */
+function missingVersionHint(baseURL: string | undefined): string | undefined {
+  if (!baseURL) return undefined;
+  const base = baseURL.replace(/\/+$/, "");
+  let path = "";
+  try {
+    path = new URL(base).pathname;
+  } catch {}
+  if (/\/v\d+$/.test(path)) return undefined;
+  return `The base URL ${base} does not end in /v1, where the service's routes are; try ${base}/v1.`;
+}
+
+function withHint(message: string, hint: string): string {
+  return `${message}${/[.!?]$/.test(message) ? "" : "."} ${hint}`;
+}
+
+function rewriteErrorBody(text: string, target: string, hint?: string): string {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return text.trim() === ""
-      ? text
-      : JSON.stringify({ error: { message: `${target} failed: ${text.trim()}` } });
+    const said = text.trim() === "" ? `${target} failed` : `${target} failed: ${text.trim()}`;
+    if (!hint) return text.trim() === "" ? text : JSON.stringify({ error: { message: said } });
+    return JSON.stringify({ error: { message: withHint(said, hint) } });
   }
-  if (typeof body !== "object" || body === null || "error" in body) return text;
+  if (typeof body !== "object" || body === null) return text;
+  if ("error" in body) {
+    const error = (body as { error: unknown }).error;
+    if (!hint || typeof error !== "object" || error === null) return text;
+    const message = (error as { message?: unknown }).message;
+    return JSON.stringify({
+      ...body,
+      error: { ...error, message: withHint(typeof message === "string" ? message : target, hint) },
+    });
+  }
   const said = serverMessage(body);
   const message = said ? `${target} failed: ${said}` : `${target} failed`;
-  return JSON.stringify({ error: { ...(body as object), message } });
+  return JSON.stringify({
+    error: { ...(body as object), message: hint ? `${message} ${hint}` : message },
+  });
 }
