@@ -52,6 +52,11 @@ export interface RequestSpec<Out> {
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /**
+   * A body already serialized and checked (the shipper's prepared groups):
+   * sent as it is, neither validated nor stringified again.
+   */
+  rawBody?: Blob;
   /** Validates the body or query before sending; a failure rejects with RequestValidationError. */
   paramsSchema?: z.ZodType;
   params?: unknown;
@@ -128,8 +133,8 @@ export class RequestCore {
     try {
       response = await doFetch(url, {
         method: spec.method,
-        headers: this.#headers(spec.body !== undefined, opts.headers),
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        headers: this.#headers(spec.body !== undefined || spec.rawBody !== undefined, opts.headers),
+        body: spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body)),
         signal,
       });
       text = await response.text();
@@ -194,4 +199,18 @@ function parseBody(text: string): unknown {
 /** Encodes one path segment (ids are user input). */
 export function segment(id: string): string {
   return encodeURIComponent(id);
+}
+
+/**
+ * A JSON body put together from pieces already serialized: `head`, the
+ * items joined by commas as a JSON array, then `tail`.
+ */
+export function jsonBody(head: string, items: readonly Uint8Array[], tail: string): Blob {
+  const parts: (string | Uint8Array)[] = [`${head}[`];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(",");
+    parts.push(item);
+  });
+  parts.push(`]${tail}`);
+  return new Blob(parts as BlobPart[]);
 }

@@ -6,12 +6,9 @@ import {
   retryDelay,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import {
-  type GroupInput,
-  type TrainableModel,
-  type TrainConfig,
-  toWireGroups,
-} from "../training/index.js";
+import { prepareGroup } from "../training/groups.js";
+import type { GroupInput, TrainableModel, TrainConfig } from "../training/index.js";
+import { PreparedGroup } from "../training/prepared.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { Spool, type SpoolEntry } from "./spool.js";
 import { SpoolLock } from "./spool-lock.js";
@@ -158,15 +155,17 @@ export class TrajectoryShipper {
    */
   async add(group: GroupInput): Promise<void> {
     if (this.#closed) throw new Error("TrajectoryShipper.add: the shipper is closed.");
-    const [wire] = toWireGroups([group], "TrajectoryShipper.add");
+    // Written and checked once, in slices that leave the event loop free;
+    // these bytes are what the spool keeps and the service receives.
+    const prepared = await prepareGroup(group, "TrajectoryShipper.add");
     await this.#ready;
     const entry: SpoolEntry = {
       id: this.#spool?.newId() ?? "",
       split: this.#split,
-      group: wire,
+      group: prepared,
       logged: false,
     };
-    const bytes = Buffer.byteLength(JSON.stringify(wire));
+    const bytes = prepared.byteLength;
     while (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.#maxBytes) {
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
@@ -255,7 +254,9 @@ export class TrajectoryShipper {
    * await writeFile("unshipped.json", JSON.stringify(shipper.failedGroups()));
    */
   failedGroups(): unknown[] {
-    return this.#failed.map((entry) => entry.group);
+    return this.#failed.map((entry) =>
+      entry.group instanceof PreparedGroup ? entry.group.toJSON() : entry.group,
+    );
   }
 
   // `process.exit()` (or an uncaught error) ends the process without waiting.
@@ -326,6 +327,7 @@ export class TrajectoryShipper {
         this.#trainer.addLogged(entry);
       } else {
         const item: Item = { entry, bytes: Buffer.byteLength(JSON.stringify(entry.group)) };
+        // Read from disk, so checked again (and sent as bytes) when it ships.
         this.#hold(item);
         this.#enqueue(item);
       }
@@ -379,6 +381,8 @@ export class TrajectoryShipper {
 
   async #send(entry: SpoolEntry, signal: AbortSignal): Promise<void> {
     const maxAttempts = this.#options.maxAttempts ?? 8;
+    if (!(entry.group instanceof PreparedGroup))
+      entry.group = await prepareGroup(entry.group, "TrajectoryShipper (spool replay)");
     await withTrainingSpan(
       "trajectory_recorder.ship",
       {

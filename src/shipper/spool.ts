@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { PreparedGroup } from "../training/prepared.js";
 import { atomicWriteFile, isTempName } from "../util/atomic-write.js";
 import type { TrajectoryGroupWire } from "../wire/index.js";
 
@@ -13,7 +14,8 @@ import type { TrajectoryGroupWire } from "../wire/index.js";
 export interface SpoolEntry {
   id: string;
   split: string;
-  group: TrajectoryGroupWire;
+  /** As read from disk, or prepared (its bytes are written as they are). */
+  group: TrajectoryGroupWire | PreparedGroup;
   /** Logged already; waits only for its training job. */
   logged: boolean;
 }
@@ -54,7 +56,7 @@ export class Spool {
   }
 
   async write(entry: SpoolEntry): Promise<void> {
-    await atomicWriteFile(this.#file(entry.id, GROUP), JSON.stringify(entry));
+    await atomicWriteFile(this.#file(entry.id, GROUP), entryBytes(entry));
   }
 
   async remove(id: string): Promise<void> {
@@ -67,7 +69,15 @@ export class Spool {
    * before the drops leaves duplicates that `readAll` resolves to the job.
    */
   async writeJob(job: SpoolJob): Promise<void> {
-    await atomicWriteFile(this.#file(job.id, JOB), JSON.stringify(job));
+    const { entries, ...rest } = job;
+    const head = JSON.stringify({ ...rest, entries: [] }).slice(0, -"[]}".length);
+    const parts: Uint8Array[] = [Buffer.from(`${head}[`)];
+    entries.forEach((entry, i) => {
+      if (i > 0) parts.push(Buffer.from(","));
+      parts.push(entryBytes(entry));
+    });
+    parts.push(Buffer.from("]}"));
+    await atomicWriteFile(this.#file(job.id, JOB), Buffer.concat(parts));
     for (const entry of job.entries) await this.remove(entry.id);
   }
 
@@ -152,6 +162,14 @@ export class Spool {
   #file(id: string, suffix: string): string {
     return path.join(this.dir, `${id}${suffix}`);
   }
+}
+
+/** A group file's content: the group's prepared bytes are copied in as they are. */
+function entryBytes(entry: SpoolEntry): Uint8Array {
+  const { group, ...rest } = entry;
+  if (!(group instanceof PreparedGroup)) return Buffer.from(JSON.stringify(entry));
+  const head = JSON.stringify(rest).slice(0, -1);
+  return Buffer.concat([Buffer.from(`${head},"group":`), group.bytes, Buffer.from("}")]);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

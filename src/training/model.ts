@@ -8,6 +8,7 @@ import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } f
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
 import { type GroupInput, toWireGroups } from "./groups.js";
+import { PreparedGroup } from "./prepared.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
 
@@ -183,20 +184,28 @@ export class TrainableModel {
     config?: TrainConfig,
     run: TrainRunOptions = {},
   ): Promise<TrainResult> {
-    const trajectory_groups = toWireGroups(groups, "train");
+    // Groups the shipper prepared are sent as the bytes they already are.
+    const prepared = allPrepared(groups);
+    const trajectory_groups = prepared ? [] : toWireGroups(groups, "train");
     const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(
       "trajectory_recorder.train",
       {
         "trajectory_recorder.model_id": this.id,
-        "trajectory_recorder.groups": trajectory_groups.length,
+        "trajectory_recorder.groups": groups.length,
       },
       async (span) => {
         const stepBefore = await this.getStep({ signal: run.signal });
-        const job = await this.client.trainingJobs.create(
-          { model_id: this.id, trajectory_groups, experimental_config },
-          { signal: run.signal },
-        );
+        const job = prepared
+          ? await this.client.trainingJobs.createPrepared(
+              { model_id: this.id, experimental_config },
+              prepared,
+              { signal: run.signal },
+            )
+          : await this.client.trainingJobs.create(
+              { model_id: this.id, trajectory_groups, experimental_config },
+              { signal: run.signal },
+            );
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
         return this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
@@ -235,12 +244,14 @@ export class TrainableModel {
     groups: readonly GroupInput[],
     options: { split?: string; signal?: AbortSignal } = {},
   ): Promise<void> {
+    const split = options.split ?? "val";
+    const prepared = allPrepared(groups);
+    if (prepared) {
+      await this.client.models.logPrepared(this.id, split, prepared, { signal: options.signal });
+      return;
+    }
     const trajectory_groups = toWireGroups(groups, "log");
-    await this.client.models.log(
-      this.id,
-      { split: options.split ?? "val", trajectory_groups },
-      { signal: options.signal },
-    );
+    await this.client.models.log(this.id, { split, trajectory_groups }, { signal: options.signal });
   }
 
   /**
@@ -376,6 +387,13 @@ export class TrainableModel {
     });
     return { jobId, step, metrics };
   }
+}
+
+/** The groups' bytes when every group is a non-empty list of prepared ones. */
+function allPrepared(groups: readonly GroupInput[]): Uint8Array[] | undefined {
+  if (!Array.isArray(groups) || groups.length === 0) return undefined;
+  if (!groups.every((g) => g instanceof PreparedGroup)) return undefined;
+  return groups.map((g) => (g as PreparedGroup).bytes);
 }
 
 type TrainableModelMethods = Pick<

@@ -43,6 +43,11 @@ export class History {
     } as HistoryWire;
   }
 
+  /** @internal The fields of {@link toJSON} as they are in memory, for the wire writer. */
+  wireShell(): Record<string, unknown> {
+    return { messages_and_choices: this.messages_and_choices, tools: this.tools, ...this.#extra };
+  }
+
   /**
    * Reads a History from ART's JSON (an object or a string), validating it.
    * @throws TrajectoryValidationError naming the bad field.

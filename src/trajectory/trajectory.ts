@@ -114,6 +114,26 @@ export class Trajectory {
   }
 
   /**
+   * @internal The fields of {@link toJSON}, in its order, as they are in
+   * memory (nothing copied, Choices not converted): for the wire writer,
+   * which converts and writes them one at a time.
+   */
+  wireShell(): Record<string, unknown> {
+    return {
+      messages_and_choices: this.messages_and_choices,
+      tools: this.tools,
+      additional_histories: this.additional_histories,
+      reward: this.reward,
+      initial_policy_version: this.initial_policy_version,
+      final_policy_version: this.final_policy_version,
+      metrics: this.metrics,
+      metadata: this.metadata,
+      logs: this.logs,
+      ...this.#extra,
+    };
+  }
+
+  /**
    * Reads a Trajectory from ART's JSON (an object or a string). Missing keys
    * take ART's defaults; unknown keys are kept and written back by `toJSON()`.
    *
