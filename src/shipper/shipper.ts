@@ -133,6 +133,8 @@ export class TrajectoryShipper {
       logger: this.#logger,
       counters: this.#stats,
       failed: this.#failed,
+      maxAttempts: options.maxAttempts ?? 8,
+      backoff: options.backoff,
     });
     this.#ready = this.#replay();
     if (options.flushOnExit !== false) {
@@ -311,7 +313,7 @@ export class TrajectoryShipper {
         `TrajectoryShipper: removed ${removed} temporary file(s) from ${this.#spool.dir}, left by writes that a stopped process cut short (a write counts only once renamed into place: nothing kept is lost).`,
       );
     }
-    const { groups, jobs } = await this.#spool.readAll((file, error) => {
+    const { groups, jobs, uncertain } = await this.#spool.readAll((file, error) => {
       this.#stats.unreadable += 1;
       this.#logger.error(
         `TrajectoryShipper: could not read spool file ${file} (${(error as Error).message}); it is left in place.`,
@@ -320,6 +322,15 @@ export class TrajectoryShipper {
     for (const job of jobs) {
       this.#stats.spooled += job.entries.length;
       this.#trainer.adopt(job);
+    }
+    if (uncertain.length > 0) {
+      // At most one job per group: these may be in a job already.
+      this.#stats.spooled += uncertain.length;
+      this.#stats.failed += uncertain.length;
+      this.#failed.push(...uncertain);
+      this.#logger.error(
+        `TrajectoryShipper: ${uncertain.length} logged group(s) in ${this.#spool.dir} were in a training job whose creation got no answer (the service may have started it); they are not trained again, listed by failedGroups(), and kept until you delete their .creating.json file (then the next start trains them).`,
+      );
     }
     for (const entry of groups) {
       this.#stats.spooled += 1;

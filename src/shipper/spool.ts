@@ -37,10 +37,16 @@ export interface SpoolJob {
 export interface SpoolContents {
   groups: SpoolEntry[];
   jobs: SpoolJob[];
+  /**
+   * Logged groups whose training job was being created when the run ended
+   * or lost the answer: the service may have trained them.
+   */
+  uncertain: SpoolEntry[];
 }
 
 const GROUP = ".group.json";
 const JOB = ".job.json";
+const CREATING = ".creating.json";
 
 export class Spool {
   readonly dir: string;
@@ -81,6 +87,21 @@ export class Spool {
     for (const entry of job.entries) await this.remove(entry.id);
   }
 
+  /** Marks groups as being in a job whose creation has been requested. */
+  async writeCreating(id: string, entries: SpoolEntry[]): Promise<void> {
+    const marker = { id, entries: entries.map((e) => e.id) };
+    await atomicWriteFile(this.#file(id, CREATING), JSON.stringify(marker));
+  }
+
+  async removeCreating(id: string): Promise<void> {
+    await rm(this.#file(id, CREATING), { force: true });
+  }
+
+  /** The file marking a job creation, for messages. */
+  creatingFile(id: string): string {
+    return this.#file(id, CREATING);
+  }
+
   async removeJob(id: string): Promise<void> {
     await rm(this.#file(id, JOB), { force: true });
   }
@@ -115,12 +136,26 @@ export class Spool {
     const names = (await this.#list()).sort();
     const jobs = await this.#readEach<SpoolJob>(names, JOB, jobProblem, onBad);
     const inJobs = new Set(jobs.flatMap((job) => job.entries.map((e) => e.id)));
+    const markers = await this.#readEach<{ id: string; entries: string[] }>(
+      names,
+      CREATING,
+      creatingProblem,
+      onBad,
+    );
+    const creating = new Set<string>();
+    for (const marker of markers) {
+      // The job was named and saved after all: the marker is stale.
+      if (marker.entries.every((id) => inJobs.has(id))) await this.removeCreating(marker.id);
+      else for (const id of marker.entries) creating.add(id);
+    }
     const groups: SpoolEntry[] = [];
+    const uncertain: SpoolEntry[] = [];
     for (const entry of await this.#readEach<SpoolEntry>(names, GROUP, entryProblem, onBad)) {
       if (inJobs.has(entry.id)) await this.remove(entry.id);
+      else if (creating.has(entry.id) && entry.logged) uncertain.push(entry);
       else groups.push(entry);
     }
-    return { groups, jobs };
+    return { groups, jobs, uncertain };
   }
 
   async #readEach<T>(
@@ -183,6 +218,15 @@ function entryProblem(value: unknown, at = ""): string | undefined {
   if (!isObject(value.group) || !Array.isArray(value.group.trajectories))
     return `${at}group: expected a trajectory group`;
   if (typeof value.logged !== "boolean") return `${at}logged: expected a boolean`;
+  return undefined;
+}
+
+/** What is wrong with a job-creation marker's content, if anything. */
+function creatingProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "the file is not an object";
+  if (typeof value.id !== "string" || value.id === "") return "id: expected a string";
+  if (!Array.isArray(value.entries) || !value.entries.every((e) => typeof e === "string"))
+    return "entries: expected an array of ids";
   return undefined;
 }
 
