@@ -32,7 +32,11 @@ export interface TrajectoryShipperOptions {
   trainEvery?: { groups: number; config?: TrainConfig; pollIntervalMs?: number };
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
-  /** Serialized bytes held in memory before `add` waits. Default 16 MiB. */
+  /**
+   * Serialized bytes held in memory before `add` waits. Default 64 MiB: room
+   * for two 20 MB groups in flight and the next one. A group larger than
+   * this still ships, alone.
+   */
   maxQueuedBytes?: number;
   /**
    * A directory where each group waits on disk until the service confirmed
@@ -114,7 +118,7 @@ export class TrajectoryShipper {
     this.#model = options.model;
     this.#split = options.split ?? "train";
     this.#logger = options.logger ?? console;
-    this.#maxBytes = options.maxQueuedBytes ?? 16 * 1024 * 1024;
+    this.#maxBytes = options.maxQueuedBytes ?? 64 * 1024 * 1024;
     this.#queue = new PQueue({ concurrency: options.concurrency ?? 2 });
     this.#spool = options.spoolDir ? new Spool(options.spoolDir) : undefined;
     // First, so that a shipper that cannot have the directory is never made.
