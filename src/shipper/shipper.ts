@@ -68,6 +68,8 @@ export interface TrajectoryShipperOptions {
 interface Item {
   entry: SpoolEntry;
   bytes: number;
+  /** Bytes of this group counted in memory now (0 while it waits on disk only). */
+  held: number;
   /** Given up on by close(); a late confirmation turns it back into shipped. */
   givenUp?: boolean;
 }
@@ -171,12 +173,9 @@ export class TrajectoryShipper {
       group: prepared,
       logged: false,
     };
-    const bytes = prepared.byteLength;
-    while (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.#maxBytes) {
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-    const item: Item = { entry, bytes };
-    this.#hold(item);
+    const item: Item = { entry, bytes: prepared.byteLength, held: 0 };
+    await this.#take(item);
+    this.#pending.add(item);
     if (this.#spool) {
       try {
         await this.#spool.write(entry);
@@ -185,6 +184,10 @@ export class TrajectoryShipper {
         throw error;
       }
       this.#stats.spooled += 1;
+      // On disk now: it is read back when its turn comes, so memory holds
+      // only what is being written or sent, however long the backlog.
+      entry.group = undefined;
+      this.#drop(item);
     }
     this.#enqueue(item);
   }
@@ -260,9 +263,10 @@ export class TrajectoryShipper {
    * await writeFile("unshipped.json", JSON.stringify(shipper.failedGroups()));
    */
   failedGroups(): unknown[] {
-    return this.#failed.map((entry) =>
-      entry.group instanceof PreparedGroup ? entry.group.toJSON() : entry.group,
-    );
+    return this.#failed.map((entry) => {
+      const group = entry.group ?? this.#spool?.loadSync(entry);
+      return group instanceof PreparedGroup ? group.toJSON() : group;
+    });
   }
 
   // `process.exit()` (or an uncaught error) ends the process without waiting.
@@ -341,9 +345,9 @@ export class TrajectoryShipper {
       if (entry.logged) {
         this.#trainer.addLogged(entry);
       } else {
-        const item: Item = { entry, bytes: Buffer.byteLength(JSON.stringify(entry.group)) };
-        // Read from disk, so checked again (and sent as bytes) when it ships.
-        this.#hold(item);
+        // Read back when it ships, and checked again then.
+        const item: Item = { entry, bytes: this.#spool.sizeOf(entry.id), held: 0 };
+        this.#pending.add(item);
         this.#enqueue(item);
       }
     }
@@ -354,24 +358,40 @@ export class TrajectoryShipper {
     void this.#queue.add(() => this.#ship(item));
   }
 
-  #hold(item: Item): void {
+  // Waits until the group's bytes fit in maxQueuedBytes, then counts them. A
+  // group larger than the limit waits for an empty budget, then goes alone.
+  async #take(item: Item): Promise<void> {
+    while (this.#queuedBytes > 0 && this.#queuedBytes + item.bytes > this.#maxBytes) {
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
     this.#queuedBytes += item.bytes;
-    this.#pending.add(item);
+    item.held = item.bytes;
+  }
+
+  #drop(item: Item): void {
+    if (item.held === 0) return;
+    this.#queuedBytes -= item.held;
+    item.held = 0;
+    const waiters = this.#waiters.splice(0);
+    for (const wake of waiters) wake();
   }
 
   #release(item: Item): void {
-    if (!this.#pending.delete(item)) return;
-    this.#queuedBytes -= item.bytes;
-    const waiters = this.#waiters.splice(0);
-    for (const wake of waiters) wake();
+    this.#pending.delete(item);
+    this.#drop(item);
   }
 
   async #ship(item: Item): Promise<void> {
     const signal = this.#abort.signal;
     try {
+      if (item.entry.group === undefined && this.#spool) {
+        await this.#take(item);
+        item.entry.group = await this.#spool.load(item.entry);
+      }
       await this.#send(item.entry, signal);
     } catch (error) {
-      if (item.givenUp) return; // counted and reported by close()
+      if (this.#spool) item.entry.group = undefined;
+      if (item.givenUp) return this.#drop(item); // counted and reported by close()
       this.#release(item);
       this.#stats.failed += 1;
       this.#failed.push(item.entry);
@@ -383,13 +403,16 @@ export class TrajectoryShipper {
       return;
     }
     if (item.givenUp) this.#takeBack(item);
-    this.#release(item);
+    this.#pending.delete(item);
     this.#stats.shipped += 1;
     if (this.#options.trainEvery) {
       item.entry.logged = true;
       await this.#spoolQuietly(() => this.#spool?.write(item.entry));
+      if (this.#spool) item.entry.group = undefined;
+      this.#drop(item);
       this.#trainer.addLogged(item.entry);
     } else {
+      this.#drop(item);
       await this.#spoolQuietly(() => this.#unspool(item.entry));
     }
   }
@@ -398,6 +421,7 @@ export class TrajectoryShipper {
     const maxAttempts = this.#options.maxAttempts ?? 8;
     if (!(entry.group instanceof PreparedGroup))
       entry.group = await prepareGroup(entry.group, "TrajectoryShipper (spool replay)");
+    const group = entry.group;
     await withTrainingSpan(
       "trajectory_recorder.ship",
       {
@@ -408,7 +432,7 @@ export class TrajectoryShipper {
         for (let attempt = 0; ; attempt++) {
           span.setAttribute("trajectory_recorder.attempts", attempt + 1);
           try {
-            await this.#model.log([entry.group], { split: entry.split, signal });
+            await this.#model.log([group], { split: entry.split, signal });
             return;
           } catch (error) {
             if (signal.aborted || !isRetryableError(error) || attempt + 1 >= maxAttempts)

@@ -4,6 +4,7 @@
 // atomically as soon as the service named the job, so a restart follows that
 // job instead of training the same groups again.
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { PreparedGroup } from "../training/prepared.js";
@@ -14,8 +15,11 @@ import type { TrajectoryGroupWire } from "../wire/index.js";
 export interface SpoolEntry {
   id: string;
   split: string;
-  /** As read from disk, or prepared (its bytes are written as they are). */
-  group: TrajectoryGroupWire | PreparedGroup;
+  /**
+   * As read from disk, or prepared (its bytes are written as they are);
+   * undefined while it waits on disk only (`Spool.load` reads it back).
+   */
+  group: TrajectoryGroupWire | PreparedGroup | undefined;
   /** Logged already; waits only for its training job. */
   logged: boolean;
 }
@@ -51,6 +55,7 @@ const CREATING = ".creating.json";
 export class Spool {
   readonly dir: string;
   #seq = 0;
+  readonly #sizes = new Map<string, number>();
   constructor(dir: string) {
     this.dir = path.resolve(dir);
   }
@@ -59,6 +64,24 @@ export class Spool {
   newId(): string {
     this.#seq += 1;
     return `${Date.now().toString().padStart(14, "0")}-${String(this.#seq).padStart(8, "0")}-${randomUUID().slice(0, 8)}`;
+  }
+
+  /**
+   * An entry's group, read back from its file: the prepared bytes as they
+   * were written when the file is this process's layout, else the parsed group.
+   */
+  async load(entry: SpoolEntry): Promise<PreparedGroup | TrajectoryGroupWire> {
+    return groupIn(await readFile(this.#file(entry.id, GROUP)), entry);
+  }
+
+  /** {@link load}, synchronously (for `failedGroups()`). */
+  loadSync(entry: SpoolEntry): PreparedGroup | TrajectoryGroupWire {
+    return groupIn(readFileSync(this.#file(entry.id, GROUP)), entry);
+  }
+
+  /** The size of a group file read by `readAll`, in bytes. */
+  sizeOf(id: string): number {
+    return this.#sizes.get(id) ?? 0;
   }
 
   async write(entry: SpoolEntry): Promise<void> {
@@ -151,6 +174,8 @@ export class Spool {
     const groups: SpoolEntry[] = [];
     const uncertain: SpoolEntry[] = [];
     for (const entry of await this.#readEach<SpoolEntry>(names, GROUP, entryProblem, onBad)) {
+      // A backlog stays on disk: each group is read back when it is needed.
+      entry.group = undefined;
       if (inJobs.has(entry.id)) await this.remove(entry.id);
       else if (creating.has(entry.id) && entry.logged) uncertain.push(entry);
       else groups.push(entry);
@@ -168,7 +193,8 @@ export class Spool {
     for (const name of names.filter((n) => n.endsWith(suffix))) {
       const file = path.join(this.dir, name);
       try {
-        const value: unknown = JSON.parse(await readFile(file, "utf8"));
+        const text = await readFile(file, "utf8");
+        const value: unknown = JSON.parse(text);
         // Valid JSON of another shape (a hand edit, another program's file)
         // is as unreadable as broken JSON: left in place, never half-used.
         const wrong = problem(value);
@@ -201,10 +227,23 @@ export class Spool {
 
 /** A group file's content: the group's prepared bytes are copied in as they are. */
 function entryBytes(entry: SpoolEntry): Uint8Array {
-  const { group, ...rest } = entry;
+  const { group } = entry;
+  if (group === undefined) throw new Error(`spool entry ${entry.id} has no group in memory`);
   if (!(group instanceof PreparedGroup)) return Buffer.from(JSON.stringify(entry));
-  const head = JSON.stringify(rest).slice(0, -1);
-  return Buffer.concat([Buffer.from(`${head},"group":`), group.bytes, Buffer.from("}")]);
+  return Buffer.concat([headOf(entry), group.bytes, Buffer.from("}")]);
+}
+
+function headOf(entry: SpoolEntry): Buffer {
+  const head = JSON.stringify({ id: entry.id, split: entry.split, logged: entry.logged });
+  return Buffer.from(`${head.slice(0, -1)},"group":`);
+}
+
+function groupIn(file: Buffer, entry: SpoolEntry): PreparedGroup | TrajectoryGroupWire {
+  const head = headOf(entry);
+  if (file.subarray(0, head.length).equals(head) && file[file.length - 1] === 0x7d) {
+    return new PreparedGroup(file.subarray(head.length, file.length - 1));
+  }
+  return (JSON.parse(file.toString("utf8")) as { group: TrajectoryGroupWire }).group;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

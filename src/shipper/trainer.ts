@@ -4,6 +4,7 @@
 // of training the same groups again.
 import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index.js";
 import {
+  type GroupInput,
   type TrainableModel,
   type TrainConfig,
   TrainingFailedError,
@@ -161,25 +162,30 @@ export class Trainer {
   async #train(entries: SpoolEntry[], config: TrainConfig | undefined): Promise<void> {
     const job = this.#start(this.#ctx.spool?.newId() ?? "", entries);
     const spool = this.#ctx.spool;
+    const groups: GroupInput[] = [];
+    try {
+      // A logged group waits on disk; the job's groups are read back for it.
+      for (const e of entries) groups.push(e.group ?? (e.group = await (spool as Spool).load(e)));
+    } catch (error) {
+      job.certain = true;
+      await this.#settle(job, Promise.reject(error));
+      return;
+    }
     // Marked before the request: if its answer is lost (or the process dies
     // waiting), a restart cannot tell whether the job exists, and keeps the
     // groups out of any other job rather than risk training them twice.
     if (spool) await spool.writeCreating(job.id, entries);
     const attempt = () =>
-      this.#ctx.model.train(
-        entries.map((e) => e.group),
-        config,
-        {
-          signal: this.#ctx.signal,
-          pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
-          onJobCreated: async ({ jobId, stepBefore }) => {
-            job.jobId = jobId;
-            job.stepBefore = stepBefore;
-            await this.#save(job);
-            await spool?.removeCreating(job.id);
-          },
+      this.#ctx.model.train(groups, config, {
+        signal: this.#ctx.signal,
+        pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
+        onJobCreated: async ({ jobId, stepBefore }) => {
+          job.jobId = jobId;
+          job.stepBefore = stepBefore;
+          await this.#save(job);
+          await spool?.removeCreating(job.id);
         },
-      );
+      });
     const outcome = (async () => {
       for (let n = 1; ; n++) {
         try {
