@@ -285,9 +285,9 @@ export async function shippingBench(): Promise<void> {
       ratio: x(cpuShip, cpuBare),
       target: "≤ 1.5×",
     },
-    "worst event-loop stall shipping one group": {
-      value: ms(Math.max(...shipRuns.map((r) => r.stall))),
-      baseline: ms(Math.max(...bareRuns.map((r) => r.stall))),
+    "worst event-loop stall shipping one group (median of runs / worst)": {
+      value: `${ms(median(shipRuns.map((r) => r.stall)))} / ${ms(Math.max(...shipRuns.map((r) => r.stall)))}`,
+      baseline: `${ms(median(bareRuns.map((r) => r.stall)))} / ${ms(Math.max(...bareRuns.map((r) => r.stall)))}`,
       ratio: "",
       target: "≤ 50 ms",
     },
