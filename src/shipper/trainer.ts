@@ -165,7 +165,10 @@ export class Trainer {
     const groups: GroupInput[] = [];
     try {
       // A logged group waits on disk; the job's groups are read back for it.
-      for (const e of entries) groups.push(e.group ?? (e.group = await (spool as Spool).load(e)));
+      for (const e of entries) {
+        e.group ??= await (spool as Spool).load(e);
+        groups.push(e.group);
+      }
     } catch (error) {
       job.certain = true;
       await this.#settle(job, Promise.reject(error));
