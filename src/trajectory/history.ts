@@ -1,5 +1,6 @@
 import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
+import { compactItems } from "./compact-logprobs.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
@@ -60,7 +61,7 @@ export class History {
   /** @internal Builds from input already validated, keeping it verbatim. */
   static fromValid(raw: Record<string, unknown>): History {
     const h = new History({
-      messages_and_choices: copyJson(raw.messages_and_choices as MessageOrChoice[]),
+      messages_and_choices: compactItems(copyJson(raw.messages_and_choices as MessageOrChoice[])),
       tools: copyJson((raw.tools as ToolParam[] | null | undefined) ?? null),
     });
     h.#extra = copyJson(extraKeys(raw, KNOWN));

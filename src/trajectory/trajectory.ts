@@ -1,5 +1,6 @@
 import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
+import { compactItems } from "./compact-logprobs.js";
 import { History } from "./history.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
@@ -150,7 +151,9 @@ export class Trajectory {
   static fromValid(raw: Record<string, unknown>, parsed: TrajectoryWire): Trajectory {
     const rawHistories = (raw.additional_histories ?? []) as Record<string, unknown>[];
     const t = new Trajectory({
-      messages_and_choices: copyJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
+      messages_and_choices: compactItems(
+        copyJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
+      ),
       tools: copyJson((raw.tools ?? null) as ToolParam[] | null),
       additional_histories: rawHistories.map((h) => History.fromValid(h)),
       reward: parsed.reward,

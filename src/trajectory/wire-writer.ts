@@ -11,6 +11,7 @@ import {
   TrajectoryWireSchema,
 } from "../wire/index.js";
 import { choiceToJson } from "./choice-json.js";
+import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryGroup } from "./group.js";
 import { History } from "./history.js";
 import { isChoice, type MessageOrChoice } from "./messages.js";
@@ -163,6 +164,10 @@ const TOKEN_KEYS = new Set(["token", "bytes", "logprob", "top_logprobs"]);
 const TOP_KEYS = new Set(["token", "bytes", "logprob"]);
 
 function logprobsText(value: unknown, path: (string | number)[], issues: WireIssue[]): string {
+  // Checked when it was made: written from its columns.
+  if (value instanceof CompactLogprobs) {
+    return value.wireText() ?? logprobsText(value.toJSON(), path, issues);
+  }
   if (!isObject(value)) {
     issues.push({ path, message: "expected an object or null" });
     return "null";
