@@ -26,7 +26,25 @@ interface Columns {
   topEnds: Uint32Array | undefined;
 }
 
+// Most tokens are ASCII: their bytes are their char codes, with no encoder call.
+function isAscii(token: string): boolean {
+  for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) > 127) return false;
+  return true;
+}
+
+function bytesOf(token: string): number[] {
+  if (!isAscii(token)) return Array.from(utf8.encode(token));
+  const out: number[] = new Array(token.length);
+  for (let i = 0; i < token.length; i++) out[i] = token.charCodeAt(i);
+  return out;
+}
+
 function sameBytes(token: string, bytes: readonly number[]): boolean {
+  if (isAscii(token)) {
+    if (token.length !== bytes.length) return false;
+    for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) !== bytes[i]) return false;
+    return true;
+  }
   const own = utf8.encode(token);
   if (own.length !== bytes.length) return false;
   for (let i = 0; i < own.length; i++) if (own[i] !== bytes[i]) return false;
@@ -84,7 +102,7 @@ function tokenAt(c: Columns, i: number): TokenLogprob {
   // In the wire's key order, so that toJSON() stringifies to the wire text.
   const out: TokenLogprob = {
     token,
-    bytes: stored !== undefined ? stored && [...stored] : Array.from(utf8.encode(token)),
+    bytes: stored !== undefined ? stored && [...stored] : bytesOf(token),
     logprob: c.logprobs[i] as number,
   };
   if (c.topEnds && c.top) {
@@ -109,8 +127,7 @@ function columnsJson(c: Columns): string {
   for (let i = 0; i < c.ends.length; i++) {
     const token = c.text.slice(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
     const stored = c.bytes?.get(i);
-    const bytes =
-      stored === undefined ? `[${utf8.encode(token).join(",")}]` : JSON.stringify(stored);
+    const bytes = stored === undefined ? `[${bytesOf(token).join(",")}]` : JSON.stringify(stored);
     let s = `{"token":${JSON.stringify(token)},"bytes":${bytes},"logprob":${JSON.stringify(c.logprobs[i])}`;
     if (c.topEnds && c.top) {
       const from = i === 0 ? 0 : (c.topEnds[i - 1] as number);
@@ -127,7 +144,7 @@ function columnsJson(c: Columns): string {
 function topJson(c: Columns, k: number): string {
   const token = c.text.slice(k === 0 ? 0 : c.ends[k - 1], c.ends[k]);
   const stored = c.bytes?.get(k);
-  const bytes = stored === undefined ? `[${utf8.encode(token).join(",")}]` : JSON.stringify(stored);
+  const bytes = stored === undefined ? `[${bytesOf(token).join(",")}]` : JSON.stringify(stored);
   return `{"token":${JSON.stringify(token)},"bytes":${bytes},"logprob":${JSON.stringify(c.logprobs[k])}}`;
 }
 
