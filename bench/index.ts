@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { Recorder } from "trajectory-recorder";
+import { shippingBench } from "./shipping.js";
 
 const CHUNKS = 200;
 const CALLS = 2000;
@@ -20,6 +21,8 @@ const TURNS = 4;
 const STREAMS = 400;
 const KEPT = 2000;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
+// BENCH_ONLY=shipping runs the shipping rows alone.
+const ONLY = process.env.BENCH_ONLY;
 
 const json = JSON.stringify({
   id: "c",
@@ -230,70 +233,77 @@ const storeNeedsHooks = await inBareStore(async () => {
   () => true,
 );
 
-await ownRollout(WARMUP);
-await agentLoops(WARMUP / TURNS);
-await agentLoops(WARMUP / TURNS, raw, inBareStore);
-await agentLoops(WARMUP / TURNS, floorClient(), inBareStore);
-await agentLoops(WARMUP / TURNS, wrappedInMemory, inRollout, rawInMemory);
-await agentLoops(WARMUP / TURNS, rawInMemory, inBareStore, rawInMemory);
-await streams(WARMUP / 10);
+/** The per-call rows: the recorder on the caller's path. */
+async function perCallBench(): Promise<void> {
+  await ownRollout(WARMUP);
+  await agentLoops(WARMUP / TURNS);
+  await agentLoops(WARMUP / TURNS, raw, inBareStore);
+  await agentLoops(WARMUP / TURNS, floorClient(), inBareStore);
+  await agentLoops(WARMUP / TURNS, wrappedInMemory, inRollout, rawInMemory);
+  await agentLoops(WARMUP / TURNS, rawInMemory, inBareStore, rawInMemory);
+  await streams(WARMUP / 10);
 
-const own = await ownRollout(CALLS);
-const loops = await agentLoops(CALLS / TURNS);
-const storeOnly = await agentLoops(CALLS / TURNS, raw, inBareStore);
-const floor = await agentLoops(CALLS / TURNS, floorClient(), inBareStore);
-const inMemory = await agentLoops(CALLS / TURNS, wrappedInMemory, inRollout, rawInMemory);
-const storeInMemory = await agentLoops(CALLS / TURNS, rawInMemory, inBareStore, rawInMemory);
-const s = await streams(STREAMS);
+  const own = await ownRollout(CALLS);
+  const loops = await agentLoops(CALLS / TURNS);
+  const storeOnly = await agentLoops(CALLS / TURNS, raw, inBareStore);
+  const floor = await agentLoops(CALLS / TURNS, floorClient(), inBareStore);
+  const inMemory = await agentLoops(CALLS / TURNS, wrappedInMemory, inRollout, rawInMemory);
+  const storeInMemory = await agentLoops(CALLS / TURNS, rawInMemory, inBareStore, rawInMemory);
+  const s = await streams(STREAMS);
 
-global.gc?.();
-global.gc?.();
-const before = process.memoryUsage().heapUsed;
-const kept = [];
-for (let i = 0; i < KEPT; i++)
-  kept.push(
-    await recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages: hi })),
+  global.gc?.();
+  global.gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const kept = [];
+  for (let i = 0; i < KEPT; i++)
+    kept.push(
+      await recorder.rollout(() => wrapped.chat.completions.create({ model: "m", messages: hi })),
+    );
+  global.gc?.();
+  global.gc?.();
+  const perTrajectory = (process.memoryUsage().heapUsed - before) / kept.length;
+
+  const us = (n: number) => `${n.toFixed(2)} µs`;
+  /**
+   * The median of the paired differences: each recorded sample against the raw
+   * one taken next to it, which cancels the machine's drift over the run.
+   */
+  const added = (t: Times, per = 1) =>
+    us(
+      pct(
+        t.rec.map((r, i) => (r - (t.raw[i] ?? r)) / per),
+        0.5,
+      ),
+    );
+  /** Tails compared as distributions (pairs say nothing about tails). */
+  const addedTail = (t: Times, p: number) => us(pct(t.rec, p) - pct(t.raw, p));
+
+  console.table({
+    "per call in a rollout, p50 (added)": { value: added(loops) },
+    "per call in a rollout, p99 (added)": { value: addedTail(loops, 0.99) },
+    "  of which Node's AsyncLocalStorage alone, p50": { value: added(storeOnly) },
+    "  floor: store + training fields + parse hook, p50": { value: added(floor) },
+    "per call in a rollout, in-memory fetch (no sockets), p50 (added)": { value: added(inMemory) },
+    "  of which Node's AsyncLocalStorage alone, in memory, p50": { value: added(storeInMemory) },
+    "one call in its own rollout, p50 (added)": { value: added(own) },
+    "one call in its own rollout, p99 (added)": { value: addedTail(own, 0.99) },
+    "per streamed chunk, p50 (added)": { value: added(s.total, CHUNKS) },
+    "time to first chunk, p50 (added)": { value: added(s.first) },
+    "  of which after the Stream is returned, p50": { value: added(s.tee) },
+    "memory per recorded trajectory": {
+      value: `${(perTrajectory / 1024).toFixed(2)} KiB${global.gc ? "" : " (no --expose-gc, rough)"}`,
+    },
+    "raw call p50 (reference)": { value: us(pct(loops.raw, 0.5)) },
+    "raw call with the in-memory fetch p50 (reference)": { value: us(pct(inMemory.raw, 0.5)) },
+    ...(await import("./validate.js")).benchValidate(),
+  });
+  console.log(
+    `Node ${process.version}; AsyncLocalStorage ${storeNeedsHooks ? "through async_hooks" : "through AsyncContextFrame (no hooks)"}`,
   );
-global.gc?.();
-global.gc?.();
-const perTrajectory = (process.memoryUsage().heapUsed - before) / kept.length;
+}
 
-const us = (n: number) => `${n.toFixed(2)} µs`;
-/**
- * The median of the paired differences: each recorded sample against the raw
- * one taken next to it, which cancels the machine's drift over the run.
- */
-const added = (t: Times, per = 1) =>
-  us(
-    pct(
-      t.rec.map((r, i) => (r - (t.raw[i] ?? r)) / per),
-      0.5,
-    ),
-  );
-/** Tails compared as distributions (pairs say nothing about tails). */
-const addedTail = (t: Times, p: number) => us(pct(t.rec, p) - pct(t.raw, p));
-
-console.table({
-  "per call in a rollout, p50 (added)": { value: added(loops) },
-  "per call in a rollout, p99 (added)": { value: addedTail(loops, 0.99) },
-  "  of which Node's AsyncLocalStorage alone, p50": { value: added(storeOnly) },
-  "  floor: store + training fields + parse hook, p50": { value: added(floor) },
-  "per call in a rollout, in-memory fetch (no sockets), p50 (added)": { value: added(inMemory) },
-  "  of which Node's AsyncLocalStorage alone, in memory, p50": { value: added(storeInMemory) },
-  "one call in its own rollout, p50 (added)": { value: added(own) },
-  "one call in its own rollout, p99 (added)": { value: addedTail(own, 0.99) },
-  "per streamed chunk, p50 (added)": { value: added(s.total, CHUNKS) },
-  "time to first chunk, p50 (added)": { value: added(s.first) },
-  "  of which after the Stream is returned, p50": { value: added(s.tee) },
-  "memory per recorded trajectory": {
-    value: `${(perTrajectory / 1024).toFixed(2)} KiB${global.gc ? "" : " (no --expose-gc, rough)"}`,
-  },
-  "raw call p50 (reference)": { value: us(pct(loops.raw, 0.5)) },
-  "raw call with the in-memory fetch p50 (reference)": { value: us(pct(inMemory.raw, 0.5)) },
-  ...(await import("./validate.js")).benchValidate(),
-});
-console.log(
-  `Node ${process.version}; AsyncLocalStorage ${storeNeedsHooks ? "through async_hooks" : "through AsyncContextFrame (no hooks)"}`,
-);
+if (ONLY !== "shipping") await perCallBench();
 server.close();
-await (await import("./distributed.js")).benchDistributed();
+if (ONLY === undefined || ONLY === "shipping") await shippingBench();
+if (ONLY === undefined || ONLY === "distributed")
+  await (await import("./distributed.js")).benchDistributed();

@@ -64,6 +64,11 @@ export interface RequestSpec<Out> {
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /**
+   * A body already serialized and checked (the shipper's prepared groups):
+   * sent as it is, neither validated nor stringified again.
+   */
+  rawBody?: Blob;
   /** Validates the body or query before sending; a failure rejects with RequestValidationError. */
   paramsSchema?: z.ZodType;
   params?: unknown;
@@ -112,7 +117,7 @@ export class RequestCore {
     // nesting is the caller's mistake, not a connection error to retry.
     const problem = spec.body === undefined ? undefined : findJsonProblem(spec.body);
     if (problem) throw RequestValidationError.at(spec.operation, problem.path, problem.message);
-    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
     const opts = spec.options ?? {};
     const headers = this.#headers(spec.operation, body !== undefined, opts.headers);
     const url = this.#url(spec.path, spec.query);
@@ -137,7 +142,11 @@ export class RequestCore {
 
   async #attempt<Out>(
     spec: RequestSpec<Out>,
-    { url, headers, body: payload }: { url: URL; headers: Headers; body: string | undefined },
+    {
+      url,
+      headers,
+      body: payload,
+    }: { url: URL; headers: Headers; body: string | Blob | undefined },
     target: RequestTarget,
     opts: RequestOptions,
   ): Promise<WithResponse<Out>> {
@@ -257,4 +266,18 @@ export function segment(id: unknown): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * A JSON body put together from pieces already serialized: `head`, the
+ * items joined by commas as a JSON array, then `tail`.
+ */
+export function jsonBody(head: string, items: readonly Uint8Array[], tail: string): Blob {
+  const parts: (string | Uint8Array)[] = [`${head}[`];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(",");
+    parts.push(item);
+  });
+  parts.push(`]${tail}`);
+  return new Blob(parts as BlobPart[]);
 }

@@ -1,4 +1,5 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import { CompactLogprobs } from "../trajectory/compact-logprobs.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
@@ -132,7 +133,7 @@ export class StreamAccumulator {
         const choice: RecordedChoice = {
           index,
           finish_reason: (a.finish ?? "stop") as RecordedChoice["finish_reason"],
-          logprobs: a.logprobs,
+          logprobs: (CompactLogprobs.from(a.logprobs) ?? a.logprobs) as RecordedChoice["logprobs"],
           message: {
             role: "assistant",
             content: a.content,

@@ -1,5 +1,6 @@
 // What the recorder keeps of a chat completion response, shared by the wrapped
 // client and the framework plugins that see the raw response body.
+import { compactChoice } from "../trajectory/compact-logprobs.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 
 /** A chat completion response as it came off the wire (vLLM extras included). */
@@ -25,11 +26,12 @@ export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
   return (res.choices ?? []).map((c) => {
     const choice = c as RecordedChoice;
     // One literal (no key added afterwards), so every copy has one shape.
+    // Logprobs in columns: a tenth of the SDK objects' heap until the group ships.
     const message = { ...choice.message };
-    if (!promptIds) return { ...choice, message };
+    if (!promptIds) return compactChoice({ ...choice, message });
     const copy: RecordedChoice = { prompt_token_ids: promptIds, ...choice, message };
     if (!copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return copy;
+    return compactChoice(copy);
   });
 }
 

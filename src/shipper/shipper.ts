@@ -6,12 +6,9 @@ import {
   retryDelay,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import {
-  type GroupInput,
-  type TrainableModel,
-  type TrainConfig,
-  toWireGroups,
-} from "../training/index.js";
+import { prepareGroup } from "../training/groups.js";
+import type { GroupInput, TrainableModel, TrainConfig } from "../training/index.js";
+import { PreparedGroup } from "../training/prepared.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { Spool, type SpoolEntry } from "./spool.js";
@@ -36,7 +33,11 @@ export interface TrajectoryShipperOptions {
   trainEvery?: { groups: number; config?: TrainConfig; pollIntervalMs?: number };
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
-  /** Serialized bytes held in memory before `add` waits. Default 16 MiB. */
+  /**
+   * Serialized bytes held in memory before `add` waits. Default 64 MiB: room
+   * for two 20 MB groups in flight and the next one. A group larger than
+   * this still ships, alone.
+   */
   maxQueuedBytes?: number;
   /**
    * A directory where each group waits on disk until the service confirmed
@@ -76,6 +77,8 @@ export interface TrajectoryShipperOptions {
 interface Item {
   entry: SpoolEntry;
   bytes: number;
+  /** Bytes of this group counted in memory now (0 while it waits on disk only). */
+  held: number;
   /** Given up on by close(); a late confirmation turns it back into shipped. */
   givenUp?: boolean;
 }
@@ -135,7 +138,7 @@ export class TrajectoryShipper {
         : check
           ? { mode: check, logger: this.#logger }
           : check;
-    this.#maxBytes = options.maxQueuedBytes ?? 16 * 1024 * 1024;
+    this.#maxBytes = options.maxQueuedBytes ?? 64 * 1024 * 1024;
     this.#queue = new PQueue({ concurrency: options.concurrency ?? 2 });
     this.#spool = options.spoolDir ? new Spool(options.spoolDir) : undefined;
     // First, so that a shipper that cannot have the directory is never made.
@@ -154,6 +157,8 @@ export class TrajectoryShipper {
       logger: this.#logger,
       counters: this.#stats,
       failed: this.#failed,
+      maxAttempts: options.maxAttempts ?? 8,
+      backoff: options.backoff,
     });
     this.#ready = this.#replay();
     if (options.flushOnExit !== false) {
@@ -176,27 +181,28 @@ export class TrajectoryShipper {
    */
   async add(group: GroupInput): Promise<void> {
     if (this.#closed) throw new Error("TrajectoryShipper.add: the shipper is closed.");
-    const checked = checkGroups(
-      toWireGroups([group], "TrajectoryShipper.add"),
-      this.#validate,
-      "TrajectoryShipper.add",
-      { allowNone: true },
-    );
-    const [wire] = checked.groups;
-    if (!wire) return;
+    let kept: GroupInput = group;
+    // A group without a trajectories array is left to prepareGroup, which names the field.
+    if (hasTrajectories(group)) {
+      const checked = checkGroups([group], this.#validate, "TrajectoryShipper.add", {
+        allowNone: true,
+      });
+      if (!checked.groups[0]) return;
+      kept = checked.groups[0] as GroupInput;
+    }
+    // Written and checked once, in slices that leave the event loop free;
+    // these bytes are what the spool keeps and the service receives.
+    const prepared = await prepareGroup(kept, "TrajectoryShipper.add");
     await this.#ready;
     const entry: SpoolEntry = {
       id: this.#spool?.newId() ?? "",
       split: this.#split,
-      group: wire,
+      group: prepared,
       logged: false,
     };
-    const bytes = Buffer.byteLength(JSON.stringify(wire));
-    while (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.#maxBytes) {
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-    const item: Item = { entry, bytes };
-    this.#hold(item);
+    const item: Item = { entry, bytes: prepared.byteLength, held: 0 };
+    await this.#take(item);
+    this.#pending.add(item);
     if (this.#spool) {
       try {
         await this.#spool.write(entry);
@@ -205,6 +211,10 @@ export class TrajectoryShipper {
         throw error;
       }
       this.#stats.spooled += 1;
+      // On disk now: it is read back when its turn comes, so memory holds
+      // only what is being written or sent, however long the backlog.
+      entry.group = undefined;
+      this.#drop(item);
     }
     this.#enqueue(item);
   }
@@ -280,7 +290,10 @@ export class TrajectoryShipper {
    * await writeFile("unshipped.json", JSON.stringify(shipper.failedGroups()));
    */
   failedGroups(): unknown[] {
-    return this.#failed.map((entry) => entry.group);
+    return this.#failed.map((entry) => {
+      const group = entry.group ?? this.#spool?.loadSync(entry);
+      return group instanceof PreparedGroup ? group.toJSON() : group;
+    });
   }
 
   // `process.exit()` (or an uncaught error) ends the process without waiting.
@@ -335,7 +348,7 @@ export class TrajectoryShipper {
         `TrajectoryShipper: removed ${removed} temporary file(s) from ${this.#spool.dir}, left by writes that a stopped process cut short (a write counts only once renamed into place: nothing kept is lost).`,
       );
     }
-    const { groups, jobs } = await this.#spool.readAll((file, error) => {
+    const { groups, jobs, uncertain } = await this.#spool.readAll((file, error) => {
       this.#stats.unreadable += 1;
       this.#logger.error(
         `TrajectoryShipper: could not read spool file ${file} (${(error as Error).message}); it is left in place.`,
@@ -345,13 +358,23 @@ export class TrajectoryShipper {
       this.#stats.spooled += job.entries.length;
       this.#trainer.adopt(job);
     }
+    if (uncertain.length > 0) {
+      // At most one job per group: these may be in a job already.
+      this.#stats.spooled += uncertain.length;
+      this.#stats.failed += uncertain.length;
+      this.#failed.push(...uncertain);
+      this.#logger.error(
+        `TrajectoryShipper: ${uncertain.length} logged group(s) in ${this.#spool.dir} were in a training job whose creation got no answer (the service may have started it); they are not trained again, listed by failedGroups(), and kept until you delete their .creating.json file (then the next start trains them).`,
+      );
+    }
     for (const entry of groups) {
       this.#stats.spooled += 1;
       if (entry.logged) {
         this.#trainer.addLogged(entry);
       } else {
-        const item: Item = { entry, bytes: Buffer.byteLength(JSON.stringify(entry.group)) };
-        this.#hold(item);
+        // Read back when it ships, and checked again then.
+        const item: Item = { entry, bytes: this.#spool.sizeOf(entry.id), held: 0 };
+        this.#pending.add(item);
         this.#enqueue(item);
       }
     }
@@ -362,24 +385,40 @@ export class TrajectoryShipper {
     void this.#queue.add(() => this.#ship(item));
   }
 
-  #hold(item: Item): void {
+  // Waits until the group's bytes fit in maxQueuedBytes, then counts them. A
+  // group larger than the limit waits for an empty budget, then goes alone.
+  async #take(item: Item): Promise<void> {
+    while (this.#queuedBytes > 0 && this.#queuedBytes + item.bytes > this.#maxBytes) {
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
     this.#queuedBytes += item.bytes;
-    this.#pending.add(item);
+    item.held = item.bytes;
+  }
+
+  #drop(item: Item): void {
+    if (item.held === 0) return;
+    this.#queuedBytes -= item.held;
+    item.held = 0;
+    const waiters = this.#waiters.splice(0);
+    for (const wake of waiters) wake();
   }
 
   #release(item: Item): void {
-    if (!this.#pending.delete(item)) return;
-    this.#queuedBytes -= item.bytes;
-    const waiters = this.#waiters.splice(0);
-    for (const wake of waiters) wake();
+    this.#pending.delete(item);
+    this.#drop(item);
   }
 
   async #ship(item: Item): Promise<void> {
     const signal = this.#abort.signal;
     try {
+      if (item.entry.group === undefined && this.#spool) {
+        await this.#take(item);
+        item.entry.group = await this.#spool.load(item.entry);
+      }
       await this.#send(item.entry, signal);
     } catch (error) {
-      if (item.givenUp) return; // counted and reported by close()
+      if (this.#spool) item.entry.group = undefined;
+      if (item.givenUp) return this.#drop(item); // counted and reported by close()
       this.#release(item);
       this.#stats.failed += 1;
       this.#failed.push(item.entry);
@@ -391,19 +430,25 @@ export class TrajectoryShipper {
       return;
     }
     if (item.givenUp) this.#takeBack(item);
-    this.#release(item);
+    this.#pending.delete(item);
     this.#stats.shipped += 1;
     if (this.#options.trainEvery) {
       item.entry.logged = true;
       await this.#spoolQuietly(() => this.#spool?.write(item.entry));
+      if (this.#spool) item.entry.group = undefined;
+      this.#drop(item);
       this.#trainer.addLogged(item.entry);
     } else {
+      this.#drop(item);
       await this.#spoolQuietly(() => this.#unspool(item.entry));
     }
   }
 
   async #send(entry: SpoolEntry, signal: AbortSignal): Promise<void> {
     const maxAttempts = this.#options.maxAttempts ?? 8;
+    if (!(entry.group instanceof PreparedGroup))
+      entry.group = await prepareGroup(entry.group, "TrajectoryShipper (spool replay)");
+    const group = entry.group;
     await withTrainingSpan(
       "trajectory_recorder.ship",
       {
@@ -414,7 +459,7 @@ export class TrajectoryShipper {
         for (let attempt = 0; ; attempt++) {
           span.setAttribute("trajectory_recorder.attempts", attempt + 1);
           try {
-            await this.#model.log([entry.group], { split: entry.split, signal });
+            await this.#model.log([group], { split: entry.split, signal });
             return;
           } catch (error) {
             if (signal.aborted || !isRetryableError(error) || attempt + 1 >= maxAttempts)
@@ -455,4 +500,13 @@ export class TrajectoryShipper {
     await this.#spool.remove(entry.id);
     this.#stats.spooled -= 1;
   }
+}
+
+function hasTrajectories(group: unknown): group is { trajectories: unknown[] } {
+  return (
+    typeof group === "object" &&
+    group !== null &&
+    !(group instanceof PreparedGroup) &&
+    Array.isArray((group as { trajectories?: unknown }).trajectories)
+  );
 }

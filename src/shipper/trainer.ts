@@ -2,7 +2,9 @@
 // time, each group in at most one job. A job's id goes into the spool as soon
 // as the service names it, so a restart follows that job to its end instead
 // of training the same groups again.
+import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index.js";
 import {
+  type GroupInput,
   type TrainableModel,
   type TrainConfig,
   TrainingFailedError,
@@ -20,6 +22,27 @@ export interface TrainerContext {
   counters: Counters;
   /** The shipper's list of groups given up on; failed jobs add theirs. */
   failed: SpoolEntry[];
+  /** Attempts at creating a job whose request certainly never reached the service. */
+  maxAttempts: number;
+  backoff: BackoffOptions | undefined;
+}
+
+/**
+ * Whether a failed `train` certainly created no job: the create request was
+ * never sent (a GET before it failed), could not connect, or was refused
+ * with 429 or 503. Anything else (a 500, a reset or a timeout after
+ * sending) may have started the job.
+ */
+export function certainlyNotCreated(error: unknown): boolean {
+  const e = error as { status?: unknown; method?: unknown; cause?: unknown };
+  if (e?.method === "GET") return true;
+  if (e?.status === 429 || e?.status === 503) return true;
+  for (let cause = e?.cause, depth = 0; cause && depth < 4; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 // A job this shipper is creating or following.
@@ -35,6 +58,8 @@ interface ActiveJob {
   settled: boolean;
   /** close() reported it as abandoned; nothing more to say about it. */
   abandoned: boolean;
+  /** Creation failed in a way that certainly started no job. */
+  certain?: boolean;
 }
 
 export class Trainer {
@@ -102,7 +127,7 @@ export class Trainer {
     let fate: string;
     if (job.jobId === undefined) {
       fate = spool
-        ? `was being created; its groups stay in ${spool.dir} and the next start trains them (twice, if the service did create this job)`
+        ? `was being created; its groups stay in ${spool.dir}, and since the service may have created the job, the next start reports them in failedGroups() instead of training them again`
         : "was being created; its groups are not trained by this shipper";
     } else if (job.saved) {
       fate = `${job.jobId} was still running; it stays in ${spool?.jobFile(job.id)} and the next start follows it to its end`;
@@ -136,19 +161,63 @@ export class Trainer {
 
   async #train(entries: SpoolEntry[], config: TrainConfig | undefined): Promise<void> {
     const job = this.#start(this.#ctx.spool?.newId() ?? "", entries);
-    const outcome = this.#ctx.model.train(
-      entries.map((e) => e.group),
-      config,
-      {
+    const spool = this.#ctx.spool;
+    const groups: GroupInput[] = [];
+    try {
+      // A logged group waits on disk; the job's groups are read back for it.
+      for (const e of entries) {
+        e.group ??= await (spool as Spool).load(e);
+        groups.push(e.group);
+      }
+    } catch (error) {
+      job.certain = true;
+      await this.#settle(job, Promise.reject(error));
+      return;
+    }
+    // Marked before the request: if its answer is lost (or the process dies
+    // waiting), a restart cannot tell whether the job exists, and keeps the
+    // groups out of any other job rather than risk training them twice.
+    if (spool) await spool.writeCreating(job.id, entries);
+    const attempt = () =>
+      this.#ctx.model.train(groups, config, {
         signal: this.#ctx.signal,
         pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
         onJobCreated: async ({ jobId, stepBefore }) => {
           job.jobId = jobId;
           job.stepBefore = stepBefore;
           await this.#save(job);
+          await spool?.removeCreating(job.id);
         },
-      },
+      });
+    const outcome = (async () => {
+      for (let n = 1; ; n++) {
+        try {
+          return await attempt();
+        } catch (error) {
+          const retry =
+            job.jobId === undefined &&
+            !this.#ctx.signal.aborted &&
+            certainlyNotCreated(error) &&
+            n < this.#ctx.maxAttempts;
+          if (!retry) throw error;
+          this.#ctx.counters.retried += 1;
+          const headers = (error as { headers?: Headers }).headers;
+          await abortableSleep(
+            retryDelay(n - 1, { ...this.#ctx.backoff, headers }),
+            this.#ctx.signal,
+          );
+        }
+      }
+    })();
+    const error = await outcome.then(
+      () => undefined,
+      (e: unknown) => e,
     );
+    // Certainly no job: the groups may go into the next one.
+    if (error !== undefined && job.jobId === undefined && certainlyNotCreated(error)) {
+      job.certain = true;
+      if (spool) await this.#quietly(() => spool.removeCreating(job.id));
+    }
     await this.#settle(job, outcome);
   }
 
@@ -228,10 +297,17 @@ export class Trainer {
     failed.push(...job.entries);
     const n = job.entries.length;
     if (job.jobId === undefined) {
+      const fate = job.certain
+        ? spool
+          ? " in the spool, trained by the next start,"
+          : ""
+        : `; the service may have started the job before its answer was lost, so they are not trained again${
+            spool
+              ? ` (kept in ${spool.dir} with ${spool.creatingFile(job.id)}; delete that file to train them again)`
+              : ""
+          },`;
       logger.error(
-        `TrajectoryShipper: a training job on ${n} group(s) could not be started (${error.message}); the groups are kept${
-          spool ? " in the spool, trained by the next start," : ""
-        } and listed by failedGroups().`,
+        `TrajectoryShipper: a training job on ${n} group(s) could not be started (${error.message}); the groups are kept${fate} and listed by failedGroups().`,
       );
       return;
     }

@@ -1,15 +1,24 @@
-import type { z } from "zod";
 // Groups as callers hand them over (TrajectoryGroup objects or their JSON) and
 // as they travel.
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type { z } from "zod";
+import { groupWirePieces, type WireIssue } from "../trajectory/wire-writer.js";
 import {
   formatZodPath,
   type TrajectoryGroupWire,
   TrajectoryGroupWireSchema,
 } from "../wire/index.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
+import { PreparedGroup } from "./prepared.js";
+
+/** How long one slice of writing may hold the event loop, in ms. */
+const SLICE_MS = 8;
 
 /** A trajectory group: a `TrajectoryGroup` (anything with `toJSON()`) or its wire JSON. */
-export type GroupInput = z.input<typeof TrajectoryGroupWireSchema> | { toJSON(): unknown };
+export type GroupInput =
+  | z.input<typeof TrajectoryGroupWireSchema>
+  | { toJSON(): unknown }
+  | PreparedGroup;
 
 /**
  * The wire JSON of each group, validated; a bad group throws naming its index
@@ -25,6 +34,8 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
     ]);
   }
   return groups.map((group, index) => {
+    // Checked when it was prepared.
+    if (group instanceof PreparedGroup) return group.toJSON();
     const raw =
       group && typeof (group as { toJSON?: unknown }).toJSON === "function"
         ? (group as { toJSON(): unknown }).toJSON()
@@ -50,7 +61,7 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
   });
 }
 
-function groupPath(index: number, path: readonly PropertyKey[]): string {
+export function groupPath(index: number, path: readonly PropertyKey[]): string {
   const inner = formatZodPath(path);
   if (inner === "(root)") return `groups[${index}]`;
   return inner.startsWith("[") ? `groups[${index}]${inner}` : `groups[${index}].${inner}`;
@@ -71,4 +82,52 @@ function nonFiniteNumber(
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * Writes and checks a group (a `TrajectoryGroup`, anything with `toJSON()`,
+ * or wire JSON) once, in slices of at most about {@link SLICE_MS} ms; a bad
+ * group rejects naming `groups[index]` and the field, before anything is sent.
+ *
+ * @example
+ * const prepared = await prepareGroup(group, "TrajectoryShipper.add");
+ */
+export async function prepareGroup(
+  group: unknown,
+  method: string,
+  index = 0,
+): Promise<PreparedGroup> {
+  if (group instanceof PreparedGroup) return group;
+  const issues: WireIssue[] = [];
+  const chunks: Buffer[] = [];
+  let parts: string[] = [];
+  let started = performance.now();
+  const pieces = groupWirePieces(group, issues);
+  for (;;) {
+    // Checking the clock every piece would cost more than the pieces.
+    let done = false;
+    for (let n = 0; n < 16; n++) {
+      const next = pieces.next();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      parts.push(next.value);
+    }
+    if (done) break;
+    if (performance.now() - started >= SLICE_MS) {
+      chunks.push(Buffer.from(parts.join("")));
+      parts = [];
+      await nextTurn();
+      started = performance.now();
+    }
+  }
+  if (issues.length > 0) {
+    throw new InvalidTrainingOptionsError(
+      method,
+      issues.slice(0, 20).map((i) => `${groupPath(index, i.path)}: ${i.message}`),
+    );
+  }
+  chunks.push(Buffer.from(parts.join("")));
+  return new PreparedGroup(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
 }

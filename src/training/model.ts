@@ -9,6 +9,7 @@ import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } f
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
 import { type GroupInput, toWireGroups } from "./groups.js";
+import { PreparedGroup } from "./prepared.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
 import { defaultSftUploader } from "./wandb-default.js";
@@ -198,22 +199,34 @@ export class TrainableModel {
     config?: TrainConfig,
     run: TrainRunOptions & { validate?: GroupCheck } = {},
   ): Promise<TrainResult> {
-    const wire = toWireGroups(groups, "train");
-    requireTrainableGroups(wire);
-    const trajectory_groups = checkGroups(wire, run.validate, "train").groups;
+    // Groups the shipper prepared are sent as the bytes they already are
+    // (checked when the shipper took them).
+    const prepared = allPrepared(groups);
+    let trajectory_groups: TrajectoryGroupWire[] = [];
+    if (!prepared) {
+      const wire = toWireGroups(groups, "train");
+      requireTrainableGroups(wire);
+      trajectory_groups = checkGroups(wire, run.validate, "train").groups;
+    }
     const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(
       "trajectory_recorder.train",
       {
         "trajectory_recorder.model_id": this.id,
-        "trajectory_recorder.groups": trajectory_groups.length,
+        "trajectory_recorder.groups": groups.length,
       },
       async (span) => {
         const stepBefore = await this.getStep({ signal: run.signal });
-        const job = await this.client.trainingJobs.create(
-          { model_id: this.id, trajectory_groups, experimental_config },
-          { signal: run.signal },
-        );
+        const job = prepared
+          ? await this.client.trainingJobs.createPrepared(
+              { model_id: this.id, experimental_config },
+              prepared,
+              { signal: run.signal },
+            )
+          : await this.client.trainingJobs.create(
+              { model_id: this.id, trajectory_groups, experimental_config },
+              { signal: run.signal },
+            );
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
         return this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
@@ -252,16 +265,18 @@ export class TrainableModel {
     groups: readonly GroupInput[],
     options: { split?: string; signal?: AbortSignal; validate?: GroupCheck } = {},
   ): Promise<void> {
+    const split = options.split ?? "val";
+    const prepared = allPrepared(groups);
+    if (prepared) {
+      await this.client.models.logPrepared(this.id, split, prepared, { signal: options.signal });
+      return;
+    }
     const trajectory_groups = checkGroups(
       toWireGroups(groups, "log"),
       options.validate,
       "log",
     ).groups;
-    await this.client.models.log(
-      this.id,
-      { split: options.split ?? "val", trajectory_groups },
-      { signal: options.signal },
-    );
+    await this.client.models.log(this.id, { split, trajectory_groups }, { signal: options.signal });
   }
 
   /**
@@ -428,6 +443,13 @@ function requireTrainableGroups(groups: readonly TrajectoryGroupWire[]): void {
       `groups: none of the ${groups.length} group(s) holds a trajectory (a TrajectoryGroup built from [] or from rollouts that all failed); give each group the trajectories of its rollouts`,
     ]);
   }
+}
+
+/** The groups' bytes when every group is a non-empty list of prepared ones. */
+function allPrepared(groups: readonly GroupInput[]): Uint8Array[] | undefined {
+  if (!Array.isArray(groups) || groups.length === 0) return undefined;
+  if (!groups.every((g) => g instanceof PreparedGroup)) return undefined;
+  return groups.map((g) => (g as PreparedGroup).bytes);
 }
 
 type TrainableModelMethods = Pick<

@@ -3,6 +3,7 @@
 // optional field present (null when unset), then any extra keys (vLLM's
 // `token_ids`, `prompt_token_ids`, ...) in the order they came.
 import { copyJson } from "../util/copy-json.js";
+import { CompactLogprobs } from "./compact-logprobs.js";
 import type { ChoiceLike } from "./messages.js";
 
 type Json = Record<string, unknown>;
@@ -46,6 +47,8 @@ function tokenJson(token: unknown, order: readonly string[]): unknown {
 }
 
 function logprobsJson(logprobs: unknown): unknown {
+  // Built fresh, in the wire's order: nothing to copy or reorder.
+  if (logprobs instanceof CompactLogprobs) return logprobs.toJSON();
   if (!isObject(logprobs)) return logprobs ?? null;
   const out = ordered(logprobs, LOGPROBS, nullFill);
   for (const key of LOGPROBS) {

@@ -100,6 +100,18 @@ export class TrajectoryGroup {
     } as TrajectoryGroupWire;
   }
 
+  /** @internal The fields of {@link toJSON} as they are in memory, for the wire writer. */
+  wireShell(): Record<string, unknown> {
+    return {
+      trajectories: this.trajectories,
+      exceptions: this.exceptions,
+      metadata: this.metadata,
+      metrics: this.metrics,
+      logs: this.logs,
+      ...this.#extra,
+    };
+  }
+
   /**
    * Reads a group from ART's JSON (an object or a string), keeping unknown
    * keys. Any field newer ART leaves out because it holds its default

@@ -1,5 +1,6 @@
 import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
+import { compactItems } from "./compact-logprobs.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
@@ -43,6 +44,11 @@ export class History {
     } as HistoryWire;
   }
 
+  /** @internal The fields of {@link toJSON} as they are in memory, for the wire writer. */
+  wireShell(): Record<string, unknown> {
+    return { messages_and_choices: this.messages_and_choices, tools: this.tools, ...this.#extra };
+  }
+
   /**
    * Reads a History from ART's JSON (an object or a string), validating it.
    * @throws TrajectoryValidationError naming the bad field.
@@ -55,7 +61,7 @@ export class History {
   /** @internal Builds from input already validated, keeping it verbatim. */
   static fromValid(raw: Record<string, unknown>): History {
     const h = new History({
-      messages_and_choices: copyJson(raw.messages_and_choices as MessageOrChoice[]),
+      messages_and_choices: compactItems(copyJson(raw.messages_and_choices as MessageOrChoice[])),
       tools: copyJson((raw.tools as ToolParam[] | null | undefined) ?? null),
     });
     h.#extra = copyJson(extraKeys(raw, KNOWN));

@@ -1,5 +1,6 @@
 import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
+import { compactItems } from "./compact-logprobs.js";
 import { History } from "./history.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
@@ -118,6 +119,26 @@ export class Trajectory {
   }
 
   /**
+   * @internal The fields of {@link toJSON}, in its order, as they are in
+   * memory (nothing copied, Choices not converted): for the wire writer,
+   * which converts and writes them one at a time.
+   */
+  wireShell(): Record<string, unknown> {
+    return {
+      messages_and_choices: this.messages_and_choices,
+      tools: this.tools,
+      additional_histories: this.additional_histories,
+      reward: this.reward,
+      initial_policy_version: this.initial_policy_version,
+      final_policy_version: this.final_policy_version,
+      metrics: this.metrics,
+      metadata: this.metadata,
+      logs: this.logs,
+      ...this.#extra,
+    };
+  }
+
+  /**
    * Reads a Trajectory from ART's JSON (an object or a string). Missing keys
    * take ART's defaults; unknown keys are kept and written back by `toJSON()`.
    *
@@ -134,7 +155,9 @@ export class Trajectory {
   static fromValid(raw: Record<string, unknown>, parsed: TrajectoryWire): Trajectory {
     const rawHistories = (raw.additional_histories ?? []) as Record<string, unknown>[];
     const t = new Trajectory({
-      messages_and_choices: copyJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
+      messages_and_choices: compactItems(
+        copyJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
+      ),
       tools: copyJson((raw.tools ?? null) as ToolParam[] | null),
       additional_histories: rawHistories.map((h) => History.fromValid(h)),
       reward: parsed.reward,

@@ -7,7 +7,9 @@ export type Fault =
   | { kind: "status"; status: number; headers?: Record<string, string>; body?: unknown }
   | { kind: "drop" }
   | { kind: "slow"; delayMs: number }
-  | { kind: "hold" };
+  | { kind: "hold" }
+  /** Passed on to the upstream, whose answer is then replaced by a 500: an answer lost after the work was done. */
+  | { kind: "lost" };
 
 export interface FaultProxy {
   /** Base URL ending in `/v1`. */
@@ -67,6 +69,10 @@ export async function startFaultProxy(
       }
     }
     if (fault?.kind === "slow") await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (fault?.kind === "lost") {
+      res.writeHead(500, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ detail: "injected fault after the upstream answered" }));
+    }
     res.writeHead(answer.status, {
       "content-type": answer.headers.get("content-type") ?? "application/json",
     });

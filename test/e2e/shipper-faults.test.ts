@@ -146,6 +146,9 @@ it("keeps logged groups on disk until their training job ran, and trains them af
     model,
     spoolDir,
     trainEvery: { groups: 2, config: { allowTrainingWithoutLogprobs: true }, pollIntervalMs: 10 },
+    // A 503 refuses the job: it is retried, here once and without a wait.
+    maxAttempts: 2,
+    backoff: { initialDelayMs: 1, maxDelayMs: 1 },
     flushOnExit: false,
     logger: quiet(),
   };
@@ -163,4 +166,77 @@ it("keeps logged groups on disk until their training job ran, and trains them af
   expect(await readdir(spoolDir)).toEqual([]);
   expect(proxy.confirmed).toEqual(["x", "y"]);
   expect(await model.getStep()).toBe(1);
+});
+
+const jobPostsOf = (p: FaultProxy) =>
+  p.seen.filter((r) => r.method === "POST" && r.path.endsWith("/training-jobs"));
+
+it("retries a job creation the service certainly never took (429), without a spool", async () => {
+  proxy = await startFaultProxy(emu.url, ({ method, path: p }) =>
+    method === "POST" && p.endsWith("/training-jobs") && jobPostsOf(proxy!).length === 1
+      ? { kind: "status", status: 429, headers: { "retry-after": "0" } }
+      : undefined,
+  );
+  const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url, maxRetries: 0 });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "retry-create",
+    baseModel: "toy",
+  });
+  const shipper = new TrajectoryShipper({
+    model,
+    trainEvery: { groups: 2, config: { allowTrainingWithoutLogprobs: true }, pollIntervalMs: 10 },
+    flushOnExit: false,
+    logger: quiet(),
+  });
+  await shipper.add(sampleGroup("a"));
+  await shipper.add(sampleGroup("b"));
+  const stats = await shipper.close();
+  expect(stats).toMatchObject({ shipped: 2, trainingJobs: 1, trainingFailed: 0, failed: 0 });
+  expect(jobPostsOf(proxy!)).toHaveLength(2);
+  expect(await model.getStep()).toBe(1);
+});
+
+it("never trains a group twice when a job creation's answer is lost: a restart reports the groups instead", async () => {
+  const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-lost-"));
+  proxy = await startFaultProxy(emu.url, ({ method, path: p }) =>
+    method === "POST" && p.endsWith("/training-jobs") ? { kind: "lost" } : undefined,
+  );
+  const client = new TrainingClient({ apiKey: "k", baseURL: proxy.url, maxRetries: 0 });
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "lost-create",
+    baseModel: "toy",
+  });
+  const firstLog = quiet();
+  const options = (logger: ReturnType<typeof quiet>) => ({
+    model,
+    spoolDir,
+    trainEvery: { groups: 2, config: { allowTrainingWithoutLogprobs: true }, pollIntervalMs: 10 },
+    backoff: { initialDelayMs: 1, maxDelayMs: 1 },
+    flushOnExit: false,
+    logger,
+  });
+  const first = new TrajectoryShipper(options(firstLog));
+  await first.add(sampleGroup("x"));
+  await first.add(sampleGroup("y"));
+  expect(await first.close()).toMatchObject({ shipped: 2, trainingFailed: 1, failed: 2 });
+  expect(firstLog.lines.join("\n")).toMatch(
+    /the service may have started the job before its answer was lost, so they are not trained again/,
+  );
+  expect(jobPostsOf(proxy!)).toHaveLength(1);
+
+  const secondLog = quiet();
+  const second = new TrajectoryShipper(options(secondLog));
+  const after = await second.close();
+  expect(after).toMatchObject({ failed: 2, trainingJobs: 0, trainingFailed: 0, spooled: 2 });
+  expect(second.failedGroups()).toEqual([
+    expect.objectContaining({ metadata: { key: "x" } }),
+    expect.objectContaining({ metadata: { key: "y" } }),
+  ]);
+  expect(secondLog.lines.join("\n")).toMatch(
+    /2 logged group\(s\) .* were in a training job whose creation got no answer/,
+  );
+  // The one job the service did create is the only one.
+  expect(jobPostsOf(proxy!)).toHaveLength(1);
 });

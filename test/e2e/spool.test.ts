@@ -83,8 +83,9 @@ it("replays the spool after the process is killed mid-shipping: nothing lost, no
 
 it("flushes on SIGTERM within its deadline, then exits", async () => {
   hold = false;
-  // Answers take half a second, so at SIGTERM every group is still waiting for its answer.
-  slowMs = 500;
+  // Answers take 1.2 s, so at SIGTERM every group is still waiting for
+  // its answer (even on a loaded machine, where the adds take longer).
+  slowMs = 1200;
   const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
   const proc = run(["sigterm", proxy.url, spoolDir, "5"]);
   await proc.waitFor(/added 5/);

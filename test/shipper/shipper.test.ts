@@ -220,3 +220,32 @@ it("rejects a bad group naming the field, before queueing it", async () => {
   expect(shipper.stats().queued).toBe(0);
   await shipper.close();
 });
+
+it("with a spool, keeps a backlog beyond maxQueuedBytes on disk instead of waiting, and ships a group larger than the limit alone", async () => {
+  const release: (() => void)[] = [];
+  const seen: string[] = [];
+  const model = await fakeService((b) => {
+    seen.push(b.trajectory_groups[0]!.metadata.key);
+    return new Promise<number>((r) => release.push(() => r(200)));
+  });
+  const spoolDir = await mkdtemp(path.join(tmpdir(), "spool-"));
+  const shipper = new TrajectoryShipper({
+    model,
+    spoolDir,
+    concurrency: 1,
+    maxQueuedBytes: 2500,
+    flushOnExit: false,
+    logger: silent(),
+  });
+  // Five groups of about 1 KB: all accepted while nothing is confirmed.
+  for (const key of ["a", "b", "c", "d", "e"]) await shipper.add(group(key, 1000));
+  expect(shipper.stats()).toMatchObject({ queued: 5, spooled: 5, shipped: 0 });
+  expect((await readdir(spoolDir)).filter((f) => f.endsWith(".group.json"))).toHaveLength(5);
+  // One of 6 KB waits until nothing else is in memory, then goes alone.
+  const drain = setInterval(() => release.shift()?.(), 5);
+  await shipper.add(group("big", 6000));
+  await shipper.flush();
+  clearInterval(drain);
+  expect(seen).toEqual(["a", "b", "c", "d", "e", "big"]);
+  expect(await shipper.close()).toMatchObject({ queued: 0, shipped: 6, failed: 0, spooled: 0 });
+});

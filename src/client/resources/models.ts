@@ -11,7 +11,7 @@ import {
   ModelSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { jsonBody, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { Checkpoints } from "./checkpoints.js";
 
@@ -67,6 +67,28 @@ export class Models {
       responseSchema: ModelDeleteResponseSchema,
       options,
       safeToRetry: true,
+    });
+  }
+
+  /**
+   * @internal `log` with groups already serialized and checked (the bytes of
+   * `PreparedGroup`s): the body is put together from them without another
+   * validation or stringify.
+   */
+  logPrepared(
+    modelId: string,
+    split: string,
+    groups: readonly Uint8Array[],
+    options?: RequestOptions,
+  ): APIPromise<LogResponse> {
+    return this.#core.request({
+      operation: "models.log",
+      method: "POST",
+      path: `/preview/models/${segment(modelId)}/log`,
+      pathParams: { model_id: modelId },
+      rawBody: jsonBody(`{"split":${JSON.stringify(split)},"trajectory_groups":`, groups, "}"),
+      responseSchema: LogResponseSchema,
+      options,
     });
   }
 

@@ -11,7 +11,7 @@ import {
   TrainingJobSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { jsonBody, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
 
@@ -97,6 +97,29 @@ export class TrainingJobs {
       path: "/preview/training-jobs",
       body: wire,
       params: wire,
+      paramsSchema: TrainingJobCreateParamsSchema,
+      responseSchema: TrainingJobSchema,
+      options,
+    });
+  }
+
+  /**
+   * @internal `create` with groups already serialized and checked (the bytes
+   * of `PreparedGroup`s); `experimental_config` is checked here. Sent once,
+   * as `create`.
+   */
+  createPrepared(
+    params: Omit<TrainingJobCreateParams, "trajectory_groups">,
+    groups: readonly Uint8Array[],
+    options?: RequestOptions,
+  ): APIPromise<TrainingJob> {
+    const rest = JSON.stringify({ ...params, trajectory_groups: [] });
+    return this.#core.request({
+      operation: "trainingJobs.create",
+      method: "POST",
+      path: "/preview/training-jobs",
+      rawBody: jsonBody(`${rest.slice(0, -"[]}".length)}`, groups, "}"),
+      params: { ...params, trajectory_groups: groups.length > 0 ? [{ trajectories: [] }] : [] },
       paramsSchema: TrainingJobCreateParamsSchema,
       responseSchema: TrainingJobSchema,
       options,

@@ -1,0 +1,266 @@
+// A group's wire JSON written piece by piece, checked as it is written: the
+// same text as `JSON.stringify(group)`, without the deep copy `toJSON()`
+// makes of every logprob token, and in pieces small enough that a caller can
+// give the event loop a turn between them. The recorded logprobs, the bulk of
+// a group, are checked by hand while they are written; everything else (a
+// few small objects per turn) goes through the wire schemas.
+import type { z } from "zod";
+import {
+  MessageOrChoiceWireSchema,
+  TrajectoryGroupWireSchema,
+  TrajectoryWireSchema,
+} from "../wire/index.js";
+import { choiceToJson } from "./choice-json.js";
+import { CompactLogprobs } from "./compact-logprobs.js";
+import { TrajectoryGroup } from "./group.js";
+import { History } from "./history.js";
+import { isChoice, type MessageOrChoice } from "./messages.js";
+import { Trajectory } from "./trajectory.js";
+
+/** A problem found while writing, with the path of the bad field. */
+export interface WireIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The pieces of a group's wire JSON, in order; problems go to `issues` (the
+ * text is then not to be sent). Joined, the pieces are `JSON.stringify(group)`.
+ *
+ * @example
+ * const issues: WireIssue[] = [];
+ * const text = [...groupWirePieces(group, issues)].join("");
+ */
+export function* groupWirePieces(group: unknown, issues: WireIssue[]): Generator<string> {
+  const shell = shellOf(group);
+  if (!isObject(shell) || !Array.isArray(shell.trajectories)) {
+    check(TrajectoryGroupWireSchema, jsonOf(shell), [], issues);
+    return;
+  }
+  check(TrajectoryGroupWireSchema, jsonOf({ ...shell, trajectories: [] }), [], issues);
+  yield* objectPieces(shell, (key, value) =>
+    key === "trajectories"
+      ? arrayPieces(value as unknown[], (t, i) => trajectoryPieces(t, ["trajectories", i], issues))
+      : undefined,
+  );
+}
+
+function* trajectoryPieces(
+  value: unknown,
+  path: (string | number)[],
+  issues: WireIssue[],
+): Generator<string> {
+  const shell = shellOf(value);
+  if (!isObject(shell)) {
+    check(TrajectoryWireSchema, jsonOf(shell), path, issues);
+    yield JSON.stringify(shell) ?? "null";
+    return;
+  }
+  const histories = shell.additional_histories;
+  const light = {
+    ...shell,
+    messages_and_choices: Array.isArray(shell.messages_and_choices)
+      ? []
+      : shell.messages_and_choices,
+    additional_histories: Array.isArray(histories)
+      ? histories.map((h) => {
+          const s = shellOf(h);
+          return isObject(s) && Array.isArray(s.messages_and_choices)
+            ? { ...s, messages_and_choices: [] }
+            : s;
+        })
+      : histories,
+  };
+  check(TrajectoryWireSchema, jsonOf(light), path, issues);
+  yield* objectPieces(shell, (key, v) => {
+    if (key === "messages_and_choices" && Array.isArray(v)) {
+      return arrayPieces(v, (item, i) => [itemPiece(item, [...path, key, i], issues)]);
+    }
+    if (key === "additional_histories" && Array.isArray(v)) {
+      return arrayPieces(v, (h, i) => historyPieces(h, [...path, key, i]));
+    }
+    return undefined;
+  });
+
+  function* historyPieces(h: unknown, at: (string | number)[]): Generator<string> {
+    const s = shellOf(h);
+    if (!isObject(s)) {
+      yield JSON.stringify(s) ?? "null";
+      return;
+    }
+    yield* objectPieces(s, (key, v) =>
+      key === "messages_and_choices" && Array.isArray(v)
+        ? arrayPieces(v, (item, i) => [itemPiece(item, [...at, key, i], issues)])
+        : undefined,
+    );
+  }
+}
+
+// In-memory objects give their fields without copies; anything else with a
+// toJSON gives its JSON; plain data is itself.
+function shellOf(value: unknown): unknown {
+  if (value instanceof TrajectoryGroup || value instanceof Trajectory || value instanceof History)
+    return value.wireShell();
+  const withToJSON = value as { toJSON?: () => unknown } | null;
+  if (withToJSON && typeof withToJSON.toJSON === "function") return withToJSON.toJSON();
+  return value;
+}
+
+/** Writes an object as JSON.stringify would, letting `special` write some values itself. */
+function* objectPieces(
+  obj: Json,
+  special: (key: string, value: unknown) => Iterable<string> | undefined,
+): Generator<string> {
+  let first = true;
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
+    const own = special(key, value);
+    const text = own ? undefined : JSON.stringify(value);
+    if (!own && text === undefined) continue;
+    yield `${first ? "{" : ","}${JSON.stringify(key)}:`;
+    first = false;
+    if (own) yield* own;
+    else yield text as string;
+  }
+  yield first ? "{}" : "}";
+}
+
+function* arrayPieces(
+  items: readonly unknown[],
+  each: (item: unknown, index: number) => Iterable<string>,
+): Generator<string> {
+  yield "[";
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) yield ",";
+    yield* each(items[i], i);
+  }
+  yield "]";
+}
+
+function itemPiece(item: unknown, path: (string | number)[], issues: WireIssue[]): string {
+  if (!isObject(item) || !isChoice(item as unknown as MessageOrChoice)) {
+    const text = JSON.stringify(item) ?? "null";
+    check(MessageOrChoiceWireSchema, JSON.parse(text), path, issues);
+    return text;
+  }
+  // The Choice without its logprobs goes through the schema; the logprobs are
+  // written (and checked) by hand, in the place `choiceToJson` gives them.
+  const logprobs = (item as Json).logprobs;
+  const rest = JSON.stringify(choiceToJson({ ...item, logprobs: null } as never));
+  check(MessageOrChoiceWireSchema, JSON.parse(rest), path, issues);
+  if (logprobs === null || logprobs === undefined) return rest;
+  const at = rest.indexOf('"logprobs":null');
+  const written = logprobsText(logprobs, [...path, "logprobs"], issues);
+  return `${rest.slice(0, at)}"logprobs":${written}${rest.slice(at + 15)}`;
+}
+
+const LOGPROBS_KEYS = new Set(["content", "refusal"]);
+const TOKEN_KEYS = new Set(["token", "bytes", "logprob", "top_logprobs"]);
+const TOP_KEYS = new Set(["token", "bytes", "logprob"]);
+
+function logprobsText(value: unknown, path: (string | number)[], issues: WireIssue[]): string {
+  // Checked when it was made: written from its columns.
+  if (value instanceof CompactLogprobs) {
+    return value.wireText() ?? logprobsText(value.toJSON(), path, issues);
+  }
+  if (!isObject(value)) {
+    issues.push({ path, message: "expected an object or null" });
+    return "null";
+  }
+  let out = `{"content":${tokensText(value.content, [...path, "content"], issues, true)},"refusal":${tokensText(value.refusal, [...path, "refusal"], issues, true)}`;
+  out += extras(value, LOGPROBS_KEYS);
+  return `${out}}`;
+}
+
+function tokensText(
+  list: unknown,
+  path: (string | number)[],
+  issues: WireIssue[],
+  withTop: boolean,
+): string {
+  if (list === null || list === undefined) return "null";
+  if (!Array.isArray(list)) {
+    issues.push({ path, message: "expected an array or null" });
+    return "null";
+  }
+  const parts: string[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) parts[i] = tokenText(list[i], path, i, issues, withTop);
+  return `[${parts.join(",")}]`;
+}
+
+function tokenText(
+  t: unknown,
+  listPath: (string | number)[],
+  i: number,
+  issues: WireIssue[],
+  withTop: boolean,
+): string {
+  if (!isObject(t)) {
+    issues.push({ path: [...listPath, i], message: "expected a token logprob object" });
+    return "null";
+  }
+  const { token, bytes, logprob } = t;
+  if (typeof token !== "string")
+    issues.push({ path: [...listPath, i, "token"], message: "expected a string" });
+  if (typeof logprob !== "number" || !Number.isFinite(logprob))
+    issues.push({ path: [...listPath, i, "logprob"], message: "expected a finite number" });
+  let out = `{"token":${JSON.stringify(token) ?? "null"},"bytes":${bytesText(bytes, [...listPath, i, "bytes"], issues)},"logprob":${JSON.stringify(logprob) ?? "null"}`;
+  if (withTop) {
+    const top = t.top_logprobs;
+    out += `,"top_logprobs":${top === undefined || top === null ? "[]" : tokensText(top, [...listPath, i, "top_logprobs"], issues, false)}`;
+  }
+  out += extras(t, withTop ? TOKEN_KEYS : TOP_KEYS);
+  return `${out}}`;
+}
+
+function bytesText(bytes: unknown, path: (string | number)[], issues: WireIssue[]): string {
+  if (bytes === null || bytes === undefined) return "null";
+  if (Array.isArray(bytes)) {
+    for (const b of bytes) {
+      if (!Number.isInteger(b)) {
+        issues.push({ path, message: "expected an array of integers or null" });
+        break;
+      }
+    }
+    return `[${bytes.join(",")}]`;
+  }
+  issues.push({ path, message: "expected an array of integers or null" });
+  return "null";
+}
+
+/** Keys beyond the known ones, in the order they came, as JSON.stringify writes them. */
+function extras(value: Json, known: Set<string>): string {
+  let out = "";
+  for (const key of Object.keys(value)) {
+    if (known.has(key)) continue;
+    const text = JSON.stringify(value[key]);
+    if (text !== undefined) out += `,${JSON.stringify(key)}:${text}`;
+  }
+  return out;
+}
+
+function jsonOf(value: unknown): unknown {
+  const text = JSON.stringify(value);
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+function check(
+  schema: z.ZodType,
+  value: unknown,
+  path: (string | number)[],
+  issues: WireIssue[],
+): void {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return;
+  for (const issue of parsed.error.issues) {
+    issues.push({
+      path: [...path, ...(issue.path as (string | number)[])],
+      message: issue.message,
+    });
+  }
+}
