@@ -125,6 +125,8 @@ async function measure(work: () => Promise<unknown>) {
   // A timer keeps the loop turning, so a stall shows up even when nothing else is due.
   const tick = setInterval(() => {}, 1);
   h.enable();
+  // Let the monitor's timer run once first, or a block right at the start goes unseen.
+  await new Promise((r) => setTimeout(r, 5));
   const cpu = process.cpuUsage();
   const t0 = performance.now();
   await work();
