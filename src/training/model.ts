@@ -57,6 +57,9 @@ export interface TrainRunOptions {
  * The check run on groups before `train` and `log` send them (see
  * `validateGroup`): a mode, full options, or `false` to skip it. Default
  * `"warn"` (through `console`, and the groups are sent); `"throw"` refuses them.
+ * One exception to the default: `train` throws `TrajectoryCheckError` when no
+ * group holds a trainable Choice (the job would train on nothing); an explicit
+ * mode (`"warn"`), `false`, or `allowTrainingWithoutLogprobs` lets them through.
  */
 export type GroupCheck = ValidateOptions | ValidationMode | false;
 
@@ -200,7 +203,10 @@ export class TrainableModel {
   ): Promise<TrainResult> {
     const wire = toWireGroups(groups, "train");
     requireTrainableGroups(wire);
-    const trajectory_groups = checkGroups(wire, run.validate, "train").groups;
+    const trajectory_groups = checkGroups(wire, run.validate, "train", {
+      // Asked to train without logprobs, the service learns from other turns too.
+      refuseUntrainable: config?.allowTrainingWithoutLogprobs !== true,
+    }).groups;
     const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(
       "trajectory_recorder.train",
