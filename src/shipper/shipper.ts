@@ -153,6 +153,9 @@ export class TrajectoryShipper {
       model: this.#model,
       spool: this.#spool,
       trainEvery: options.trainEvery,
+      // A check asked for ran in add (and a "warn" means: train them anyway);
+      // unasked, train's own default refuses jobs with nothing to learn from.
+      validate: options.validate === undefined ? undefined : false,
       signal: this.#abort.signal,
       logger: this.#logger,
       counters: this.#stats,

@@ -17,6 +17,8 @@ export interface TrainerContext {
   model: Pick<TrainableModel, "train" | "followJob">;
   spool: Spool | undefined;
   trainEvery: { groups: number; config?: TrainConfig; pollIntervalMs?: number } | undefined;
+  /** Passed to `train`: `false` once `add` ran a check the user asked for. */
+  validate: false | undefined;
   signal: AbortSignal;
   logger: ShipperLogger;
   counters: Counters;
@@ -182,6 +184,7 @@ export class Trainer {
       this.#ctx.model.train(groups, config, {
         signal: this.#ctx.signal,
         pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
+        validate: this.#ctx.validate,
         onJobCreated: async ({ jobId, stepBefore }) => {
           job.jobId = jobId;
           job.stepBefore = stepBefore;

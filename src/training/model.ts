@@ -2,7 +2,12 @@ import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
 import { inferenceModelName, type TrainingClient } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
+import {
+  checkGroups,
+  refuseUntrainableBytes,
+  type ValidateOptions,
+  type ValidationMode,
+} from "../trajectory/index.js";
 import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
@@ -58,6 +63,9 @@ export interface TrainRunOptions {
  * The check run on groups before `train` and `log` send them (see
  * `validateGroup`): a mode, full options, or `false` to skip it. Default
  * `"warn"` (through `console`, and the groups are sent); `"throw"` refuses them.
+ * One exception to the default: `train` throws `TrajectoryCheckError` when no
+ * group holds a trainable Choice (the job would train on nothing); an explicit
+ * mode (`"warn"`), `false`, or `allowTrainingWithoutLogprobs` lets them through.
  */
 export type GroupCheck = ValidateOptions | ValidationMode | false;
 
@@ -202,11 +210,16 @@ export class TrainableModel {
     // Groups the shipper prepared are sent as the bytes they already are
     // (checked when the shipper took them).
     const prepared = allPrepared(groups);
+    // Asked to train without logprobs, the service learns from other turns too.
+    const refuseUntrainable = config?.allowTrainingWithoutLogprobs !== true;
     let trajectory_groups: TrajectoryGroupWire[] = [];
-    if (!prepared) {
+    if (prepared) {
+      if (run.validate === undefined && refuseUntrainable)
+        refuseUntrainableBytes(prepared, "train");
+    } else {
       const wire = toWireGroups(groups, "train");
       requireTrainableGroups(wire);
-      trajectory_groups = checkGroups(wire, run.validate, "train").groups;
+      trajectory_groups = checkGroups(wire, run.validate, "train", { refuseUntrainable }).groups;
     }
     const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(

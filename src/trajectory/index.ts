@@ -40,6 +40,7 @@ export {
   DEFAULT_SEND_CHECK,
   FINISH_REASONS,
   type GroupValidation,
+  refuseUntrainableBytes,
   type ValidateOptions,
   type ValidationMode,
   validateGroup,

@@ -49,8 +49,9 @@ function isChoiceItem(item: Obj): boolean {
 }
 
 /** Where no Choice is trainable, the check says what most likely went wrong. */
-const NO_TRAINABLE =
-  "no trajectory holds a trainable Choice (a sampled turn with logprobs). Likely causes: the openai client was not wrapped (recorder.wrap(client) or model.openai({ recorder })), the calls were made outside recorder.rollout(), or the model that answered is not the recorder's policy (see each trajectory's logs)";
+const LIKELY_CAUSES =
+  "Likely causes: the openai client was not wrapped (recorder.wrap(client) or model.openai({ recorder })), the calls were made outside recorder.rollout(), or the model that answered is not the recorder's policy (see each trajectory's logs)";
+const NO_TRAINABLE = `no trajectory holds a trainable Choice (a sampled turn with logprobs). ${LIKELY_CAUSES}`;
 
 /** Tells whether `items` hold a Choice the trainer would learn from. */
 function hasTrainable(items: unknown): boolean {
@@ -65,6 +66,12 @@ function trainable(t: Obj): boolean {
   const histories = t.additional_histories;
   if (!Array.isArray(histories)) return false;
   return histories.some((h) => isObj(h) && hasTrainable(h.messages_and_choices));
+}
+
+/** Whether any trajectory of `g` holds a Choice with logprobs, whatever else is wrong with it. */
+function holdsTrainable(g: unknown): boolean {
+  const trajectories = isObj(g) ? g.trajectories : undefined;
+  return Array.isArray(trajectories) && trajectories.some((t) => isObj(t) && trainable(t));
 }
 
 function checkChoice(c: Obj, path: string, o: ValidateOptions, out: ValidationProblem[]): void {
@@ -312,7 +319,9 @@ function warnOnce(message: string): void {
  * warns, or leaves out (and counts) bad trajectories and refused groups.
  * `false` turns it off; no options: {@link DEFAULT_SEND_CHECK}. In `"drop"`
  * mode, leaving out every group throws unless `allowNone` (the shipper's
- * `add` of one refused group).
+ * `add` of one refused group). With `refuseUntrainable` (train), groups none
+ * of which holds a trainable Choice are refused even with no options: the job
+ * would "succeed" on zero trainable tokens. Other findings still only warn.
  *
  * @internal
  */
@@ -320,11 +329,16 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
   groups: G[],
   options: ValidateOptions | ValidationMode | false | undefined,
   where: string,
-  { allowNone = false }: { allowNone?: boolean } = {},
+  {
+    allowNone = false,
+    refuseUntrainable = false,
+  }: { allowNone?: boolean; refuseUntrainable?: boolean } = {},
 ): CheckedGroups<G> {
   const none = { groups, droppedTrajectories: 0, droppedGroups: 0 };
   if (options === false) return none;
   const byDefault = options === undefined;
+  if (byDefault && refuseUntrainable && groups.length > 0 && !groups.some(holdsTrainable))
+    refuseNothingToTrain(groups, where);
   const o: ValidateOptions = typeof options === "string" ? { mode: options } : (options ?? {});
   const mode = o.mode ?? DEFAULT_SEND_CHECK;
   const all: ValidationProblem[] = [];
@@ -364,4 +378,44 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
     `${where}: left out ${droppedTrajectories} trajectories (${droppedGroups} whole groups) that failed the check. ${message}`,
   );
   return { groups: kept, droppedTrajectories, droppedGroups };
+}
+
+/** Unasked, `train` refuses a job that would learn from no token at all. */
+const LOGPROBS_KEY = Buffer.from('"logprobs":{');
+
+/**
+ * {@link checkGroups}' default refusal for groups already serialized (the
+ * shipper's prepared bytes): a Choice with logprobs is written with the key
+ * `"logprobs":{`, which no plain message carries, so groups whose bytes hold
+ * none have nothing to train on. The scan can only err towards sending.
+ *
+ * @internal
+ */
+export function refuseUntrainableBytes(groups: readonly Uint8Array[], where: string): void {
+  if (groups.length === 0) return;
+  if (
+    groups.some((bytes) =>
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(LOGPROBS_KEY),
+    )
+  )
+    return;
+  throw new TrajectoryCheckError(`${where}: trajectory group`, [
+    {
+      path: "groups",
+      message: `none of the ${groups.length} group(s) holds a trainable Choice (a sampled turn with logprobs), so the job would train on nothing; nothing was sent (validate: "warn" sends them anyway). ${LIKELY_CAUSES}`,
+    },
+  ]);
+}
+
+function refuseNothingToTrain(groups: unknown[], where: string): never {
+  const others = groups.flatMap((g, i) =>
+    groupProblems(g, {}, `groups[${i}]`).problems.filter((p) => p.message !== NO_TRAINABLE),
+  );
+  throw new TrajectoryCheckError(`${where}: trajectory group`, [
+    {
+      path: "groups",
+      message: `none of the ${groups.length} group(s) holds a trainable Choice (a sampled turn with logprobs), so the job would train on nothing; nothing was sent (validate: "warn" sends them anyway). ${LIKELY_CAUSES}`,
+    },
+    ...others,
+  ]);
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { TrainableModel, TrainingClient, TrajectoryShipper } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { trainableGroup } from "../helpers/trainable.js";
 import { type FaultProxy, sampleGroup, startFaultProxy } from "./fault-proxy.js";
 
 let emu: Emulator;
@@ -119,7 +120,7 @@ it("surfaces a failing job as TrainingFailedError carrying the service's message
     name: "fails",
     baseModel: "toy",
   });
-  const same = { trajectories: [{ reward: 1 }, { reward: 1 }] };
+  const same = trainableGroup(1, 1);
   const err = await model.train([same], {}, { pollIntervalMs: 10 }).catch((e) => e);
   expect(err.name).toBe("TrainingFailedError");
   expect(err.message).toMatch(

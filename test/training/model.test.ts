@@ -15,6 +15,7 @@ import {
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { trainableGroup } from "../helpers/trainable.js";
 
 let emu: Emulator;
 let client: TrainingClient;
@@ -94,7 +95,7 @@ it("rejects bad options naming the field before anything is sent", async () => {
     name: "bad",
     baseModel: "toy",
   });
-  const group = { trajectories: [{ reward: 1 }, { reward: 0 }] };
+  const group = trainableGroup(1, 0);
   await expect(model.train([group], { learningRate: "fast" as never })).rejects.toThrow(
     /Invalid options to train, nothing was sent: learningRate: .*expected number/,
   );

@@ -8,6 +8,7 @@ import {
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { trainableChoice } from "../helpers/trainable.js";
 
 let emu: Emulator;
 let client: TrainingClient;
@@ -24,7 +25,9 @@ afterAll(async () => {
 const prompt = { role: "user" as const, content: "say red" };
 function scored(...rewards: number[]): TrajectoryGroup {
   return new TrajectoryGroup(
-    rewards.map((reward) => new Trajectory({ messages_and_choices: [prompt], reward })),
+    rewards.map(
+      (reward) => new Trajectory({ messages_and_choices: [prompt, trainableChoice()], reward }),
+    ),
   );
 }
 

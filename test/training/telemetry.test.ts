@@ -7,6 +7,7 @@ import {
 import { TrainableModel, TrainingClient, TrajectoryShipper } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { trainableGroup } from "../helpers/trainable.js";
 
 const exporter = new InMemorySpanExporter();
 let emu: Emulator;
@@ -80,9 +81,7 @@ it("marks the span of a failed job as an error", async () => {
     name: "otel-fail",
     baseModel: "toy",
   });
-  await expect(
-    model.train([{ trajectories: [{ reward: 1 }, { reward: 1 }] }], {}, { pollIntervalMs: 10 }),
-  ).rejects.toThrow();
+  await expect(model.train([trainableGroup(1, 1)], {}, { pollIntervalMs: 10 })).rejects.toThrow();
   const train = exporter.getFinishedSpans().find((s) => s.name === "trajectory_recorder.train")!;
   expect(train.status.code).toBe(2);
   expect(train.status.message).toMatch(/rewards that are all equal/);

@@ -5,12 +5,13 @@ import nock from "nock";
 import { InvalidTrainingOptionsError, TrainableModel, type TrainConfig } from "trajectory-recorder";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BASE, makeClient, useNock } from "../client/helpers.js";
+import { trainableGroup } from "../helpers/trainable.js";
 
 useNock({ beforeAll, afterEach, afterAll });
 
 const MODEL_ID = "3f0b6c1e-8a40-4c55-9d1e-6a1f5c3b2a10";
 const JOB_ID = "7a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
-const GROUP = { trajectories: [{ reward: 1 }, { reward: 0 }] };
+const GROUP = trainableGroup(1, 0);
 
 // What ART's `ServerlessBackend.train(model, groups)` sends with no options.
 const ART_BODY = {

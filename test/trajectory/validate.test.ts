@@ -311,4 +311,96 @@ describe("before sending", () => {
     await dropping.close();
     expect(sent.slice(before).filter((r) => r.includes("/log"))).toEqual([]);
   });
+
+  // Last in this block: their default warnings would use up the once-per-process
+  // console line the log test above expects.
+  it("by default, train refuses groups none of which holds a trainable Choice, naming the likely causes, and sends nothing", async () => {
+    const before = sent.length;
+    // Plain messages (calls made outside the rollout) and a Choice the SDK
+    // returned without logprobs (an unwrapped client).
+    const unwrapped = new TrajectoryGroup([
+      new Trajectory({ messages_and_choices: [user, choice("a", [], { logprobs: null })] }),
+    ]);
+    const error = await model.train([empty(), unwrapped]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrajectoryCheckError);
+    const message = (error as Error).message;
+    expect(message).toMatch(
+      /^train: trajectory group failed the check before training: groups: none of the 2 group\(s\) holds a trainable Choice/,
+    );
+    expect(message).toContain("the openai client was not wrapped");
+    expect(message).toContain("the calls were made outside recorder.rollout()");
+    expect(message).toContain("the model that answered is not the recorder's policy");
+    // The other findings are listed too, by path.
+    expect(message).toContain("groups[1].trajectories[0].messages_and_choices[1].logprobs");
+    expect(sent.slice(before)).toEqual([]);
+    expect(await model.getStep()).toBe(0);
+  });
+
+  it('validate: "warn" lets untrainable groups through to a training job', async () => {
+    const lines: string[] = [];
+    const before = sent.length;
+    await model
+      .train([empty()], undefined, {
+        pollIntervalMs: 10,
+        validate: { mode: "warn", logger: { warn: (m) => lines.push(m) } },
+      })
+      .catch(() => undefined);
+    expect(
+      sent.slice(before).filter((r) => r.startsWith("POST") && r.includes("/training-jobs")),
+    ).toHaveLength(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/groups\[0\]: no trajectory holds a trainable Choice/);
+  });
+
+  it("by default, only a job with nothing at all to learn from is refused; other findings warn", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const before = sent.length;
+      // One trainable group (its Choices lack vLLM token ids) beside an empty one.
+      const noTokenIds = { token_ids: undefined, prompt_token_ids: undefined };
+      const some = new TrajectoryGroup([
+        new Trajectory({ messages_and_choices: [user, choice("a", [], noTokenIds)], reward: 1 }),
+        new Trajectory({ messages_and_choices: [user, choice("b", [], noTokenIds)], reward: 0 }),
+      ]);
+      await model.train([some, empty()], undefined, { pollIntervalMs: 10 }).catch(() => undefined);
+      const posts = sent.slice(before).filter((r) => r.startsWith("POST"));
+      expect(posts.filter((r) => r.includes("/training-jobs"))).toHaveLength(1);
+      expect(warn.mock.calls.map((c) => String(c[0])).join("\n")).toMatch(/token_ids/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("the shipper's trainEvery refuses by default to start a job on groups with nothing to learn from", async () => {
+    const before = sent.length;
+    const errors: string[] = [];
+    const logger = { warn: () => {}, error: (m: string) => errors.push(m) };
+    const shipper = new TrajectoryShipper({
+      model,
+      flushOnExit: false,
+      logger,
+      trainEvery: { groups: 1, pollIntervalMs: 10 },
+    });
+    await shipper.add(empty());
+    const stats = await shipper.close();
+    expect(stats).toMatchObject({ trainingJobs: 0, trainingFailed: 1 });
+    expect(sent.slice(before).filter((r) => r.includes("/training-jobs"))).toEqual([]);
+    expect(errors.join("\n")).toMatch(/could not be started \(train: .*holds a trainable Choice/);
+    expect(errors.join("\n")).toContain("the openai client was not wrapped");
+
+    // Asked to warn, the shipper trains them anyway.
+    const warning = new TrajectoryShipper({
+      model,
+      flushOnExit: false,
+      logger,
+      validate: "warn",
+      trainEvery: { groups: 1, pollIntervalMs: 10 },
+    });
+    const mid = sent.length;
+    await warning.add(empty());
+    await warning.close();
+    expect(
+      sent.slice(mid).filter((r) => r.startsWith("POST") && r.includes("/training-jobs")),
+    ).toHaveLength(1);
+  });
 });
