@@ -14,6 +14,8 @@ const choice = (content: string, logprobs = true) => ({
   logprobs: logprobs
     ? { content: [{ token: content, logprob: -0.5, bytes: null, top_logprobs: [] }] }
     : null,
+  token_ids: [7],
+  prompt_token_ids: [1, 2],
 });
 const trajectory = (content: string, reward: number, scenario: string, logprobs = true) => ({
   messages_and_choices: [prompt, choice(content, logprobs)],
@@ -84,6 +86,27 @@ it("validate names each invalid line and field, warns about what will not train,
   const train = await inProcess(["train", bad, "--model", "m", "--api-key-file", bad]);
   expect(train.code).toBe(2);
   expect(train.stderr).toContain("has 3 invalid line(s); nothing was sent.");
+  // Valid JSON the trainer would still learn wrongly from: the check's findings are warned.
+  const orphan = await file([
+    {
+      trajectories: [
+        {
+          ...trajectory("red", 1, "a"),
+          messages_and_choices: [
+            prompt,
+            { role: "tool", tool_call_id: "call_9", content: "42" },
+            choice("red"),
+          ],
+        },
+        trajectory("blue", 0, "a"),
+      ],
+    },
+  ]);
+  const checked = await inProcess(["validate", orphan]);
+  expect(checked.code).toBe(0);
+  expect(checked.stdout).toMatch(
+    /^warning: group 1: trajectories\[0\]\.messages_and_choices\[1\]\.tool_call_id: .*"call_9", which no earlier assistant turn/m,
+  );
   const missing = await inProcess(["validate", path.join(path.dirname(bad), "nope.jsonl")]);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain("could not be read (ENOENT)");

@@ -1,5 +1,7 @@
 // `validate` and `inspect`: what a JSONL file of groups or trajectories holds,
 // and what training would make of it, without sending anything.
+
+import { validateGroup } from "../../trajectory/index.js";
 import { parse, str } from "../args.js";
 import type { Command, Output } from "../context.js";
 import { type GroupsFile, type GroupsSummary, readGroupsFile, summarize } from "../groups-file.js";
@@ -23,6 +25,20 @@ function warnings(s: GroupsSummary): string[] {
   return out;
 }
 
+/**
+ * The check `train` runs before sending (tool results answering calls of
+ * their own history, logprobs and token ids, scalar metadata, finish_reason),
+ * as findings: each a line naming the group and the path.
+ */
+function checkFindings(groups: GroupsFile["groups"]): string[] {
+  const silent = { warn() {} };
+  return groups.flatMap((g, i) =>
+    validateGroup(g, { mode: "warn", logger: silent }).problems.map(
+      (p) => `group ${i + 1}: ${p.path}: ${p.message}`,
+    ),
+  );
+}
+
 function problemLines(file: string, problems: GroupsFile["problems"]): string[] {
   return problems.map((p) => `${file}:${p.line}: ${p.message}`);
 }
@@ -33,8 +49,10 @@ export const validate: Command = {
   usage: "FILE [--group-by KEY]",
   details: `Each line is a trajectory group (ART's TrajectoryGroup JSON) or a single
 trajectory. Reports every line that is not valid ART JSON, naming the field,
-and warns about what would not train. Exits 1 when a line is invalid.
-This is a schema validation; it does not replay the conversations.
+and warns about what would not train, with the findings of the check \`train\`
+runs before sending (a tool result answering no call of its history, a
+sampled turn without logprobs or token ids, metadata that is not a scalar).
+Exits 1 when a line is invalid.
 
 Options:
 ${GROUP_BY_HELP}`,
@@ -47,7 +65,7 @@ ${GROUP_BY_HELP}`,
     const file = positionals[0] as string;
     const read = readGroupsFile(file, str(values, "group-by"));
     const summary = summarize(read.groups);
-    const warned = warnings(summary);
+    const warned = [...warnings(summary), ...checkFindings(read.groups)];
     const valid = read.problems.length === 0;
     if (values.json) {
       out.stdout.write(
