@@ -13,6 +13,8 @@ function reachable(entry: string): Map<string, string> {
     const text = readFileSync(file, "utf8");
     seen.set(file, text);
     for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+      // Data (package.json, for the version) holds names, not code that loads them.
+      if ((m[1] as string).endsWith(".json")) continue;
       visit(path.resolve(path.dirname(file), (m[1] as string).replace(/\.js$/, ".ts")));
     }
   };
