@@ -24,7 +24,13 @@ it("trains only on the model's own completions once model.openai({ recorder }) w
   const judge = recorder.wrap(new OpenAI({ baseURL: emu.url, apiKey: KEY, maxRetries: 0 }));
   const t = await recorder.rollout(async () => {
     const messages = [{ role: "user" as const, content: "say red" }];
-    const answer = await policy.chat.completions.create({ model: "", messages, max_tokens: 3 });
+    // A fixed seed: an unseeded sample may end at once, with no token to train.
+    const answer = await policy.chat.completions.create({
+      model: "",
+      messages,
+      max_tokens: 3,
+      seed: 7,
+    });
     await judge.chat.completions.create({
       model: "emulator/tiny",
       messages: [{ role: "user", content: `grade: ${answer.choices[0]!.message.content}` }],
