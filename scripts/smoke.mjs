@@ -53,7 +53,7 @@ server.close();
 assert.equal(t.messages_and_choices.length, 2, "the CommonJS-wrapped call is recorded");
 assert.deepEqual(
   t.logs,
-  ["a completion (unawaited) had not finished when the rollout ended"],
+  ["a completion (unawaited) had not finished when the rollout ended: left out of the trajectory"],
   "the CommonJS copy recognises the ESM copy's rollout state",
 );
 const emulatorEsm = await import("trajectory-recorder/emulator");
