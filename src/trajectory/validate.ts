@@ -381,6 +381,11 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
 }
 
 /** Unasked, `train` refuses a job that would learn from no token at all. */
+/** Why `train` refused `count` groups that hold nothing to learn from. */
+function nothingToTrain(count: number): string {
+  return `none of the ${count} group(s) holds a trainable Choice (a sampled turn with logprobs), so the job would train on nothing; nothing was sent (validate: "warn" sends them anyway). ${LIKELY_CAUSES}`;
+}
+
 const LOGPROBS_KEY = Buffer.from('"logprobs":{');
 
 /**
@@ -402,7 +407,7 @@ export function refuseUntrainableBytes(groups: readonly Uint8Array[], where: str
   throw new TrajectoryCheckError(`${where}: trajectory group`, [
     {
       path: "groups",
-      message: `none of the ${groups.length} group(s) holds a trainable Choice (a sampled turn with logprobs), so the job would train on nothing; nothing was sent (validate: "warn" sends them anyway). ${LIKELY_CAUSES}`,
+      message: nothingToTrain(groups.length),
     },
   ]);
 }
@@ -414,7 +419,7 @@ function refuseNothingToTrain(groups: unknown[], where: string): never {
   throw new TrajectoryCheckError(`${where}: trajectory group`, [
     {
       path: "groups",
-      message: `none of the ${groups.length} group(s) holds a trainable Choice (a sampled turn with logprobs), so the job would train on nothing; nothing was sent (validate: "warn" sends them anyway). ${LIKELY_CAUSES}`,
+      message: nothingToTrain(groups.length),
     },
     ...others,
   ]);
