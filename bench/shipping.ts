@@ -40,7 +40,7 @@ process.stdin.on("end", () => process.exit(0)).resume();
 server.listen(0, "127.0.0.1", () => process.stdout.write(String(server.address().port) + "\\n"));
 `;
 
-async function startSink(): Promise<{ url: string; stop: () => void }> {
+export async function startSink(): Promise<{ url: string; stop: () => void }> {
   const child = spawn(process.execPath, ["-e", SINK], { stdio: ["pipe", "pipe", "inherit"] });
   const port = await new Promise<string>((resolve) =>
     child.stdout.once("data", (d: Buffer) => resolve(d.toString().trim())),
@@ -107,7 +107,7 @@ async function rollout(recorder: Recorder, client: OpenAI, turns: number): Promi
   });
 }
 
-async function recordGroup(recorder: Recorder, tokens = TOKENS, top = TOP) {
+export async function recordGroup(recorder: Recorder, tokens = TOKENS, top = TOP) {
   const client = fakeClient(recorder, tokens, top);
   const ts: Trajectory[] = [];
   for (let i = 0; i < TRAJECTORIES; i++) ts.push(await rollout(recorder, client, TURNS));
@@ -139,7 +139,7 @@ async function measure(work: () => Promise<unknown>) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-async function postBare(url: string, body: string): Promise<void> {
+export async function postBare(url: string, body: string): Promise<void> {
   const res = await fetch(`${url}/preview/models/5b1f5d8e-3f5e-4a57-8d0a-6f0f3f1e2a11/log`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "Bearer k" },

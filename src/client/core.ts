@@ -68,7 +68,7 @@ export interface RequestSpec<Out> {
    * A body already serialized and checked (the shipper's prepared groups):
    * sent as it is, neither validated nor stringified again.
    */
-  rawBody?: Blob;
+  rawBody?: RawBody;
   /** Validates the body or query before sending; a failure rejects with RequestValidationError. */
   paramsSchema?: z.ZodType;
   params?: unknown;
@@ -120,6 +120,7 @@ export class RequestCore {
     const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
     const opts = spec.options ?? {};
     const headers = this.#headers(spec.operation, body !== undefined, opts.headers);
+    if (spec.rawBody) headers.set("content-length", String(spec.rawBody.byteLength));
     const url = this.#url(spec.path, spec.query);
     const target: RequestTarget = { method: spec.method, path: url.pathname };
     const retryAllowed = spec.safeToRetry === true || opts.idempotent === true;
@@ -146,7 +147,7 @@ export class RequestCore {
       url,
       headers,
       body: payload,
-    }: { url: URL; headers: Headers; body: string | Blob | undefined },
+    }: { url: URL; headers: Headers; body: string | RawBody | undefined },
     target: RequestTarget,
     opts: RequestOptions,
   ): Promise<WithResponse<Out>> {
@@ -158,12 +159,13 @@ export class RequestCore {
     let response: Response;
     let text: string;
     try {
-      response = await doFetch(url, {
-        method: spec.method,
-        headers,
-        body: payload,
-        signal,
-      });
+      // A raw body goes as a stream of its pieces, made afresh for each
+      // attempt; `duplex` is what fetch requires of a streamed request body.
+      const init: RequestInit & { duplex?: "half" } =
+        typeof payload === "object"
+          ? { method: spec.method, headers, body: bodyStream(payload), signal, duplex: "half" }
+          : { method: spec.method, headers, body: payload, signal };
+      response = await doFetch(url, init);
       text = await response.text();
     } catch (err) {
       if (opts.signal?.aborted) throw new APIUserAbortError(target);
@@ -268,16 +270,67 @@ export function segment(id: unknown): string {
   }
 }
 
+/** A body already serialized, in pieces that are sent in order and never joined. */
+export interface RawBody {
+  readonly parts: readonly Uint8Array[];
+  readonly byteLength: number;
+}
+
+const utf8 = new TextEncoder();
+const COMMA = utf8.encode(",");
+
 /**
  * A JSON body put together from pieces already serialized: `head`, the
- * items joined by commas as a JSON array, then `tail`.
+ * items (each in its pieces) joined by commas as a JSON array, then `tail`.
  */
-export function jsonBody(head: string, items: readonly Uint8Array[], tail: string): Blob {
-  const parts: (string | Uint8Array)[] = [`${head}[`];
+export function jsonBody(
+  head: string,
+  items: readonly (readonly Uint8Array[])[],
+  tail: string,
+): RawBody {
+  const parts: Uint8Array[] = [utf8.encode(`${head}[`)];
   items.forEach((item, i) => {
-    if (i > 0) parts.push(",");
-    parts.push(item);
+    if (i > 0) parts.push(COMMA);
+    parts.push(...item);
   });
-  parts.push(`]${tail}`);
-  return new Blob(parts as BlobPart[]);
+  parts.push(utf8.encode(`]${tail}`));
+  let byteLength = 0;
+  for (const part of parts) byteLength += part.byteLength;
+  return { parts, byteLength };
+}
+
+// Where setImmediate is missing (not Node), a timer gives the turn instead.
+const nextTurn = () =>
+  new Promise<void>((resolve) =>
+    typeof setImmediate === "function" ? setImmediate(resolve) : setTimeout(resolve, 0),
+  );
+
+/** The most a raw body hands to fetch at once. */
+const PIECE_BYTES = 256 * 1024;
+
+/**
+ * A raw body as a stream, at most {@link PIECE_BYTES} per read, with a turn
+ * of the event loop after each: the bytes go out without being copied into
+ * one buffer, and a 20 MB body never holds the loop while it is written.
+ */
+function bodyStream(raw: RawBody): ReadableStream<Uint8Array> {
+  let index = 0;
+  let offset = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (index < raw.parts.length && offset >= (raw.parts[index] as Uint8Array).byteLength) {
+        index += 1;
+        offset = 0;
+      }
+      const part = raw.parts[index];
+      if (part === undefined) {
+        controller.close();
+        return;
+      }
+      const end = Math.min(part.byteLength, offset + PIECE_BYTES);
+      controller.enqueue(part.subarray(offset, end));
+      offset = end;
+      await nextTurn();
+    },
+  });
 }

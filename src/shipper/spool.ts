@@ -103,10 +103,10 @@ export class Spool {
     const parts: Uint8Array[] = [Buffer.from(`${head}[`)];
     entries.forEach((entry, i) => {
       if (i > 0) parts.push(Buffer.from(","));
-      parts.push(entryBytes(entry));
+      parts.push(...entryBytes(entry));
     });
     parts.push(Buffer.from("]}"));
-    await atomicWriteFile(this.#file(job.id, JOB), Buffer.concat(parts));
+    await atomicWriteFile(this.#file(job.id, JOB), parts);
     for (const entry of job.entries) await this.remove(entry.id);
   }
 
@@ -226,11 +226,11 @@ export class Spool {
 }
 
 /** A group file's content: the group's prepared bytes are copied in as they are. */
-function entryBytes(entry: SpoolEntry): Uint8Array {
+function entryBytes(entry: SpoolEntry): Uint8Array[] {
   const { group } = entry;
   if (group === undefined) throw new Error(`spool entry ${entry.id} has no group in memory`);
-  if (!(group instanceof PreparedGroup)) return Buffer.from(JSON.stringify(entry));
-  return Buffer.concat([headOf(entry), group.bytes, Buffer.from("}")]);
+  if (!(group instanceof PreparedGroup)) return [Buffer.from(JSON.stringify(entry))];
+  return [headOf(entry), ...group.chunks, Buffer.from("}")];
 }
 
 function headOf(entry: SpoolEntry): Buffer {

@@ -121,5 +121,5 @@ export async function prepareGroup(
     );
   }
   chunks.push(Buffer.from(parts.join("")));
-  return new PreparedGroup(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+  return new PreparedGroup(chunks);
 }

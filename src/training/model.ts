@@ -458,11 +458,11 @@ function requireTrainableGroups(groups: readonly TrajectoryGroupWire[]): void {
   }
 }
 
-/** The groups' bytes when every group is a non-empty list of prepared ones. */
-function allPrepared(groups: readonly GroupInput[]): Uint8Array[] | undefined {
+/** The groups' bytes (each in its pieces) when every group is a non-empty list of prepared ones. */
+function allPrepared(groups: readonly GroupInput[]): (readonly Uint8Array[])[] | undefined {
   if (!Array.isArray(groups) || groups.length === 0) return undefined;
   if (!groups.every((g) => g instanceof PreparedGroup)) return undefined;
-  return groups.map((g) => (g as PreparedGroup).bytes);
+  return groups.map((g) => (g as PreparedGroup).chunks);
 }
 
 type TrainableModelMethods = Pick<

@@ -4,18 +4,28 @@ import type { TrajectoryGroupWire } from "../wire/index.js";
 
 /**
  * A group's wire JSON, already checked: `log` and `train` send these bytes
- * as they are. `toJSON()` gives the wire object back (parsed from the bytes)
- * for anything that wants data rather than bytes.
+ * as they are. They stay in the pieces they were written in: joining 20 MB
+ * into one buffer would hold the event loop for the copy. `toJSON()` gives
+ * the wire object back (parsed from the bytes) for anything that wants data
+ * rather than bytes.
  */
 export class PreparedGroup {
-  /** The group's wire JSON, UTF-8. */
-  readonly bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
-    this.bytes = bytes;
+  /** The group's wire JSON, UTF-8, in order. */
+  readonly chunks: readonly Uint8Array[];
+  readonly byteLength: number;
+
+  constructor(bytes: Uint8Array | readonly Uint8Array[]) {
+    this.chunks = bytes instanceof Uint8Array ? [bytes] : bytes;
+    let length = 0;
+    for (const chunk of this.chunks) length += chunk.byteLength;
+    this.byteLength = length;
   }
 
-  get byteLength(): number {
-    return this.bytes.byteLength;
+  /** The bytes in one buffer (a copy when there are several pieces). */
+  get bytes(): Uint8Array {
+    return this.chunks.length === 1
+      ? (this.chunks[0] as Uint8Array)
+      : Buffer.concat(this.chunks as Uint8Array[]);
   }
 
   toJSON(): TrajectoryGroupWire {

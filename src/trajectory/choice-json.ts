@@ -40,9 +40,11 @@ function isObject(value: unknown): value is Json {
 
 function tokenJson(token: unknown, order: readonly string[]): unknown {
   if (!isObject(token)) return copyJson(token);
-  const out = ordered(token, order, (key) => (key === "top_logprobs" ? [] : null));
-  if (Array.isArray(token.top_logprobs))
-    out.top_logprobs = token.top_logprobs.map((t) => tokenJson(t, TOP_TOKEN));
+  const top = token.top_logprobs;
+  if (!Array.isArray(top))
+    return ordered(token, order, (key) => (key === "top_logprobs" ? [] : null));
+  const out = ordered({ ...token, top_logprobs: null }, order, nullFill);
+  out.top_logprobs = top.map((t) => tokenJson(t, TOP_TOKEN));
   return out;
 }
 
@@ -50,10 +52,12 @@ function logprobsJson(logprobs: unknown): unknown {
   // Built fresh, in the wire's order: nothing to copy or reorder.
   if (logprobs instanceof CompactLogprobs) return logprobs.toJSON();
   if (!isObject(logprobs)) return logprobs ?? null;
-  const out = ordered(logprobs, LOGPROBS, nullFill);
+  const lists = { content: logprobs.content, refusal: logprobs.refusal };
+  const out = ordered({ ...logprobs, content: null, refusal: null }, LOGPROBS, nullFill);
   for (const key of LOGPROBS) {
-    const list = logprobs[key];
+    const list = lists[key];
     if (Array.isArray(list)) out[key] = list.map((t) => tokenJson(t, TOKEN));
+    else if (key in logprobs) out[key] = copyJson(list);
   }
   return out;
 }
@@ -77,7 +81,9 @@ function toolCallJson(call: unknown): unknown {
  */
 export function choiceToJson(choice: ChoiceLike): Json {
   const raw = choice as unknown as Json;
-  const out = ordered(raw, CHOICE, nullFill);
+  // The logprobs, most of a Choice, are built once, by logprobsJson, not
+  // copied first and then replaced.
+  const out = ordered({ ...raw, logprobs: null }, CHOICE, nullFill);
   out.logprobs = logprobsJson(raw.logprobs);
   if (isObject(raw.message)) {
     const message = ordered(raw.message, MESSAGE, nullFill);

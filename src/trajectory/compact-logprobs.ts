@@ -5,6 +5,8 @@
 // about a tenth of that. Reading `content` or `refusal` gives the SDK's form
 // back (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
 
+import { copyJson } from "../util/copy-json.js";
+
 /** A token logprob as the SDK gives it. */
 interface TokenLogprob {
   token: string;
@@ -121,31 +123,53 @@ function fromColumns(c: Columns): TokenLogprob[] {
   return out;
 }
 
-/** The wire JSON text of a token list, in choiceToJson's key order. */
-function columnsJson(c: Columns): string {
-  const parts: string[] = new Array(c.ends.length);
-  for (let i = 0; i < c.ends.length; i++) {
-    const token = c.text.slice(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
-    const stored = c.bytes?.get(i);
-    const bytes = stored === undefined ? `[${bytesOf(token).join(",")}]` : JSON.stringify(stored);
-    let s = `{"token":${JSON.stringify(token)},"bytes":${bytes},"logprob":${JSON.stringify(c.logprobs[i])}`;
-    if (c.topEnds && c.top) {
-      const from = i === 0 ? 0 : (c.topEnds[i - 1] as number);
-      const to = c.topEnds[i] as number;
-      const top: string[] = new Array(to - from);
-      for (let k = from; k < to; k++) top[k - from] = topJson(c.top, k);
-      s += `,"top_logprobs":[${top.join(",")}]`;
-    }
-    parts[i] = `${s}}`;
+// A token's wire JSON up to its logprob, `{"token":…,"bytes":[…],"logprob":`,
+// is the same wherever the token appears, and a tokenizer's vocabulary is
+// bounded: written once per token and kept, the logprob is then all that is
+// left to write. Bounded too, in case the tokens are not a vocabulary's.
+const PREFIXES = new Map<string, string>();
+const MAX_PREFIXES = 1 << 16;
+
+function prefixOf(token: string): string {
+  let prefix = PREFIXES.get(token);
+  if (prefix === undefined) {
+    prefix = `{"token":${JSON.stringify(token)},"bytes":[${bytesOf(token).join(",")}],"logprob":`;
+    if (PREFIXES.size >= MAX_PREFIXES) PREFIXES.clear();
+    PREFIXES.set(token, prefix);
   }
-  return `[${parts.join(",")}]`;
+  return prefix;
 }
 
-function topJson(c: Columns, k: number): string {
-  const token = c.text.slice(k === 0 ? 0 : c.ends[k - 1], c.ends[k]);
-  const stored = c.bytes?.get(k);
-  const bytes = stored === undefined ? `[${bytesOf(token).join(",")}]` : JSON.stringify(stored);
-  return `{"token":${JSON.stringify(token)},"bytes":${bytes},"logprob":${JSON.stringify(c.logprobs[k])}}`;
+/** Token `i` of `c` up to its logprob, with the bytes it was recorded with. */
+function tokenPrefix(c: Columns, i: number): string {
+  const token = c.text.slice(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
+  const stored = c.bytes?.get(i);
+  if (stored === undefined) return prefixOf(token);
+  return `{"token":${JSON.stringify(token)},"bytes":${JSON.stringify(stored)},"logprob":`;
+}
+
+/** The wire JSON text of a token list, in choiceToJson's key order. */
+function columnsJson(c: Columns): string {
+  const n = c.ends.length;
+  if (n === 0) return "[]";
+  const top = c.top;
+  const topEnds = c.topEnds;
+  // Finite numbers (checked when the columns were made) print in templates as
+  // JSON.stringify prints them.
+  let out = "[";
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    out += `${i === 0 ? "" : ","}${tokenPrefix(c, i)}${c.logprobs[i]}`;
+    if (top && topEnds) {
+      const to = topEnds[i] as number;
+      out += ',"top_logprobs":[';
+      for (let first = true; k < to; k++, first = false)
+        out += `${first ? "" : ","}${tokenPrefix(top, k)}${top.logprobs[k]}}`;
+      out += "]";
+    }
+    out += "}";
+  }
+  return `${out}]`;
 }
 
 type List = { columns: Columns } | { plain: TokenLogprob[] | null };
@@ -211,9 +235,16 @@ export class CompactLogprobs {
     return plain;
   }
 
-  /** The SDK's form, freshly built (nothing kept). */
+  /** Whether `content` or `refusal` is a list, without building either. */
+  hasTokens(): boolean {
+    const has = (list: List) => !("plain" in list) || Array.isArray(list.plain);
+    return has(this.#content) || has(this.#refusal);
+  }
+
+  /** The SDK's form, freshly built: nothing in it is shared with this object. */
   toJSON(): { content: TokenLogprob[] | null; refusal: TokenLogprob[] | null } {
-    const read = (list: List) => ("plain" in list ? list.plain : fromColumns(list.columns));
+    const read = (list: List) =>
+      "plain" in list ? copyJson(list.plain) : fromColumns(list.columns);
     return { content: read(this.#content), refusal: read(this.#refusal) };
   }
 

@@ -1,6 +1,7 @@
 // The check before training: what a trainer would silently learn wrong from.
 // It walks trajectories as objects or as their ART JSON (same field names),
 // without copying them, so it costs one pass over the items.
+import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
 
 /** What to do with a trajectory that fails the check. */
@@ -74,17 +75,20 @@ function holdsTrainable(g: unknown): boolean {
   return Array.isArray(trajectories) && trajectories.some((t) => isObj(t) && trainable(t));
 }
 
+// Compact logprobs answer without being expanded: reading `content` would
+// build the SDK's objects back, about 1 KB of heap per token.
+function hasTokenLogprobs(lp: unknown): boolean {
+  if (lp instanceof CompactLogprobs) return lp.hasTokens();
+  return isObj(lp) && (Array.isArray(lp.content) || Array.isArray(lp.refusal));
+}
+
 function checkChoice(c: Obj, path: string, o: ValidateOptions, out: ValidationProblem[]): void {
   if (!FINISH.has(c.finish_reason))
     out.push({
       path: `${path}.finish_reason`,
       message: `expected one of ${FINISH_REASONS.join(", ")}, got ${JSON.stringify(c.finish_reason ?? null)}`,
     });
-  const lp = c.logprobs;
-  if (
-    !o.allowMissingLogprobs &&
-    !(isObj(lp) && (Array.isArray(lp.content) || Array.isArray(lp.refusal)))
-  )
+  if (!o.allowMissingLogprobs && !hasTokenLogprobs(c.logprobs))
     out.push({
       path: `${path}.logprobs`,
       message:
@@ -396,20 +400,31 @@ const LOGPROBS_KEY = Buffer.from('"logprobs":{');
  *
  * @internal
  */
-export function refuseUntrainableBytes(groups: readonly Uint8Array[], where: string): void {
+export function refuseUntrainableBytes(
+  groups: readonly (readonly Uint8Array[])[],
+  where: string,
+): void {
   if (groups.length === 0) return;
-  if (
-    groups.some((bytes) =>
-      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(LOGPROBS_KEY),
-    )
-  )
-    return;
+  if (groups.some((chunks) => chunksInclude(chunks, LOGPROBS_KEY))) return;
   throw new TrajectoryCheckError(`${where}: trajectory group`, [
     {
       path: "groups",
       message: nothingToTrain(groups.length),
     },
   ]);
+}
+
+/** Whether `needle` occurs in the bytes of `chunks` taken in order, across their seams too. */
+function chunksInclude(chunks: readonly Uint8Array[], needle: Buffer): boolean {
+  const keep = needle.length - 1;
+  let tail: Uint8Array = new Uint8Array(0);
+  for (const chunk of chunks) {
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (buf.includes(needle)) return true;
+    if (Buffer.concat([tail, buf.subarray(0, keep)]).includes(needle)) return true;
+    tail = buf.length >= keep ? buf.subarray(-keep) : Buffer.concat([tail, buf]).subarray(-keep);
+  }
+  return false;
 }
 
 function refuseNothingToTrain(groups: unknown[], where: string): never {

@@ -25,13 +25,18 @@ export function isTempName(name: string): boolean {
  * go to a temporary sibling, are flushed to disk, and the sibling is renamed
  * over the target, which POSIX makes atomic within one directory.
  */
-export async function atomicWriteFile(file: string, data: string | Uint8Array): Promise<void> {
+export async function atomicWriteFile(
+  file: string,
+  data: string | Uint8Array | readonly Uint8Array[],
+): Promise<void> {
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true });
   const tmp = tempSibling(file);
   const handle = await open(tmp, "w");
   try {
-    await handle.writeFile(data);
+    // Pieces are written one after the other, never joined into one copy.
+    if (Array.isArray(data)) for (const chunk of data) await handle.write(chunk);
+    else await handle.writeFile(data as string | Uint8Array);
     await handle.sync();
   } finally {
     await handle.close();

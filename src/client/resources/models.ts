@@ -78,7 +78,7 @@ export class Models {
   logPrepared(
     modelId: string,
     split: string,
-    groups: readonly Uint8Array[],
+    groups: readonly (readonly Uint8Array[])[],
     options?: RequestOptions,
   ): APIPromise<LogResponse> {
     return this.#core.request({

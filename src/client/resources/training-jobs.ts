@@ -110,7 +110,7 @@ export class TrainingJobs {
    */
   createPrepared(
     params: Omit<TrainingJobCreateParams, "trajectory_groups">,
-    groups: readonly Uint8Array[],
+    groups: readonly (readonly Uint8Array[])[],
     options?: RequestOptions,
   ): APIPromise<TrainingJob> {
     const rest = JSON.stringify({ ...params, trajectory_groups: [] });
