@@ -13,6 +13,8 @@ import { PreparedGroup } from "./prepared.js";
 
 /** How long one slice of writing may hold the event loop, in ms. */
 const SLICE_MS = 8;
+/** Text gathered before it is turned into one chunk of bytes, in characters. */
+const CHUNK_CHARS = 256 * 1024;
 
 /** A trajectory group: a `TrajectoryGroup` (anything with `toJSON()`) or its wire JSON. */
 export type GroupInput =
@@ -101,15 +103,24 @@ export async function prepareGroup(
   const issues: WireIssue[] = [];
   const chunks: Buffer[] = [];
   let parts: string[] = [];
+  let length = 0;
+  // Text is turned into bytes as it comes, a chunk at a time, so that the
+  // clock sees that work too: joining a whole slice's text at its end would
+  // add as long again to the slice.
+  const encode = () => {
+    chunks.push(Buffer.from(parts.join("")));
+    parts = [];
+    length = 0;
+  };
   let started = performance.now();
   const pieces = groupWirePieces(group, issues);
   // Pieces range from a comma to a whole Choice, so the clock is read after
   // each one (a read costs far less than the smallest Choice).
   for (let next = pieces.next(); !next.done; next = pieces.next()) {
     parts.push(next.value);
+    length += next.value.length;
+    if (length >= CHUNK_CHARS) encode();
     if (performance.now() - started >= SLICE_MS) {
-      chunks.push(Buffer.from(parts.join("")));
-      parts = [];
       await nextTurn();
       started = performance.now();
     }
@@ -120,6 +131,6 @@ export async function prepareGroup(
       issues.slice(0, 20).map((i) => `${groupPath(index, i.path)}: ${i.message}`),
     );
   }
-  chunks.push(Buffer.from(parts.join("")));
+  if (length > 0 || chunks.length === 0) encode();
   return new PreparedGroup(chunks);
 }

@@ -48,9 +48,9 @@ function tokenJson(token: unknown, order: readonly string[]): unknown {
   return out;
 }
 
-function logprobsJson(logprobs: unknown): unknown {
+function logprobsJson(logprobs: unknown, forStringify: boolean): unknown {
   // Built fresh, in the wire's order: nothing to copy or reorder.
-  if (logprobs instanceof CompactLogprobs) return logprobs.toJSON();
+  if (logprobs instanceof CompactLogprobs) return logprobs.toJSON(forStringify ? "" : undefined);
   if (!isObject(logprobs)) return logprobs ?? null;
   const lists = { content: logprobs.content, refusal: logprobs.refusal };
   const out = ordered({ ...logprobs, content: null, refusal: null }, LOGPROBS, nullFill);
@@ -80,11 +80,19 @@ function toolCallJson(call: unknown): unknown {
  * //              audio: null, function_call: null, tool_calls: null } }
  */
 export function choiceToJson(choice: ChoiceLike): Json {
+  return choiceJson(choice, false);
+}
+
+/**
+ * {@link choiceToJson}; `forStringify` when JSON.stringify asked (through a
+ * `toJSON(key)`), so the output is read once and let go.
+ */
+export function choiceJson(choice: ChoiceLike, forStringify: boolean): Json {
   const raw = choice as unknown as Json;
   // The logprobs, most of a Choice, are built once, by logprobsJson, not
   // copied first and then replaced.
   const out = ordered({ ...raw, logprobs: null }, CHOICE, nullFill);
-  out.logprobs = logprobsJson(raw.logprobs);
+  out.logprobs = logprobsJson(raw.logprobs, forStringify);
   if (isObject(raw.message)) {
     const message = ordered(raw.message, MESSAGE, nullFill);
     if (Array.isArray(raw.message.tool_calls))

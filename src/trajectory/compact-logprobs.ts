@@ -1,9 +1,10 @@
-// Recorded logprobs in columns: the token strings joined in one string with
-// their end offsets, the logprobs in a Float64Array, and the alternatives the
-// same way. The SDK's form costs about 1 KB of heap per token with five
-// alternatives (an object, a bytes array and a string for each); this form
-// about a tenth of that. Reading `content` or `refusal` gives the SDK's form
-// back (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
+// Recorded logprobs in columns: each token as an id into a table of the
+// distinct tokens met (a tokenizer's vocabulary is bounded), the logprobs in
+// a Float64Array, and the alternatives the same way. The SDK's form costs
+// about 1 KB of heap per token with five alternatives (an object, a bytes
+// array and a string for each); this form 12 bytes per token and
+// alternative. Reading `content` or `refusal` gives the SDK's form back
+// (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
 
 import { copyJson } from "../util/copy-json.js";
 
@@ -17,17 +18,6 @@ interface TokenLogprob {
 
 const utf8 = new TextEncoder();
 
-/** Tokens in columns; `top` holds the alternatives of all tokens, `topEnds[i]` where token i's end. */
-interface Columns {
-  text: string;
-  ends: Uint32Array;
-  logprobs: Float64Array;
-  /** Tokens whose bytes are not their text's UTF-8 (a split character), or null. */
-  bytes: Map<number, number[] | null> | undefined;
-  top: Columns | undefined;
-  topEnds: Uint32Array | undefined;
-}
-
 // Most tokens are ASCII: their bytes are their char codes, with no encoder call.
 function isAscii(token: string): boolean {
   for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) > 127) return false;
@@ -36,8 +26,9 @@ function isAscii(token: string): boolean {
 
 function bytesOf(token: string): number[] {
   if (!isAscii(token)) return Array.from(utf8.encode(token));
-  const out: number[] = new Array(token.length);
-  for (let i = 0; i < token.length; i++) out[i] = token.charCodeAt(i);
+  // Pushed, not preallocated: a packed array, which JSON.stringify writes fastest.
+  const out: number[] = [];
+  for (let i = 0; i < token.length; i++) out.push(token.charCodeAt(i));
   return out;
 }
 
@@ -53,19 +44,94 @@ function sameBytes(token: string, bytes: readonly number[]): boolean {
   return true;
 }
 
+/**
+ * The distinct tokens recorded, each with its bytes and the start of its wire
+ * JSON (`{"token":…,"bytes":[…],"logprob":`), both made once, when first
+ * asked for. Columns hold ids into a table; a full table is left to the
+ * columns that use it (and freed with them) and a new one is started.
+ */
+class TokenTable {
+  /** Past this many tokens, new columns go to a new table: more than any tokenizer's vocabulary. */
+  static readonly MAX = 1 << 18;
+  static #current = new TokenTable();
+
+  static current(): TokenTable {
+    if (TokenTable.#current.tokens.length >= TokenTable.MAX) TokenTable.#current = new TokenTable();
+    return TokenTable.#current;
+  }
+
+  readonly tokens: string[] = [];
+  // Frozen: shared by every token written with them (undefined until asked for).
+  readonly #bytes: (readonly number[] | null | undefined)[] = [];
+  readonly #prefixes: (string | undefined)[] = [];
+  readonly #plain = new Map<string, number>();
+  // Tokens whose bytes are not their text's UTF-8 (a character split over
+  // tokens), or null, keyed by both.
+  readonly #odd = new Map<string, number>();
+
+  idOf(token: string, bytes: readonly number[] | null): number {
+    if (bytes !== null && sameBytes(token, bytes)) {
+      let id = this.#plain.get(token);
+      if (id === undefined) {
+        id = this.tokens.push(token) - 1;
+        this.#plain.set(token, id);
+      }
+      return id;
+    }
+    const key = `${bytes === null ? "null" : bytes.join(",")}:${token}`;
+    let id = this.#odd.get(key);
+    if (id === undefined) {
+      id = this.tokens.push(token) - 1;
+      this.#odd.set(key, id);
+      this.#bytes[id] = bytes && Object.freeze([...bytes]);
+    }
+    return id;
+  }
+
+  /** The token's bytes, frozen and shared: only for output that is read and let go. */
+  sharedBytes(id: number): readonly number[] | null {
+    let bytes = this.#bytes[id];
+    if (bytes === undefined) {
+      bytes = Object.freeze(bytesOf(this.tokens[id] as string));
+      this.#bytes[id] = bytes;
+    }
+    return bytes;
+  }
+
+  prefix(id: number): string {
+    let prefix = this.#prefixes[id];
+    if (prefix === undefined) {
+      const bytes = this.sharedBytes(id);
+      prefix = `{"token":${JSON.stringify(this.tokens[id])},"bytes":${bytes === null ? "null" : `[${bytes.join(",")}]`},"logprob":`;
+      this.#prefixes[id] = prefix;
+    }
+    return prefix;
+  }
+}
+
 const TOKEN_KEYS = 4;
 const TOP_KEYS = 3;
 
+/** Tokens in columns; `top` holds the alternatives of all tokens, `topEnds[i]` where token i's end. */
+interface Columns {
+  table: TokenTable;
+  ids: Uint32Array;
+  logprobs: Float64Array;
+  top: Columns | undefined;
+  topEnds: Uint32Array | undefined;
+}
+
 /** Columns of a list of tokens, or undefined when a token has another shape. */
-function toColumns(list: readonly unknown[], withTop: boolean): Columns | undefined {
+function toColumns(
+  list: readonly unknown[],
+  withTop: boolean,
+  table: TokenTable,
+): Columns | undefined {
   const n = list.length;
-  const ends = new Uint32Array(n);
+  const ids = new Uint32Array(n);
   const logprobs = new Float64Array(n);
-  const texts: string[] = new Array(n);
-  let bytes: Map<number, number[] | null> | undefined;
   const tops: unknown[] = [];
   const topEnds = withTop ? new Uint32Array(n) : undefined;
-  let end = 0;
   for (let i = 0; i < n; i++) {
     const t = list[i] as Record<string, unknown>;
     if (typeof t !== "object" || t === null) return undefined;
@@ -74,14 +140,8 @@ function toColumns(list: readonly unknown[], withTop: boolean): Columns | undefi
     if (typeof token !== "string" || typeof logprob !== "number" || !Number.isFinite(logprob))
       return undefined;
     if (Object.keys(t).length !== (withTop ? TOKEN_KEYS : TOP_KEYS)) return undefined;
-    if (b === null || (Array.isArray(b) && !sameBytes(token, b))) {
-      if (b !== null && !b.every((x) => Number.isInteger(x))) return undefined;
-      bytes ??= new Map();
-      bytes.set(i, b === null ? null : [...(b as number[])]);
-    } else if (!Array.isArray(b)) return undefined;
-    texts[i] = token;
-    end += token.length;
-    ends[i] = end;
+    if (b !== null && !(Array.isArray(b) && b.every((x) => Number.isInteger(x)))) return undefined;
+    ids[i] = table.idOf(token, b as number[] | null);
     logprobs[i] = logprob;
     if (topEnds) {
       const top = t.top_logprobs;
@@ -92,79 +152,57 @@ function toColumns(list: readonly unknown[], withTop: boolean): Columns | undefi
   }
   let top: Columns | undefined;
   if (topEnds) {
-    top = toColumns(tops, false);
+    top = toColumns(tops, false, table);
     if (!top) return undefined;
   }
-  return { text: texts.join(""), ends, logprobs, bytes, top, topEnds };
+  return { table, ids, logprobs, top, topEnds };
 }
 
-function tokenAt(c: Columns, i: number): TokenLogprob {
-  const token = c.text.slice(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
-  const stored = c.bytes?.get(i);
-  // In the wire's key order, so that toJSON() stringifies to the wire text.
+/**
+ * Token `i` as the SDK's object. `shared`: its bytes array is the table's
+ * frozen one, for output that JSON.stringify reads and lets go; otherwise a
+ * copy of its own, for output a caller keeps and may edit.
+ */
+function tokenAt(c: Columns, i: number, shared: boolean, k = 0): TokenLogprob {
+  const id = c.ids[i] as number;
+  const bytes = c.table.sharedBytes(id);
   const out: TokenLogprob = {
-    token,
-    bytes: stored !== undefined ? stored && [...stored] : bytesOf(token),
+    token: c.table.tokens[id] as string,
+    bytes: (shared ? bytes : (bytes?.slice() ?? null)) as number[] | null,
     logprob: c.logprobs[i] as number,
   };
   if (c.topEnds && c.top) {
-    const from = i === 0 ? 0 : (c.topEnds[i - 1] as number);
     const to = c.topEnds[i] as number;
-    const top: TokenLogprob[] = new Array(to - from);
-    for (let k = from; k < to; k++) top[k - from] = tokenAt(c.top, k);
+    const top: TokenLogprob[] = [];
+    for (; k < to; k++) top.push(tokenAt(c.top, k, shared));
     out.top_logprobs = top;
   }
   return out;
 }
 
-function fromColumns(c: Columns): TokenLogprob[] {
-  const out: TokenLogprob[] = new Array(c.ends.length);
-  for (let i = 0; i < c.ends.length; i++) out[i] = tokenAt(c, i);
+function fromColumns(c: Columns, shared: boolean): TokenLogprob[] {
+  const out: TokenLogprob[] = [];
+  for (let i = 0; i < c.ids.length; i++)
+    out.push(tokenAt(c, i, shared, i === 0 || !c.topEnds ? 0 : (c.topEnds[i - 1] as number)));
   return out;
-}
-
-// A token's wire JSON up to its logprob, `{"token":…,"bytes":[…],"logprob":`,
-// is the same wherever the token appears, and a tokenizer's vocabulary is
-// bounded: written once per token and kept, the logprob is then all that is
-// left to write. Bounded too, in case the tokens are not a vocabulary's.
-const PREFIXES = new Map<string, string>();
-const MAX_PREFIXES = 1 << 16;
-
-function prefixOf(token: string): string {
-  let prefix = PREFIXES.get(token);
-  if (prefix === undefined) {
-    prefix = `{"token":${JSON.stringify(token)},"bytes":[${bytesOf(token).join(",")}],"logprob":`;
-    if (PREFIXES.size >= MAX_PREFIXES) PREFIXES.clear();
-    PREFIXES.set(token, prefix);
-  }
-  return prefix;
-}
-
-/** Token `i` of `c` up to its logprob, with the bytes it was recorded with. */
-function tokenPrefix(c: Columns, i: number): string {
-  const token = c.text.slice(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
-  const stored = c.bytes?.get(i);
-  if (stored === undefined) return prefixOf(token);
-  return `{"token":${JSON.stringify(token)},"bytes":${JSON.stringify(stored)},"logprob":`;
 }
 
 /** The wire JSON text of a token list, in choiceToJson's key order. */
 function columnsJson(c: Columns): string {
-  const n = c.ends.length;
+  const n = c.ids.length;
   if (n === 0) return "[]";
-  const top = c.top;
-  const topEnds = c.topEnds;
+  const { table, top, topEnds } = c;
   // Finite numbers (checked when the columns were made) print in templates as
   // JSON.stringify prints them.
   let out = "[";
   let k = 0;
   for (let i = 0; i < n; i++) {
-    out += `${i === 0 ? "" : ","}${tokenPrefix(c, i)}${c.logprobs[i]}`;
+    out += `${i === 0 ? "" : ","}${table.prefix(c.ids[i] as number)}${c.logprobs[i]}`;
     if (top && topEnds) {
       const to = topEnds[i] as number;
       out += ',"top_logprobs":[';
       for (let first = true; k < to; k++, first = false)
-        out += `${first ? "" : ","}${tokenPrefix(top, k)}${top.logprobs[k]}}`;
+        out += `${first ? "" : ","}${table.prefix(top.ids[k] as number)}${top.logprobs[k]}}`;
       out += "]";
     }
     out += "}";
@@ -222,14 +260,14 @@ export class CompactLogprobs {
   static #list(value: unknown): List | undefined {
     if (value === null || value === undefined) return { plain: null };
     if (!Array.isArray(value)) return undefined;
-    const columns = toColumns(value, true);
+    const columns = toColumns(value, true, TokenTable.current());
     return columns && { columns };
   }
 
   #materialize(key: "content" | "refusal"): TokenLogprob[] | null {
     const list = key === "content" ? this.#content : this.#refusal;
     if ("plain" in list) return list.plain;
-    const plain = fromColumns(list.columns);
+    const plain = fromColumns(list.columns, false);
     if (key === "content") this.#content = { plain };
     else this.#refusal = { plain };
     return plain;
@@ -241,10 +279,17 @@ export class CompactLogprobs {
     return has(this.#content) || has(this.#refusal);
   }
 
-  /** The SDK's form, freshly built: nothing in it is shared with this object. */
-  toJSON(): { content: TokenLogprob[] | null; refusal: TokenLogprob[] | null } {
+  /**
+   * The SDK's form, freshly built: nothing in it is shared with this object.
+   * Given a key, as JSON.stringify gives one, the tokens' bytes arrays are
+   * shared (frozen) ones: the output is read once and let go, and building
+   * fewer objects makes stringifying a group cost little more than
+   * stringifying its wire JSON.
+   */
+  toJSON(key?: unknown): { content: TokenLogprob[] | null; refusal: TokenLogprob[] | null } {
+    const shared = typeof key === "string";
     const read = (list: List) =>
-      "plain" in list ? copyJson(list.plain) : fromColumns(list.columns);
+      "plain" in list ? copyJson(list.plain) : fromColumns(list.columns, shared);
     return { content: read(this.#content), refusal: read(this.#refusal) };
   }
 

@@ -88,10 +88,13 @@ export class TrajectoryGroup {
     this.logs.push(message);
   }
 
-  /** ART's `model_dump(mode="json")` of the group, in ART's key order. */
-  toJSON(): TrajectoryGroupWire {
+  /**
+   * ART's `model_dump(mode="json")` of the group, in ART's key order (see
+   * `Trajectory.toJSON` for what `key` changes).
+   */
+  toJSON(key?: unknown): TrajectoryGroupWire {
     return {
-      trajectories: this.trajectories.map((t) => t.toJSON()),
+      trajectories: this.trajectories.map((t) => t.toJSON(key)),
       exceptions: copyJson(this.exceptions),
       metadata: copyJson(this.metadata),
       metrics: { ...this.metrics },

@@ -2,7 +2,7 @@ import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
 import { compactItems } from "./compact-logprobs.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
-import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
+import { itemsJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
 
 const KNOWN = ["messages_and_choices", "tools"] as const;
@@ -36,9 +36,10 @@ export class History {
   }
 
   /** ART's wire JSON: `{ messages_and_choices, tools }` plus any unknown keys read in. */
-  toJSON(): HistoryWire {
+  toJSON(key?: unknown): HistoryWire {
     return {
-      messages_and_choices: messagesAndChoicesToJson(this.messages_and_choices),
+      // As Trajectory.toJSON: shared bytes arrays only when JSON.stringify asks.
+      messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
       tools: copyJson(this.tools),
       ...copyJson(this.#extra),
     } as HistoryWire;

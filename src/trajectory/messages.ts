@@ -1,5 +1,5 @@
 import { copyJson } from "../util/copy-json.js";
-import { choiceToJson } from "./choice-json.js";
+import { choiceJson } from "./choice-json.js";
 
 // In-memory shapes of `messages_and_choices`. They are structural on purpose,
 // so that the `openai` SDK's own message params and `Choice` objects (of any
@@ -77,5 +77,10 @@ export function toChatMessage(item: MessageOrChoice): MessageParam {
  * written as openai-python dumps them (see {@link choiceToJson}).
  */
 export function messagesAndChoicesToJson(items: readonly MessageOrChoice[]): unknown[] {
-  return items.map((item) => (isChoice(item) ? choiceToJson(item) : copyJson(item)));
+  return itemsJson(items, false);
+}
+
+/** {@link messagesAndChoicesToJson}, for JSON.stringify when `forStringify` (see `choiceJson`). */
+export function itemsJson(items: readonly MessageOrChoice[], forStringify: boolean): unknown[] {
+  return items.map((item) => (isChoice(item) ? choiceJson(item, forStringify) : copyJson(item)));
 }

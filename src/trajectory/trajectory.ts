@@ -3,7 +3,7 @@ import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
 import { compactItems } from "./compact-logprobs.js";
 import { History } from "./history.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
-import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
+import { itemsJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
 
 // `start_time` is left out on purpose: ART never dumps it, so it is only
@@ -102,12 +102,18 @@ export class Trajectory {
     return toChatMessages(this.messages_and_choices);
   }
 
-  /** ART's `model_dump(mode="json")`: every field in ART's order, then any unknown keys read in. */
-  toJSON(): TrajectoryWire {
+  /**
+   * ART's `model_dump(mode="json")`: every field in ART's order, then any
+   * unknown keys read in. Everything in it is the caller's own, except when
+   * JSON.stringify asks (it passes `key`): then recorded tokens' bytes arrays
+   * are shared, frozen ones, which is what lets a group stringify at close to
+   * the cost of its wire JSON.
+   */
+  toJSON(key?: unknown): TrajectoryWire {
     return {
-      messages_and_choices: messagesAndChoicesToJson(this.messages_and_choices),
+      messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
       tools: copyJson(this.tools),
-      additional_histories: this.additional_histories.map((h) => h.toJSON()),
+      additional_histories: this.additional_histories.map((h) => h.toJSON(key)),
       reward: this.reward,
       initial_policy_version: this.initial_policy_version,
       final_policy_version: this.final_policy_version,

@@ -63,3 +63,52 @@ it("reads ART JSON into the compact form, and leaves logprobs of another shape a
   expect(kept!.logprobs).not.toBeInstanceOf(CompactLogprobs);
   expect(kept!.logprobs).toEqual(odd.logprobs);
 });
+
+it("keeps each token's own bytes when two tokens share a text but not their bytes", () => {
+  const halves = [
+    { token: "\ufffd", logprob: -0.5, bytes: [0xe2, 0x82], top_logprobs: [] },
+    { token: "\ufffd", logprob: -0.25, bytes: [0xac], top_logprobs: [] },
+    { token: "\ufffd", logprob: -0.125, bytes: null, top_logprobs: [] },
+    { token: "\ufffd", logprob: -1, bytes: [239, 191, 189], top_logprobs: [] },
+  ];
+  const compact = CompactLogprobs.from({ content: halves, refusal: null })!;
+  expect(compact).toBeInstanceOf(CompactLogprobs);
+  expect(JSON.parse(JSON.stringify(compact)).content).toEqual(halves);
+  expect(compact.content).toEqual(halves);
+});
+
+it("stringifies the same with a replacer that edits what it is given, and the edits reach nothing recorded", () => {
+  const [recorded] = recordedChoices({ choices: [sdkChoice()], prompt_token_ids: [9] });
+  const t = new Trajectory({ messages_and_choices: [recorded!] });
+  const before = JSON.stringify(t);
+  JSON.stringify(t, (key, value) => {
+    if (key === "bytes" && Array.isArray(value)) {
+      try {
+        value.push(0);
+      } catch {
+        // A shared array may refuse the edit; it must never take it.
+      }
+    }
+    return value;
+  });
+  expect(JSON.stringify(t)).toBe(before);
+  expect(JSON.stringify(t.toJSON())).toBe(before);
+});
+
+it("serializes tokens exactly past the size of one token table", () => {
+  // More distinct tokens than one table takes: later ones go to a new table.
+  const many = Array.from({ length: (1 << 18) + 5 }, (_, i) => ({
+    token: `t${i}`,
+    bytes: [...Buffer.from(`t${i}`)],
+    logprob: -i / 7,
+    top_logprobs: [],
+  }));
+  const first = CompactLogprobs.from({ content: many, refusal: null })!;
+  const after = CompactLogprobs.from({ content: [many[3]!, many[(1 << 18) + 4]!], refusal: null })!;
+  expect(first.wireText()).toBe(JSON.stringify({ content: many, refusal: null }));
+  expect(JSON.parse(after.wireText()!)).toEqual({
+    content: [many[3], many[(1 << 18) + 4]],
+    refusal: null,
+  });
+  expect(JSON.stringify(after)).toBe(after.wireText());
+});
