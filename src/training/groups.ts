@@ -69,6 +69,16 @@ export function groupPath(index: number, path: readonly PropertyKey[]): string {
   return inner.startsWith("[") ? `groups[${index}]${inner}` : `groups[${index}].${inner}`;
 }
 
+/** What is at `path` inside `value` (objects as they are in memory), if anything. */
+function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined;
+    at = (at as Record<string | number, unknown>)[key];
+  }
+  return at;
+}
+
 /** The first NaN or ±Infinity inside `value`, with its path. */
 function nonFiniteNumber(
   value: unknown,
@@ -84,6 +94,24 @@ function nonFiniteNumber(
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * {@link prepareGroup} for each of `groups`, one after the other; a bad
+ * group rejects naming `groups[index]` and the field, before anything is sent.
+ *
+ * @example
+ * const prepared = await prepareGroups(groups, "train");
+ */
+export async function prepareGroups(groups: unknown, method: string): Promise<PreparedGroup[]> {
+  if (!Array.isArray(groups)) {
+    throw new InvalidTrainingOptionsError(method, [
+      "groups: expected an array of trajectory groups",
+    ]);
+  }
+  const out: PreparedGroup[] = [];
+  for (let i = 0; i < groups.length; i++) out.push(await prepareGroup(groups[i], method, i));
+  return out;
 }
 
 /**
@@ -128,7 +156,16 @@ export async function prepareGroup(
   if (issues.length > 0) {
     throw new InvalidTrainingOptionsError(
       method,
-      issues.slice(0, 20).map((i) => `${groupPath(index, i.path)}: ${i.message}`),
+      issues.slice(0, 20).map((i) => {
+        // JSON turns NaN and Infinity into null, which the schema then
+        // reports as "received null": name the number the caller set instead.
+        const value = valueAt(group, i.path);
+        const message =
+          typeof value === "number" && !Number.isFinite(value)
+            ? `is ${value}, but JSON has no such number; set it to a finite number (e.g. t.reward = 0) before sending`
+            : i.message;
+        return `${groupPath(index, i.path)}: ${message}`;
+      }),
     );
   }
   if (length > 0 || chunks.length === 0) encode();

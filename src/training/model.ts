@@ -13,7 +13,7 @@ import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
-import { type GroupInput, toWireGroups } from "./groups.js";
+import { type GroupInput, prepareGroup, prepareGroups } from "./groups.js";
 import { PreparedGroup } from "./prepared.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
@@ -207,21 +207,24 @@ export class TrainableModel {
     config?: TrainConfig,
     run: TrainRunOptions & { validate?: GroupCheck } = {},
   ): Promise<TrainResult> {
-    // Groups the shipper prepared are sent as the bytes they already are
-    // (checked when the shipper took them).
-    const prepared = allPrepared(groups);
+    const experimental_config = toExperimentalConfig(config, "train");
     // Asked to train without logprobs, the service learns from other turns too.
     const refuseUntrainable = config?.allowTrainingWithoutLogprobs !== true;
-    let trajectory_groups: TrajectoryGroupWire[] = [];
+    // Groups the shipper prepared are sent as the bytes they already are
+    // (checked when the shipper took them); others are written and checked
+    // once here, and those bytes are sent.
+    let prepared = allPrepared(groups);
     if (prepared) {
       if (run.validate === undefined && refuseUntrainable)
         refuseUntrainableBytes(prepared, "train");
     } else {
-      const wire = toWireGroups(groups, "train");
-      requireTrainableGroups(wire);
-      trajectory_groups = checkGroups(wire, run.validate, "train", { refuseUntrainable }).groups;
+      const written = await prepareGroups(groups, "train");
+      requireTrainableGroups(groups as TrajectoryGroupWire[]);
+      const kept = checkGroups(groups as TrajectoryGroupWire[], run.validate, "train", {
+        refuseUntrainable,
+      }).groups;
+      prepared = await keptChunks(groups, written, kept, "train");
     }
-    const experimental_config = toExperimentalConfig(config, "train");
     return withTrainingSpan(
       "trajectory_recorder.train",
       {
@@ -230,16 +233,11 @@ export class TrainableModel {
       },
       async (span) => {
         const stepBefore = await this.getStep({ signal: run.signal });
-        const job = prepared
-          ? await this.client.trainingJobs.createPrepared(
-              { model_id: this.id, experimental_config },
-              prepared,
-              { signal: run.signal },
-            )
-          : await this.client.trainingJobs.create(
-              { model_id: this.id, trajectory_groups, experimental_config },
-              { signal: run.signal },
-            );
+        const job = await this.client.trainingJobs.createPrepared(
+          { model_id: this.id, experimental_config },
+          prepared,
+          { signal: run.signal },
+        );
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
         return this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
@@ -279,17 +277,13 @@ export class TrainableModel {
     options: { split?: string; signal?: AbortSignal; validate?: GroupCheck } = {},
   ): Promise<void> {
     const split = options.split ?? "val";
-    const prepared = allPrepared(groups);
-    if (prepared) {
-      await this.client.models.logPrepared(this.id, split, prepared, { signal: options.signal });
-      return;
+    let prepared = allPrepared(groups);
+    if (!prepared) {
+      const written = await prepareGroups(groups, "log");
+      const kept = checkGroups(groups as TrajectoryGroupWire[], options.validate, "log").groups;
+      prepared = await keptChunks(groups, written, kept, "log");
     }
-    const trajectory_groups = checkGroups(
-      toWireGroups(groups, "log"),
-      options.validate,
-      "log",
-    ).groups;
-    await this.client.models.log(this.id, { split, trajectory_groups }, { signal: options.signal });
+    await this.client.models.logPrepared(this.id, split, prepared, { signal: options.signal });
   }
 
   /**
@@ -456,6 +450,28 @@ function requireTrainableGroups(groups: readonly TrajectoryGroupWire[]): void {
       `groups: none of the ${groups.length} group(s) holds a trajectory (a TrajectoryGroup built from [] or from rollouts that all failed); give each group the trajectories of its rollouts`,
     ]);
   }
+}
+
+/**
+ * The bytes of the groups the check kept: those written already, and the
+ * ones it changed (trajectories dropped) written again.
+ */
+async function keptChunks(
+  groups: readonly GroupInput[],
+  written: readonly PreparedGroup[],
+  kept: readonly unknown[],
+  method: string,
+): Promise<(readonly Uint8Array[])[]> {
+  const out: (readonly Uint8Array[])[] = [];
+  for (const g of kept) {
+    const at = groups.indexOf(g as GroupInput);
+    out.push(
+      at >= 0
+        ? (written[at] as PreparedGroup).chunks
+        : (await prepareGroup(g, method, out.length)).chunks,
+    );
+  }
+  return out;
 }
 
 /** The groups' bytes (each in its pieces) when every group is a non-empty list of prepared ones. */

@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  TrainableModel,
   TrainingClient,
   Trajectory,
   TrajectoryCheckError,
@@ -150,4 +151,32 @@ it("gives toJSON() data of its own: editing it changes nothing recorded", () => 
   wire.messages_and_choices[1]!.logprobs.content[0]!.logprob = 5;
   wire.messages_and_choices[1]!.logprobs.content[0]!.bytes.push(1);
   expect(JSON.stringify(t)).toBe(before);
+});
+
+it("model.log sends each group as its JSON.stringify text, written once, with the body's length", async () => {
+  const { url, received } = await server([]);
+  const modelJson = JSON.stringify({
+    id: MODEL,
+    entity: "e",
+    project: "p",
+    name: "n",
+    base_model: "b",
+  });
+  // The register call answers with the model; the log call with {}.
+  const client = new TrainingClient({
+    apiKey: "k",
+    baseURL: url,
+    fetch: async (input, init) => {
+      if (String(input).endsWith("/preview/models"))
+        return new Response(modelJson, { headers: { "content-type": "application/json" } });
+      return fetch(input, init);
+    },
+  });
+  const model = await TrainableModel.register(client, { project: "p", name: "n", baseModel: "b" });
+  const group = new TrajectoryGroup([recordedTrajectory(), recordedTrajectory()]);
+  await model.log([group, group], { split: "train" });
+  const expected = `{"split":"train","trajectory_groups":[${JSON.stringify(group)},${JSON.stringify(group)}]}`;
+  expect(received).toHaveLength(1);
+  expect(received[0]!.body).toBe(expected);
+  expect(received[0]!.headers["content-length"]).toBe(String(Buffer.byteLength(expected)));
 });
