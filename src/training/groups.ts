@@ -129,7 +129,7 @@ export async function prepareGroup(
 ): Promise<PreparedGroup> {
   if (group instanceof PreparedGroup) return group;
   const issues: WireIssue[] = [];
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let parts: string[] = [];
   let length = 0;
   // Text is turned into bytes as it comes, a chunk at a time, so that the
@@ -145,9 +145,16 @@ export async function prepareGroup(
   // Pieces range from a comma to a whole Choice, so the clock is read after
   // each one (a read costs far less than the smallest Choice).
   for (let next = pieces.next(); !next.done; next = pieces.next()) {
-    parts.push(next.value);
-    length += next.value.length;
-    if (length >= CHUNK_CHARS) encode();
+    const piece = next.value;
+    if (typeof piece === "string") {
+      parts.push(piece);
+      length += piece.length;
+      if (length >= CHUNK_CHARS) encode();
+    } else {
+      // Recorded logprobs, written as bytes already: kept as they are.
+      if (length > 0) encode();
+      chunks.push(piece);
+    }
     if (performance.now() - started >= SLICE_MS) {
       await nextTurn();
       started = performance.now();

@@ -63,7 +63,7 @@ class TokenTable {
   readonly tokens: string[] = [];
   // Frozen: shared by every token written with them (undefined until asked for).
   readonly #bytes: (readonly number[] | null | undefined)[] = [];
-  readonly #prefixes: (string | undefined)[] = [];
+  readonly #prefixes: (Uint8Array | undefined)[] = [];
   readonly #plain = new Map<string, number>();
   // Tokens whose bytes are not their text's UTF-8 (a character split over
   // tokens), or null, keyed by both.
@@ -98,11 +98,14 @@ class TokenTable {
     return bytes;
   }
 
-  prefix(id: number): string {
+  /** `{"token":…,"bytes":[…],"logprob":` of the token, as UTF-8. */
+  prefix(id: number): Uint8Array {
     let prefix = this.#prefixes[id];
     if (prefix === undefined) {
       const bytes = this.sharedBytes(id);
-      prefix = `{"token":${JSON.stringify(this.tokens[id])},"bytes":${bytes === null ? "null" : `[${bytes.join(",")}]`},"logprob":`;
+      prefix = utf8.encode(
+        `{"token":${JSON.stringify(this.tokens[id])},"bytes":${bytes === null ? "null" : `[${bytes.join(",")}]`},"logprob":`,
+      );
       this.#prefixes[id] = prefix;
     }
     return prefix;
@@ -187,27 +190,59 @@ function fromColumns(c: Columns, shared: boolean): TokenLogprob[] {
   return out;
 }
 
-/** The wire JSON text of a token list, in choiceToJson's key order. */
-function columnsJson(c: Columns): string {
-  const n = c.ids.length;
-  if (n === 0) return "[]";
+/** Longer than any number's shortest text ("-1.2345678901234567e-308" is 24). */
+const NUMBER_BYTES = 26;
+const TOP_KEY = utf8.encode(',"top_logprobs":[');
+
+/** Bytes enough for the wire JSON of `c`'s tokens (its alternatives included). */
+function sizeOf(c: Columns): number {
+  let size = 2;
+  for (let i = 0; i < c.ids.length; i++)
+    size += c.table.prefix(c.ids[i] as number).byteLength + NUMBER_BYTES + TOP_KEY.byteLength + 3;
+  return c.top ? size + sizeOf(c.top) : size;
+}
+
+/**
+ * Writes a finite number as JSON.stringify does, in ASCII (checked finite
+ * when the columns were made; a template prints numbers the same way).
+ */
+function writeNumber(out: Uint8Array, at: number, value: number): number {
+  const text = `${value}`;
+  for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+  return at + text.length;
+}
+
+/**
+ * Writes the wire JSON of a token list as UTF-8 into `out` at `at`, in
+ * choiceToJson's key order, straight from the tokens' cached prefixes: no
+ * string to build, flatten and encode first. Returns where it ended.
+ */
+function writeColumns(c: Columns, out: Uint8Array, at: number): number {
   const { table, top, topEnds } = c;
-  // Finite numbers (checked when the columns were made) print in templates as
-  // JSON.stringify prints them.
-  let out = "[";
+  out[at++] = 0x5b; // [
   let k = 0;
-  for (let i = 0; i < n; i++) {
-    out += `${i === 0 ? "" : ","}${table.prefix(c.ids[i] as number)}${c.logprobs[i]}`;
+  for (let i = 0; i < c.ids.length; i++) {
+    if (i > 0) out[at++] = 0x2c; // ,
+    const prefix = table.prefix(c.ids[i] as number);
+    out.set(prefix, at);
+    at = writeNumber(out, at + prefix.byteLength, c.logprobs[i] as number);
     if (top && topEnds) {
+      out.set(TOP_KEY, at);
+      at += TOP_KEY.byteLength;
       const to = topEnds[i] as number;
-      out += ',"top_logprobs":[';
-      for (let first = true; k < to; k++, first = false)
-        out += `${first ? "" : ","}${table.prefix(top.ids[k] as number)}${top.logprobs[k]}}`;
-      out += "]";
+      for (let first = true; k < to; k++, first = false) {
+        if (!first) out[at++] = 0x2c;
+        const p = table.prefix(top.ids[k] as number);
+        out.set(p, at);
+        at = writeNumber(out, at + p.byteLength, top.logprobs[k] as number);
+        out[at++] = 0x7d; // }
+      }
+      out[at++] = 0x5d; // ]
     }
-    out += "}";
+    out[at++] = 0x7d;
   }
-  return `${out}]`;
+  out[at++] = 0x5d;
+  return at;
 }
 
 type List = { columns: Columns } | { plain: TokenLogprob[] | null };
@@ -294,15 +329,47 @@ export class CompactLogprobs {
   }
 
   /**
-   * The wire JSON text, as `choiceToJson` would write it; undefined when a
-   * list was replaced by a plain one (the caller writes that itself).
+   * The wire JSON as UTF-8, as `choiceToJson` would write it; undefined when
+   * a list was replaced by a plain one (the caller writes that itself).
    */
-  wireText(): string | undefined {
+  wireBytes(): Uint8Array | undefined {
     if ("plain" in this.#content && this.#content.plain !== null) return undefined;
     if ("plain" in this.#refusal && this.#refusal.plain !== null) return undefined;
-    const text = (list: List) => ("plain" in list ? "null" : columnsJson(list.columns));
-    return `{"content":${text(this.#content)},"refusal":${text(this.#refusal)}}`;
+    const content = "plain" in this.#content ? undefined : this.#content.columns;
+    const refusal = "plain" in this.#refusal ? undefined : this.#refusal.columns;
+    const size =
+      CONTENT_KEY.byteLength +
+      REFUSAL_KEY.byteLength +
+      (content ? sizeOf(content) : 4) +
+      (refusal ? sizeOf(refusal) : 4) +
+      1;
+    // Not zeroed: every byte up to the end returned is written.
+    const out = Buffer.allocUnsafe(size);
+    out.set(CONTENT_KEY, 0);
+    let at = content
+      ? writeColumns(content, out, CONTENT_KEY.byteLength)
+      : writeNull(out, CONTENT_KEY.byteLength);
+    out.set(REFUSAL_KEY, at);
+    at += REFUSAL_KEY.byteLength;
+    at = refusal ? writeColumns(refusal, out, at) : writeNull(out, at);
+    out[at++] = 0x7d; // }
+    return out.subarray(0, at);
   }
+
+  /** {@link wireBytes} as a string. */
+  wireText(): string | undefined {
+    const bytes = this.wireBytes();
+    return bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  }
+}
+
+const CONTENT_KEY = utf8.encode('{"content":');
+const REFUSAL_KEY = utf8.encode(',"refusal":');
+const NULL = utf8.encode("null");
+
+function writeNull(out: Uint8Array, at: number): number {
+  out.set(NULL, at);
+  return at + NULL.byteLength;
 }
 
 /**

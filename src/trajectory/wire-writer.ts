@@ -17,6 +17,9 @@ import { History } from "./history.js";
 import { isChoice, type MessageOrChoice } from "./messages.js";
 import { Trajectory } from "./trajectory.js";
 
+/** Text, or recorded logprobs already written as UTF-8. */
+export type Piece = string | Uint8Array;
+
 /** A problem found while writing, with the path of the bad field. */
 export interface WireIssue {
   path: (string | number)[];
@@ -30,13 +33,14 @@ const isObject = (v: unknown): v is Json =>
 
 /**
  * The pieces of a group's wire JSON, in order; problems go to `issues` (the
- * text is then not to be sent). Joined, the pieces are `JSON.stringify(group)`.
+ * text is then not to be sent). Joined as UTF-8, the pieces are
+ * `JSON.stringify(group)`.
  *
  * @example
  * const issues: WireIssue[] = [];
- * const text = [...groupWirePieces(group, issues)].join("");
+ * const bytes = Buffer.concat([...groupWirePieces(group, issues)].map((p) => Buffer.from(p)));
  */
-export function* groupWirePieces(group: unknown, issues: WireIssue[]): Generator<string> {
+export function* groupWirePieces(group: unknown, issues: WireIssue[]): Generator<Piece> {
   const shell = shellOf(group);
   if (!isObject(shell) || !Array.isArray(shell.trajectories)) {
     check(TrajectoryGroupWireSchema, jsonOf(shell), [], issues);
@@ -54,7 +58,7 @@ function* trajectoryPieces(
   value: unknown,
   path: (string | number)[],
   issues: WireIssue[],
-): Generator<string> {
+): Generator<Piece> {
   const shell = shellOf(value);
   if (!isObject(shell)) {
     check(TrajectoryWireSchema, jsonOf(shell), path, issues);
@@ -79,7 +83,7 @@ function* trajectoryPieces(
   check(TrajectoryWireSchema, jsonOf(light), path, issues);
   yield* objectPieces(shell, (key, v) => {
     if (key === "messages_and_choices" && Array.isArray(v)) {
-      return arrayPieces(v, (item, i) => [itemPiece(item, [...path, key, i], issues)]);
+      return arrayPieces(v, (item, i) => itemPieces(item, [...path, key, i], issues));
     }
     if (key === "additional_histories" && Array.isArray(v)) {
       return arrayPieces(v, (h, i) => historyPieces(h, [...path, key, i]));
@@ -87,7 +91,7 @@ function* trajectoryPieces(
     return undefined;
   });
 
-  function* historyPieces(h: unknown, at: (string | number)[]): Generator<string> {
+  function* historyPieces(h: unknown, at: (string | number)[]): Generator<Piece> {
     const s = shellOf(h);
     if (!isObject(s)) {
       yield JSON.stringify(s) ?? "null";
@@ -95,7 +99,7 @@ function* trajectoryPieces(
     }
     yield* objectPieces(s, (key, v) =>
       key === "messages_and_choices" && Array.isArray(v)
-        ? arrayPieces(v, (item, i) => [itemPiece(item, [...at, key, i], issues)])
+        ? arrayPieces(v, (item, i) => itemPieces(item, [...at, key, i], issues))
         : undefined,
     );
   }
@@ -114,8 +118,8 @@ function shellOf(value: unknown): unknown {
 /** Writes an object as JSON.stringify would, letting `special` write some values itself. */
 function* objectPieces(
   obj: Json,
-  special: (key: string, value: unknown) => Iterable<string> | undefined,
-): Generator<string> {
+  special: (key: string, value: unknown) => Iterable<Piece> | undefined,
+): Generator<Piece> {
   let first = true;
   for (const key of Object.keys(obj)) {
     const value = obj[key];
@@ -132,8 +136,8 @@ function* objectPieces(
 
 function* arrayPieces(
   items: readonly unknown[],
-  each: (item: unknown, index: number) => Iterable<string>,
-): Generator<string> {
+  each: (item: unknown, index: number) => Iterable<Piece>,
+): Generator<Piece> {
   yield "[";
   for (let i = 0; i < items.length; i++) {
     if (i > 0) yield ",";
@@ -142,21 +146,25 @@ function* arrayPieces(
   yield "]";
 }
 
-function itemPiece(item: unknown, path: (string | number)[], issues: WireIssue[]): string {
+function itemPieces(item: unknown, path: (string | number)[], issues: WireIssue[]): Piece[] {
   if (!isObject(item) || !isChoice(item as unknown as MessageOrChoice)) {
     const text = JSON.stringify(item) ?? "null";
     check(MessageOrChoiceWireSchema, JSON.parse(text), path, issues);
-    return text;
+    return [text];
   }
   // The Choice without its logprobs goes through the schema; the logprobs are
   // written (and checked) by hand, in the place `choiceToJson` gives them.
   const logprobs = (item as Json).logprobs;
   const rest = JSON.stringify(choiceToJson({ ...item, logprobs: null } as never));
   check(MessageOrChoiceWireSchema, JSON.parse(rest), path, issues);
-  if (logprobs === null || logprobs === undefined) return rest;
+  if (logprobs === null || logprobs === undefined) return [rest];
   const at = rest.indexOf('"logprobs":null');
-  const written = logprobsText(logprobs, [...path, "logprobs"], issues);
-  return `${rest.slice(0, at)}"logprobs":${written}${rest.slice(at + 15)}`;
+  const head = `${rest.slice(0, at)}"logprobs":`;
+  const tail = rest.slice(at + 15);
+  // Checked when they were made: written from their columns, as bytes.
+  const bytes = logprobs instanceof CompactLogprobs ? logprobs.wireBytes() : undefined;
+  if (bytes) return [head, bytes, tail];
+  return [head, logprobsText(logprobs, [...path, "logprobs"], issues), tail];
 }
 
 const LOGPROBS_KEYS = new Set(["content", "refusal"]);
@@ -164,10 +172,8 @@ const TOKEN_KEYS = new Set(["token", "bytes", "logprob", "top_logprobs"]);
 const TOP_KEYS = new Set(["token", "bytes", "logprob"]);
 
 function logprobsText(value: unknown, path: (string | number)[], issues: WireIssue[]): string {
-  // Checked when it was made: written from its columns.
-  if (value instanceof CompactLogprobs) {
-    return value.wireText() ?? logprobsText(value.toJSON(), path, issues);
-  }
+  // A compact one with a list replaced by the caller: written as data.
+  if (value instanceof CompactLogprobs) return logprobsText(value.toJSON(), path, issues);
   if (!isObject(value)) {
     issues.push({ path, message: "expected an object or null" });
     return "null";
