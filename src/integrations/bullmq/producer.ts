@@ -131,7 +131,7 @@ export class RolloutProducer<P = unknown> {
         existing.push(spec.id);
         continue;
       }
-      await flows.add(this.#flow(spec));
+      await flows.add(groupFlow(this.#cluster, spec, this.#attempts));
       added.push(spec.id);
     }
     return { added, existing };
@@ -150,30 +150,35 @@ export class RolloutProducer<P = unknown> {
     }
     return { flows: this.#flows, queue: this.#groups };
   }
+}
 
-  #flow(spec: z.infer<typeof GroupSpecSchema>) {
-    const data: GroupJobData = { rollouts: spec.rollouts, metadata: spec.metadata ?? {} };
-    return {
-      name: "group",
-      queueName: this.#cluster.groupQueue,
-      data,
-      // A collector that fails (a judge down) tries again; too many failed
-      // rollouts fail it for good (UnrecoverableError).
-      opts: { jobId: spec.id, attempts: 3, backoff: { type: "exponential", delay: 1000 } },
-      children: Array.from({ length: spec.rollouts }, (_, index) => ({
-        name: "rollout",
-        queueName: this.#cluster.rolloutQueue,
-        data: { groupId: spec.id, index, payload: spec.payload } satisfies RolloutJobData,
-        opts: {
-          jobId: rolloutJobId(spec.id, index),
-          attempts: this.#attempts,
-          // A failed rollout ends its part in the group: the parent still
-          // runs, and reads it back as one of the group's exceptions.
-          ignoreDependencyOnFailure: true,
-        },
-      })),
-    };
-  }
+/** The BullMQ flow of one group: its parent job and one child per rollout. */
+export function groupFlow(
+  cluster: Cluster,
+  spec: { id: string; payload: unknown; rollouts: number; metadata?: Record<string, unknown> },
+  attempts: number,
+) {
+  const data: GroupJobData = { rollouts: spec.rollouts, metadata: spec.metadata ?? {} };
+  return {
+    name: "group",
+    queueName: cluster.groupQueue,
+    data,
+    // A collector that fails (a judge down) tries again; too many failed
+    // rollouts fail it for good (UnrecoverableError).
+    opts: { jobId: spec.id, attempts: 3, backoff: { type: "exponential", delay: 1000 } },
+    children: Array.from({ length: spec.rollouts }, (_, index) => ({
+      name: "rollout",
+      queueName: cluster.rolloutQueue,
+      data: { groupId: spec.id, index, payload: spec.payload } satisfies RolloutJobData,
+      opts: {
+        jobId: rolloutJobId(spec.id, index),
+        attempts,
+        // A failed rollout ends its part in the group: the parent still
+        // runs, and reads it back as one of the group's exceptions.
+        ignoreDependencyOnFailure: true,
+      },
+    })),
+  };
 }
 
 function validate(groups: readonly GroupSpec<unknown>[]): z.infer<typeof GroupSpecSchema>[] {
