@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { type TrajectoryGroup, TrajectoryShipper } from "trajectory-recorder";
 import {
@@ -12,7 +11,14 @@ import {
 } from "trajectory-recorder/bullmq";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Child, runChild } from "../e2e/child.js";
-import { agent, type Harness, inferenceNameOf, memoryLogger, startHarness } from "./harness.js";
+import {
+  agent,
+  type Harness,
+  inferenceNameOf,
+  memoryLogger,
+  startHarness,
+  until,
+} from "./harness.js";
 
 let h: Harness;
 let spoolDir: string;
@@ -36,15 +42,6 @@ afterEach(async () => {
 });
 
 const fast = { lockDurationMs: 10_000, stalledIntervalMs: 5_000 };
-
-/** Polls a condition read from Redis or a counter: waits for a state, never for a fixed time. */
-async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function startWorker() {
   const { recorder, say } = agent(h.tap.url);
