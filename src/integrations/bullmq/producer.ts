@@ -11,6 +11,9 @@ import {
 } from "./options.js";
 import { assertReachable, bullConnection } from "./redis.js";
 
+/** Groups per Redis transaction when enqueueing. */
+const ENQUEUE_SLICE = 50;
+
 /** One group to run: `rollouts` rollouts of the same scenario `payload`. */
 export interface GroupSpec<P = unknown> {
   /**
@@ -125,20 +128,31 @@ export class RolloutProducer<P = unknown> {
     const { flows, queue } = this.#open();
     const added: string[] = [];
     const existing: string[] = [];
-    for (const spec of specs) {
+    // In slices: a round trip per slice rather than two per group, and no
+    // single Redis transaction large enough to stall the other clients.
+    for (let i = 0; i < specs.length; i += ENQUEUE_SLICE) {
+      const slice = specs.slice(i, i + ENQUEUE_SLICE);
       // Only to report it: the flow's ids make a second add a no-op anyway.
-      if (await queue.getJob(spec.id)) {
-        existing.push(spec.id);
-        continue;
-      }
-      await flows.add(groupFlow(this.#cluster, spec, this.#attempts));
-      added.push(spec.id);
+      const found = await this.#existing(queue, slice);
+      const fresh = slice.filter((spec, j) => {
+        if (found[j]) existing.push(spec.id);
+        return !found[j];
+      });
+      if (fresh.length === 0) continue;
+      await flows.addBulk(fresh.map((spec) => groupFlow(this.#cluster, spec, this.#attempts)));
+      added.push(...fresh.map((spec) => spec.id));
     }
     return { added, existing };
   }
 
   async close(): Promise<void> {
     await Promise.all([this.#flows?.close(), this.#groups?.close()]);
+  }
+
+  /** Whether each group's parent job exists; the reads go out together. */
+  async #existing(queue: Queue, specs: { id: string }[]): Promise<boolean[]> {
+    const jobs = await Promise.all(specs.map((spec) => queue.getJob(spec.id)));
+    return jobs.map((job) => job !== undefined && job !== null);
   }
 
   #open(): { flows: FlowProducer; queue: Queue } {
