@@ -228,11 +228,17 @@ export class TrainingCoordinator {
       );
       await this.#stale(claim.stale);
       if (claim.batch === undefined) {
-        await abortableSleep(this.#pollMs, signal).catch(() => {});
+        await this.#idle();
         continue;
       }
       await this.#train(claim.batch, { groups: claim.groups });
     }
+  }
+
+  /** Nothing to train or hand over: a re-run that could not be enqueued is tried again, then a pause. */
+  async #idle(): Promise<void> {
+    if (this.#onStale === "rerun") await this.#rerunner.run();
+    await abortableSleep(this.#pollMs, this.#abort.signal).catch(() => {});
   }
 
   get #onStale(): StaleMode {
@@ -273,7 +279,7 @@ export class TrainingCoordinator {
         );
         await this.#stale(taken.stale);
         if (taken.id === undefined) {
-          await abortableSleep(this.#pollMs, signal).catch(() => {});
+          await this.#idle();
           continue;
         }
         await this.#handOver(sink, taken.id, taken.json, refusals);
