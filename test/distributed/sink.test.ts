@@ -164,6 +164,14 @@ it("refuses a sink with the coordinator's own trainEvery, and bad stale options,
   ).rejects.toThrow("options.maxReruns must be an integer, 0 or more.");
 });
 
+const spawnCoordinator = (config: object) => {
+  const child = runChild("../../distributed/fixtures/sink-coordinator.ts", [
+    JSON.stringify(config),
+  ]);
+  children.push(child);
+  return child;
+};
+
 it("a coordinator killed between the shipper's add and the mark: the group is shipped once (from the spool) and reported uncertain, never handed twice", async () => {
   await startWorker();
   const config = {
@@ -175,13 +183,7 @@ it("a coordinator killed between the shipper's add and the mark: the group is sh
     trainEvery: 2,
     pauseAfterAddMs: 30_000,
   };
-  const spawn = (pauseAfterAddMs: number) => {
-    const child = runChild("../../distributed/fixtures/sink-coordinator.ts", [
-      JSON.stringify({ ...config, pauseAfterAddMs }),
-    ]);
-    children.push(child);
-    return child;
-  };
+  const spawn = (pauseAfterAddMs: number) => spawnCoordinator({ ...config, pauseAfterAddMs });
   const first = spawn(30_000);
   await first.waitFor(/ready \d+/);
   const ids = ["g-red", "g-cat", "g-apple", "g-two"];
@@ -217,4 +219,50 @@ it("a coordinator killed between the shipper's add and the mark: the group is sh
   } finally {
     redis.disconnect();
   }
+}, 120_000);
+
+it("a coordinator killed before the shipper's add: the group is reported uncertain and not shipped; handAgain ships it once", async () => {
+  await startWorker();
+  const config = {
+    port: h.redis.port,
+    baseURL: h.tap.url,
+    project: h.model.project,
+    name: h.model.name,
+    spoolDir,
+    trainEvery: 2,
+    pauseAfterAddMs: 0,
+  };
+  const first = spawnCoordinator({ ...config, pauseBeforeAddMs: 30_000 });
+  await first.waitFor(/ready \d+/);
+  const ids = ["g-red", "g-cat", "g-apple", "g-two"];
+  await enqueue(ids);
+  await first.waitFor(/handing g-\w+\n/);
+  const cut = /handing (g-\w+)\n/.exec(first.output())?.[1] as string;
+  first.proc.kill("SIGKILL");
+  await first.exit;
+
+  const second = spawnCoordinator(config);
+  await second.waitFor(/ready \d+/);
+  await until(async () => {
+    const p = await progress();
+    return p.groups.handed === 3 && p.groups.uncertain === 1 && sentIds().length === 2;
+  }, "three groups handed, one reported, one training job");
+  // Two training jobs would need a fourth group: the cut one never reached the shipper.
+  expect(sentIds()).not.toContain(cut);
+  expect(second.output()).not.toContain(`handing ${cut}`);
+
+  // The user checked the service: the group is not there, so it is handed again.
+  const coordinatorView = await TrainingCoordinator.start({
+    connection: h.redis.connection,
+    model: h.model,
+    sink: { add: () => {} },
+    logger: memoryLogger(),
+    lockTtlMs: 1000,
+  });
+  closers.push(() => coordinatorView.close());
+  expect(await coordinatorView.unhanded()).toEqual({ uncertain: [cut], failed: [] });
+  expect(await coordinatorView.handAgain([cut])).toEqual([cut]);
+  await until(async () => sentIds().length === 4, "the second training job");
+  expect(sentIds().sort()).toEqual([...ids].sort());
+  expect((await progress()).groups).toMatchObject({ handed: 4, uncertain: 0 });
 }, 120_000);
