@@ -16,7 +16,16 @@ const shipper =
 const coordinator = await TrainingCoordinator.start({
   connection,
   model,
-  ...(shipper ? { sink: shipper } : { trainEvery: 4, config }),
+  ...(shipper
+    ? { sink: shipper }
+    : {
+        trainEvery: 4,
+        config,
+        onTrained: ({ batch, step, groups }: { batch: number; step: number; groups: string[] }) =>
+          console.log(
+            `coordinator: batch ${batch} (${groups.length} groups) trained, step ${step}`,
+          ),
+      }),
   maxStaleness: 4, // this example enqueues everything at step 0
   maxExceptions: 0.25,
   afterEach: async (group) => {
@@ -24,8 +33,6 @@ const coordinator = await TrainingCoordinator.start({
     const mean = group.trajectories.reduce((s, t) => s + t.reward, 0) / group.trajectories.length;
     await applyGroupReward(group, (g) => g.trajectories.map((t, i) => t.reward - mean + i * 1e-3));
   },
-  onTrained: ({ batch, step, groups }) =>
-    console.log(`coordinator: batch ${batch} (${groups.length} groups) trained, step ${step}`),
 });
 console.log(
   `coordinator ${process.pid} ready${shipper ? ` (through a shipper, spool ${spoolDir})` : ""}`,

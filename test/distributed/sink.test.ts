@@ -149,7 +149,12 @@ it("refuses a sink with the coordinator's own trainEvery, and bad stale options,
   const base = { connection: h.redis.connection, model: h.model };
   await expect(
     TrainingCoordinator.start({ ...base, sink: { add: () => {} }, trainEvery: 2 }),
-  ).rejects.toThrow(/options\.trainEvery trains with model\.train; with options\.sink/);
+  ).rejects.toThrow(
+    "options.trainEvery belongs to the coordinator's own training (model.train); with options.sink the sink trains",
+  );
+  await expect(
+    TrainingCoordinator.start({ ...base, sink: { add: () => {} }, config: { learningRate: 1 } }),
+  ).rejects.toThrow("options.config belongs to the coordinator's own training");
   await expect(TrainingCoordinator.start({ ...base, sink: {} as never })).rejects.toThrow(
     /options\.sink must be a GroupSink/,
   );

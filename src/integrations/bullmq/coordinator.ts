@@ -89,7 +89,7 @@ export interface TrainingCoordinatorOptions extends GroupCollectorOptions {
    * replaced after this long. Default 30000.
    */
   lockTtlMs?: number;
-  /** Called after each training job, with the new step. */
+  /** Called after each training job, with the new step. Without `sink` only. */
   onTrained?: (result: TrainResult & { batch: number; groups: string[] }) => void;
 }
 
@@ -495,10 +495,12 @@ function checkOptions(options: TrainingCoordinatorOptions): void {
         "options.sink must be a GroupSink (an object with add(group)), e.g. a TrajectoryShipper.",
       );
     }
-    if (options.trainEvery !== undefined) {
-      fail(
-        "options.trainEvery trains with model.train; with options.sink the sink trains: give the shipper its own trainEvery instead.",
-      );
+    for (const field of ["trainEvery", "config", "onTrained"] as const) {
+      if (options[field] !== undefined) {
+        fail(
+          `options.${field} belongs to the coordinator's own training (model.train); with options.sink the sink trains: give the shipper its trainEvery (and config) instead, and read its stats() for jobs.`,
+        );
+      }
     }
   } else {
     const every = options.trainEvery;
