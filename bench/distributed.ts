@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import OpenAI from "openai";
@@ -18,40 +18,26 @@ const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 2000);
 const GROUP = 8;
 const LATENCY_MS = 20;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+// Rollouts at once per worker in the latency-bound runs: small enough that
+// four workers together need well under one of this machine's two cores.
+const LATENCY_BOUND = 1;
 const quiet = { info: () => {}, warn: console.warn, error: console.error };
 
-function modelServer(): Promise<{ url: string; close: () => void }> {
-  const body = JSON.stringify({
-    id: "c",
-    object: "chat.completion",
-    created: 1,
-    model: "m",
-    choices: [
-      {
-        index: 0,
-        finish_reason: "stop",
-        logprobs: null,
-        message: { role: "assistant", content: "hello" },
-      },
-    ],
+/** The simulated model, in its own process (a model server is another machine). */
+async function modelServer(): Promise<{ url: string; close: () => void }> {
+  const file = fileURLToPath(new URL("./distributed-model.ts", import.meta.url));
+  const proc = spawn(process.execPath, ["--import", "tsx", file, String(LATENCY_MS)], {
+    stdio: ["ignore", "pipe", "inherit"],
   });
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () =>
-      setTimeout(() => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(body);
-      }, LATENCY_MS),
-    );
+  const url = await new Promise<string>((resolve) => {
+    let out = "";
+    proc.stdout?.on("data", (d: Buffer) => {
+      out += d;
+      const m = /url (\S+)\n/.exec(out);
+      if (m) resolve(m[1] as string);
+    });
   });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-        close: () => server.close(),
-      }),
-    ),
-  );
+  return { url, close: () => proc.kill("SIGKILL") };
 }
 
 async function startRedis(): Promise<{ port: number; proc: ChildProcess }> {
@@ -80,14 +66,25 @@ async function redisCpuMs(redis: Redis): Promise<number> {
   return (num("used_cpu_user") + num("used_cpu_sys")) * 1000;
 }
 
+/** Calls per command since the server started (`INFO commandstats`). */
+async function redisCalls(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info("commandstats");
+  const calls = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    calls.set(m[1] as string, Number(m[2]));
+  return calls;
+}
+
 interface Run {
   wallMs: number;
+  /** Commands Redis ran per rollout during the run, by command. */
+  commands: Map<string, number>;
   workerCpuMs: number;
   mainCpuMs: number;
   redisCpuMs: number;
 }
 
-async function inProcess(url: string): Promise<Run> {
+async function inProcess(url: string, concurrency: number): Promise<Run> {
   const recorder = new Recorder();
   const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL: url, maxRetries: 0 }));
   const rollout = (i: number) => () =>
@@ -105,7 +102,7 @@ async function inProcess(url: string): Promise<Run> {
       TrajectoryGroup.from(Array.from({ length: GROUP }, (_, i) => rollout(i))),
     ),
     {
-      concurrency: CONCURRENCY,
+      concurrency,
       afterEach: (g) => void JSON.stringify(g),
       progressStream: { isTTY: false, write: () => true } as never,
     },
@@ -115,6 +112,7 @@ async function inProcess(url: string): Promise<Run> {
     workerCpuMs: 0,
     mainCpuMs: cpuMs(process.cpuUsage(cpu)),
     redisCpuMs: 0,
+    commands: new Map(),
   };
 }
 
@@ -122,15 +120,26 @@ async function throughQueue(
   port: number,
   url: string,
   workers: number,
+  concurrency: number,
   redis: Redis,
 ): Promise<Run> {
-  const name = `bench-${workers}-${Date.now()}`;
+  const name = `bench-${workers}x${concurrency}-${Date.now()}`;
   const connection = { host: "127.0.0.1", port };
   const file = fileURLToPath(new URL("./distributed-worker.ts", import.meta.url));
   const procs = Array.from({ length: workers }, () =>
     spawn(
       process.execPath,
-      ["--import", "tsx", file, String(port), url, String(CONCURRENCY), name],
+      [
+        // e.g. BENCH_WORKER_NODE_ARGS=--cpu-prof to profile the workers.
+        ...(process.env.BENCH_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+        "--import",
+        "tsx",
+        file,
+        String(port),
+        url,
+        String(concurrency),
+        name,
+      ],
       {
         stdio: ["ignore", "pipe", "inherit"],
       },
@@ -155,6 +164,7 @@ async function throughQueue(
   );
   const producer = new RolloutProducer({ connection, name });
   const redisBefore = await redisCpuMs(redis);
+  const callsBefore = await redisCalls(redis);
   const cpu = process.cpuUsage();
   const start = performance.now();
   await producer.enqueue(
@@ -164,6 +174,11 @@ async function throughQueue(
   const wallMs = performance.now() - start;
   const mainCpuMs = cpuMs(process.cpuUsage(cpu));
   const redisCpu = (await redisCpuMs(redis)) - redisBefore;
+  const commands = new Map<string, number>();
+  for (const [cmd, n] of await redisCalls(redis)) {
+    const added = n - (callsBefore.get(cmd) ?? 0);
+    if (added > 0) commands.set(cmd, added / ROLLOUTS);
+  }
   await producer.close();
   await collector.close();
   const exits = procs.map((p) => new Promise((r) => p.once("exit", r)));
@@ -173,39 +188,64 @@ async function throughQueue(
     (s, out) => s + Number(/cpu ([\d.]+)/.exec(out.out())?.[1] ?? 0),
     0,
   );
-  return { wallMs, workerCpuMs, mainCpuMs, redisCpuMs: redisCpu };
+  return { wallMs, workerCpuMs, mainCpuMs, redisCpuMs: redisCpu, commands };
 }
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
 
 export async function benchDistributed(): Promise<void> {
   const server = await modelServer();
   const { port, proc } = await startRedis();
   const redis = new Redis({ host: "127.0.0.1", port });
+  const loadBefore = load();
   try {
-    const local = await inProcess(server.url);
-    const runs = new Map<number, Run>();
-    for (const w of [1, 2, 4]) runs.set(w, await throughQueue(port, server.url, w, redis));
-    const rate = (r: Run) => ROLLOUTS / (r.wallMs / 1000);
-    const one = runs.get(1) as Run;
-    const perRollout = (ms: number) => `${((ms / ROLLOUTS) * 1000).toFixed(0)} µs`;
-    const rows: Record<string, { value: string }> = {
-      [`in-process gatherTrajectoryGroups, concurrency ${CONCURRENCY}`]: {
-        value: `${rate(local).toFixed(0)} rollouts/s (CPU ${perRollout(local.mainCpuMs)} per rollout)`,
-      },
-    };
-    for (const [w, r] of runs) {
-      rows[`queue, ${w} worker process${w > 1 ? "es" : ""} × ${CONCURRENCY}`] = {
-        value: `${rate(r).toFixed(0)} rollouts/s, ×${(rate(r) / rate(one)).toFixed(2)} of 1 worker`,
-      };
+    const local = await inProcess(server.url, CONCURRENCY);
+    const localOne = await inProcess(server.url, LATENCY_BOUND);
+    const runs = new Map<string, Run>();
+    for (const c of [CONCURRENCY, LATENCY_BOUND]) {
+      for (const w of [1, 2, 4]) {
+        runs.set(`${w}x${c}`, await throughQueue(port, server.url, w, c, redis));
+      }
     }
-    const q = one;
-    rows["queue CPU per rollout: workers / coordinator side / redis"] = {
+    const rate = (r: Run) => ROLLOUTS / (r.wallMs / 1000);
+    const perRollout = (ms: number) => `${((ms / ROLLOUTS) * 1000).toFixed(0)} µs`;
+    const rows: Record<string, { value: string }> = {};
+    for (const [c, l] of [
+      [CONCURRENCY, local],
+      [LATENCY_BOUND, localOne],
+    ] as const) {
+      rows[`in-process gatherTrajectoryGroups, concurrency ${c}`] = {
+        value: `${rate(l).toFixed(0)} rollouts/s (CPU ${perRollout(l.mainCpuMs)} per rollout)`,
+      };
+      const one = runs.get(`1x${c}`) as Run;
+      for (const w of [1, 2, 4]) {
+        const r = runs.get(`${w}x${c}`) as Run;
+        rows[`queue, ${w} worker process${w > 1 ? "es" : ""} × ${c}`] = {
+          value: `${rate(r).toFixed(0)} rollouts/s, ×${(rate(r) / rate(one)).toFixed(2)} of 1 worker`,
+        };
+      }
+    }
+    const q = runs.get(`1x${CONCURRENCY}`) as Run;
+    rows[`queue CPU per rollout (1 × ${CONCURRENCY}): workers / collector+producer / redis`] = {
       value: `${perRollout(q.workerCpuMs)} / ${perRollout(q.mainCpuMs)} / ${perRollout(q.redisCpuMs)}`,
+    };
+    const top = [...q.commands].sort((a, b) => b[1] - a[1]);
+    const total = top.reduce((sum, [, n]) => sum + n, 0);
+    rows["redis commands per rollout (1 worker): total, top 6"] = {
+      value: `${total.toFixed(1)}: ${top
+        .slice(0, 6)
+        .map(([c, n]) => `${c} ${n.toFixed(2)}`)
+        .join(", ")}`,
     };
     rows["added by the queue per rollout (CPU, all processes, vs in-process)"] = {
       value: perRollout(q.workerCpuMs + q.mainCpuMs + q.redisCpuMs - local.mainCpuMs),
     };
-    rows["added by the queue per rollout (wall, 1 worker vs in-process, same concurrency)"] = {
-      value: perRollout((q.wallMs - local.wallMs) * CONCURRENCY),
+    const q1 = runs.get(`1x${LATENCY_BOUND}`) as Run;
+    rows[`added by the queue per rollout (wall, 1 worker × ${LATENCY_BOUND} vs in-process)`] = {
+      value: perRollout((q1.wallMs - localOne.wallMs) * LATENCY_BOUND),
     };
     // What more cores would allow, from the CPU each part spent: a worker
     // process is one JavaScript thread, Redis runs commands on one thread.
@@ -218,7 +258,7 @@ export async function benchDistributed(): Promise<void> {
       value: `${((CONCURRENCY * 1000) / LATENCY_MS).toFixed(0)} rollouts/s`,
     };
     console.log(
-      `\n${ROLLOUTS} rollouts of one ${LATENCY_MS} ms call, groups of ${GROUP}, ${cpus().length} CPUs:`,
+      `\n${ROLLOUTS} rollouts of one ${LATENCY_MS} ms call, groups of ${GROUP}, ${cpus().length} CPUs, load average ${loadBefore} before and ${load()} after:`,
     );
     console.table(rows);
   } finally {

@@ -1,6 +1,7 @@
 // The whole cluster on one machine: Redis, the emulator, N worker processes
 // and the coordinator, then 16 groups of 8 rollouts and the progress until
-// every group is trained. `npx tsx examples/distributed/main.ts [workers]`
+// every group is trained. `npx tsx examples/distributed/main.ts [workers] [--shipper]`
+// (`--shipper`: the coordinator hands groups to a TrajectoryShipper that trains)
 // (needs `redis-server` on the PATH; on Debian `apt-get install redis-server`).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
@@ -12,6 +13,7 @@ import { startEmulator } from "trajectory-recorder/emulator";
 import { TARGETS } from "./shared.js";
 
 const workers = Number(process.argv[2] ?? 3);
+const viaShipper = process.argv.includes("--shipper");
 const here = path.dirname(fileURLToPath(import.meta.url));
 const children: ChildProcess[] = [];
 const run = (command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp) => {
@@ -54,6 +56,7 @@ const env = {
   TRAINING_SERVICE_BASE_URL: emulator.url,
   WANDB_API_KEY: "dev-key",
   MODEL_NAME: `say-the-word-${Date.now()}`,
+  ...(viaShipper ? { SHIPPER_SPOOL_DIR: await mkdtemp(path.join(tmpdir(), "spool-")) } : {}),
 };
 // 3. N workers and the coordinator, each its own process.
 const tsx = ["--import", "tsx"];
@@ -77,11 +80,24 @@ await producer.close();
 // 5. Progress, from any process.
 for (;;) {
   const p = await readProgress({ connection });
+  const g = p.groups;
   console.log(
-    `groups queued ${p.groups.queued} running ${p.groups.running} finished ${p.groups.finished} failed ${p.groups.failed} stale ${p.groups.stale} trained ${p.groups.trained}; reward mean ${p.rewardMean?.toFixed(3) ?? "-"}; step ${p.step}`,
+    `groups queued ${g.queued} running ${g.running} finished ${g.finished} failed ${g.failed} stale ${g.stale} ${viaShipper ? `handed ${g.handed}` : `trained ${g.trained}`}; reward mean ${p.rewardMean?.toFixed(3) ?? "-"}; step ${p.step}`,
   );
-  if (p.groups.trained + p.groups.failed + p.groups.stale >= groups.length) break;
+  const ended = g.failed + g.stale + (viaShipper ? g.uncertain + g.handOffFailed : 0);
+  // Through the shipper: every 4 handed groups, one training job and one step.
+  if (
+    viaShipper
+      ? g.handed + ended >= groups.length && p.step >= Math.floor(g.handed / 4)
+      : g.trained + ended >= groups.length
+  )
+    break;
   await new Promise((r) => setTimeout(r, 1000));
 }
-for (const child of children.reverse()) child.kill("SIGTERM");
+// The coordinator (and its shipper) first, while the service is still up; Redis last.
+for (const child of children.reverse()) {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
 await emulator.close();

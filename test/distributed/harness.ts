@@ -82,3 +82,18 @@ export function when(predicate: () => boolean): { poke: () => void; done: Promis
   };
   return { poke, done };
 }
+
+/**
+ * Resolves once a condition read from Redis or a counter holds, checked
+ * every 50 ms: waits for a state, never for a fixed time.
+ */
+export async function until(
+  condition: () => Promise<boolean> | boolean,
+  what = "the condition",
+): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -5,7 +5,14 @@ import {
   TrainingCoordinator,
 } from "trajectory-recorder/bullmq";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { agent, type Harness, inferenceNameOf, memoryLogger, startHarness } from "./harness.js";
+import {
+  agent,
+  type Harness,
+  inferenceNameOf,
+  memoryLogger,
+  startHarness,
+  until,
+} from "./harness.js";
 
 let h: Harness;
 const closers: (() => Promise<void>)[] = [];
@@ -186,4 +193,84 @@ it("a coordinator started after another stopped mid-job follows that job instead
   );
   const p = await readProgress({ connection: h.redis.connection });
   expect(p).toMatchObject({ trainingJobs: 1, groups: { trained: 2 } });
+});
+
+it('with onStale "rerun", a group too far behind runs again as <id>.rerun1 (each rollout once) and is trained instead; past maxReruns it is dropped', async () => {
+  const { recorder, say } = agent(h.tap.url);
+  const logger = memoryLogger();
+  const worker = await RolloutWorker.start<{ target: string }>({
+    connection: h.redis.connection,
+    recorder,
+    logger,
+    inferenceName: inferenceNameOf(h.model),
+    concurrency: 8,
+    ...fast,
+    rollout: async ({ payload, trajectory, model, step, groupId, index }) => {
+      await say(model(), trajectory, payload.target, index);
+      // g-slow (first run only) ends after the first training job; g-late's
+      // runs each wait for a step that comes only after they started.
+      const wait = groupId === "g-slow" ? 1 : groupId.startsWith("g-late") ? 99 : 0;
+      const start = step();
+      if (wait === 0) return;
+      await new Promise<void>((resolve) => {
+        const check = () =>
+          step() >= Math.min(wait, start + 1) ? resolve() : setTimeout(check, 20);
+        check();
+      });
+    },
+  });
+  closers.push(() => worker.close());
+  const runs: string[] = [];
+  worker.worker.on("completed", (job) => runs.push(job.id as string));
+  const { coordinator, done } = await startCoordinator(
+    { maxStaleness: 0, onStale: "rerun", maxReruns: 1, logger },
+    4,
+  );
+  const collected = (id: string) =>
+    new Promise<void>((resolve) =>
+      coordinator.collector?.worker.on("completed", (job) => job.id === id && resolve()),
+    );
+  const producer = new RolloutProducer({ connection: h.redis.connection });
+  closers.push(() => producer.close());
+  const group = (id: string) => ({ id, payload: { target: "apple" }, rollouts: 2 });
+  const rerunCollected = collected("g-slow.rerun1");
+  await producer.enqueue([group("g-slow"), group("g-a"), group("g-b")]);
+  // Step 1 is out; g-slow (step 0) is re-run on step 1 and trained with g-c.
+  await rerunCollected;
+  await producer.enqueue([group("g-c")]);
+  await done;
+
+  expect(h.tap.jobs.map((job) => job.map((g) => g.metadata.group_id).sort())).toEqual([
+    ["g-a", "g-b"],
+    ["g-c", "g-slow.rerun1"],
+  ]);
+  const rerun = h.tap.jobs[1]?.find((g) => g.metadata.group_id === "g-slow.rerun1");
+  expect(rerun?.metadata).toMatchObject({ rerun_of: "g-slow", rerun: 1 });
+  for (const t of rerun?.trajectories ?? []) expect(t.initial_policy_version).toBe(1);
+  expect(runs.filter((id) => id.startsWith("g-slow")).sort()).toEqual([
+    "g-slow#0",
+    "g-slow#1",
+    "g-slow.rerun1#0",
+    "g-slow.rerun1#1",
+  ]);
+  expect(logger.lines).toContain(
+    "TrainingCoordinator: group g-slow was too far behind the policy; re-running it as g-slow.rerun1 (re-run 1 of 1).",
+  );
+
+  // g-late and its re-run each end one step after they began (g-d and g-e,
+  // then g-f and g-g, train meanwhile): the re-run is dropped.
+  const started = new Set<string>();
+  worker.worker.on("active", (job) => started.add(job.id as string));
+  await producer.enqueue([group("g-late"), group("g-d"), group("g-e")]);
+  await until(() => started.has("g-late.rerun1#0") && started.has("g-late.rerun1#1"));
+  await producer.enqueue([group("g-f"), group("g-g")]);
+  await until(
+    async () => (await readProgress({ connection: h.redis.connection })).groups.stale === 1,
+  );
+  const p = await readProgress({ connection: h.redis.connection });
+  expect(p.groups).toMatchObject({ rerun: 2, stale: 1 });
+  expect(logger.lines).toContain(
+    "TrainingCoordinator: group g-late.rerun1 is too far behind the policy again; dropped after 1 re-run(s) (maxReruns 1), counted in stale.",
+  );
+  expect(h.tap.jobs.flat().map((g) => g.metadata.group_id)).not.toContain("g-late.rerun1");
 });

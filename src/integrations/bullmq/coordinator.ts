@@ -8,35 +8,77 @@ import {
   TrainingFailedError,
   type TrainResult,
 } from "../../training/index.js";
-import { TrajectoryGroup } from "../../trajectory/index.js";
+import { type GroupSink, TrajectoryGroup } from "../../trajectory/index.js";
 import { errorMessage } from "../../util/error-message.js";
 import { GroupCollector, type GroupCollectorOptions } from "./collector.js";
+import {
+  confirmHandOff,
+  handAgain,
+  recoverHandOffs,
+  refusedHandOff,
+  takeForHandOff,
+  unhanded,
+} from "./handoff.js";
 import { type Cluster, resolveCluster } from "./options.js";
 import { policyKeys, publishStep } from "./policy.js";
 import { assertReachable, type DistributedLogger, openClient } from "./redis.js";
+import { Rerunner } from "./rerun.js";
 import {
   type BatchRecord,
   claimBatch,
   finishBatch,
   openBatches,
+  type StaleMode,
   saveBatch,
   storeKeys,
 } from "./store.js";
 
+/** Tries of a group whose `sink.add` rejects before it is set aside as refused. */
+const HAND_OFF_ATTEMPTS = 3;
+
 /** Options of {@link TrainingCoordinator}. */
 export interface TrainingCoordinatorOptions extends GroupCollectorOptions {
-  /** The model trained (a `TrainableModel`). */
+  /**
+   * The model trained (a `TrainableModel`). With `sink`, only its
+   * `getStep` is used: the sink trains, and the coordinator publishes the
+   * steps it sees.
+   */
   model: Pick<TrainableModel, "train" | "followJob" | "getStep">;
-  /** A training job every this many collected groups. */
-  trainEvery: number;
-  /** The jobs' training options (`learningRate`, ...). */
+  /**
+   * A training job (`model.train`) every this many collected groups.
+   * Required without `sink`; not allowed with it (give the shipper its own
+   * `trainEvery`).
+   */
+  trainEvery?: number;
+  /** The jobs' training options (`learningRate`, ...). Without `sink` only. */
   config?: TrainConfig;
   /**
+   * Where collected groups go instead of the coordinator's own training jobs:
+   * usually a `TrajectoryShipper` with a `spoolDir` and `trainEvery`, which
+   * logs, trains and retries. Each group is handed over at most once, in the
+   * order collected; a group whose hand-off a killed coordinator left
+   * unconfirmed is reported (logged, counted in `groups.uncertain`, listed by
+   * {@link TrainingCoordinator.unhanded}) and never handed again unless you
+   * call {@link TrainingCoordinator.handAgain}. The coordinator does not close
+   * the sink: close it after the coordinator.
+   */
+  sink?: GroupSink;
+  /**
    * How many steps behind the newest one a group's policy (its oldest
-   * trajectory's `initial_policy_version`) may be when its batch is formed.
-   * Older groups are dropped, counted in `stale` and logged. Default: no limit.
+   * trajectory's `initial_policy_version`) may be when its batch is formed
+   * (with `sink`: when it is handed over). Older groups are dropped or re-run
+   * (`onStale`). Default: no limit.
    */
   maxStaleness?: number;
+  /**
+   * What happens to a group past `maxStaleness`: `"drop"` (counted in
+   * `groups.stale` and logged) or `"rerun"`: its rollouts are enqueued again
+   * as a new group `<id>.rerun<n>` (counted in `groups.rerun`), at most
+   * `maxReruns` times, then dropped. Default `"drop"`.
+   */
+  onStale?: StaleMode;
+  /** Re-runs of one group with `onStale: "rerun"`. Default 1. */
+  maxReruns?: number;
   /** Also collect groups in this process. Default true. */
   collect?: boolean;
   /** How often to look for a full batch, and to poll a job's events, in ms. Default 1000. */
@@ -47,7 +89,7 @@ export interface TrainingCoordinatorOptions extends GroupCollectorOptions {
    * replaced after this long. Default 30000.
    */
   lockTtlMs?: number;
-  /** Called after each training job, with the new step. */
+  /** Called after each training job, with the new step. Without `sink` only. */
   onTrained?: (result: TrainResult & { batch: number; groups: string[] }) => void;
 }
 
@@ -60,11 +102,18 @@ export interface TrainingCoordinatorOptions extends GroupCollectorOptions {
  * coordinator started after a crash follows that job instead of training
  * the batch again. Only one coordinator trains at a time (a lock in Redis).
  *
+ * With `sink` (a `TrajectoryShipper`), the coordinator hands each collected
+ * group to it instead, at most once, and publishes the steps the shipper's
+ * training jobs produce.
+ *
  * @example
  * const coordinator = await TrainingCoordinator.start({
  *   connection, model, trainEvery: 8, config: { learningRate: 1e-5 }, maxStaleness: 2,
  *   afterEach: (g) => applyGroupReward(g, (g) => rankRewards(g.trajectories.map(score))),
  * });
+ * // or through a shipper, which logs, retries, spools and trains:
+ * const shipper = new TrajectoryShipper({ model, spoolDir: ".spool", trainEvery: { groups: 8 } });
+ * const viaShipper = await TrainingCoordinator.start({ connection, model, sink: shipper });
  * // ... later
  * await coordinator.close();
  */
@@ -75,6 +124,7 @@ export class TrainingCoordinator {
   readonly #client: Redis;
   readonly #abort = new AbortController();
   readonly #token = `${hostname()}:${process.pid}:${randomUUID()}`;
+  readonly #rerunner: Rerunner;
   #collector: GroupCollector | undefined;
   #loop: Promise<void> | undefined;
   #renew: NodeJS.Timeout | undefined;
@@ -84,6 +134,7 @@ export class TrainingCoordinator {
     this.#options = options;
     this.#logger = options.logger ?? console;
     this.#client = openClient(cluster, "TrainingCoordinator", this.#logger);
+    this.#rerunner = new Rerunner(this.#client, cluster, options.maxReruns ?? 1, this.#logger);
   }
 
   /**
@@ -94,18 +145,7 @@ export class TrainingCoordinator {
    */
   static async start(options: TrainingCoordinatorOptions): Promise<TrainingCoordinator> {
     const cluster = resolveCluster(options, "TrainingCoordinator");
-    if (!Number.isInteger(options.trainEvery) || options.trainEvery < 1) {
-      throw new TypeError("TrainingCoordinator: options.trainEvery must be a positive integer.");
-    }
-    if (!options.model || typeof options.model.train !== "function") {
-      throw new TypeError("TrainingCoordinator: options.model must be a TrainableModel.");
-    }
-    const max = options.maxStaleness;
-    if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
-      throw new TypeError(
-        "TrainingCoordinator: options.maxStaleness must be an integer, 0 or more.",
-      );
-    }
+    checkOptions(options);
     await assertReachable(cluster, "TrainingCoordinator");
     const coordinator = new TrainingCoordinator(cluster, options);
     if (options.collect !== false) coordinator.#collector = await GroupCollector.start(options);
@@ -122,12 +162,41 @@ export class TrainingCoordinator {
     return this.#collector;
   }
 
-  /** Stops collecting and training; a job being followed keeps running on the service and is followed by the next coordinator. */
+  /**
+   * Groups not handed to the sink: `uncertain` (a stopped coordinator left
+   * their hand-off unconfirmed: the sink may or may not have them) and
+   * `failed` (the sink's `add` rejected them 3 times). Their JSON stays in
+   * Redis under `<prefix>:<name>:tr:groups`.
+   *
+   * @example
+   * const { uncertain } = await coordinator.unhanded();
+   */
+  unhanded(): Promise<{ uncertain: string[]; failed: string[] }> {
+    return unhanded(this.#client, this.#cluster);
+  }
+
+  /**
+   * Hands uncertain or refused groups to the sink again, first in line; for
+   * groups you checked the sink does not have. Returns the ids moved.
+   *
+   * @example
+   * await coordinator.handAgain((await coordinator.unhanded()).failed);
+   */
+  handAgain(ids: string[]): Promise<string[]> {
+    return handAgain(this.#client, this.#cluster, ids);
+  }
+
+  /**
+   * Stops collecting and training; a job being followed keeps running on the
+   * service and is followed by the next coordinator. A group being handed to
+   * the sink is handed (and marked) first.
+   */
   async close(): Promise<void> {
     this.#abort.abort();
     clearInterval(this.#renew);
     await this.#collector?.close();
     await this.#loop;
+    await this.#rerunner.close();
     await this.#client.eval(RELEASE, 1, storeKeys(this.#cluster).lock, this.#token).catch(() => {});
     this.#client.disconnect();
   }
@@ -137,34 +206,146 @@ export class TrainingCoordinator {
   }
 
   async #run(): Promise<void> {
-    const signal = this.#abort.signal;
     await this.#acquire();
     await this.#publishLatestStep();
+    await this.#rerunner.run();
+    if (this.#options.sink) return this.#handOffLoop(this.#options.sink);
     for (const { batch, record } of await openBatches(this.#client, this.#cluster)) {
       this.#logger.info(
         `TrainingCoordinator: resuming batch ${batch} (${record.groups.length} groups${record.jobId ? `, job ${record.jobId}` : ""}).`,
       );
       await this.#train(batch, record);
     }
-    const policy = policyKeys(this.#cluster);
+    const signal = this.#abort.signal;
     while (!signal.aborted) {
       const claim = await claimBatch(
         this.#client,
         this.#cluster,
-        this.#options.trainEvery,
+        this.#options.trainEvery as number,
         this.#options.maxStaleness,
-        policy.step,
+        this.#onStale,
+        policyKeys(this.#cluster).step,
       );
-      if (claim.stale.length) {
-        this.#logger.warn(
-          `TrainingCoordinator: dropped ${claim.stale.length} groups more than ${this.#options.maxStaleness} steps behind the policy: ${claim.stale.join(", ")}.`,
-        );
-      }
+      await this.#stale(claim.stale);
       if (claim.batch === undefined) {
-        await abortableSleep(this.#pollMs, signal).catch(() => {});
+        await this.#idle();
         continue;
       }
       await this.#train(claim.batch, { groups: claim.groups });
+    }
+  }
+
+  /** Nothing to train or hand over: a re-run that could not be enqueued is tried again, then a pause. */
+  async #idle(): Promise<void> {
+    if (this.#onStale === "rerun") await this.#rerunner.run();
+    await abortableSleep(this.#pollMs, this.#abort.signal).catch(() => {});
+  }
+
+  get #onStale(): StaleMode {
+    return this.#options.onStale ?? "drop";
+  }
+
+  async #stale(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    if (this.#onStale === "rerun") return this.#rerunner.run();
+    this.#logger.warn(
+      `TrainingCoordinator: dropped ${ids.length} groups more than ${this.#options.maxStaleness} steps behind the policy: ${ids.join(", ")}.`,
+    );
+  }
+
+  /**
+   * With a sink: hands each collected group over, one at a time, recorded
+   * in Redis before and after `add` (see handoff.ts for what a crash leaves).
+   */
+  async #handOffLoop(sink: GroupSink): Promise<void> {
+    const signal = this.#abort.signal;
+    const left = await recoverHandOffs(this.#client, this.#cluster);
+    if (left.length > 0) {
+      this.#logger.error(
+        `TrainingCoordinator: ${left.length} group(s) were being handed to the sink when the previous coordinator stopped: ${left.join(", ")}. Whether the sink kept them is unknown, so they are not handed again; they stay in Redis, counted in groups.uncertain (coordinator.unhanded() lists them, coordinator.handAgain(ids) hands them again).`,
+      );
+    }
+    const watch = this.#watchStep(sink);
+    const refusals = new Map<string, number>();
+    try {
+      while (!signal.aborted) {
+        const taken = await takeForHandOff(
+          this.#client,
+          this.#cluster,
+          this.#options.maxStaleness,
+          this.#onStale,
+          policyKeys(this.#cluster).step,
+          this.#token,
+        );
+        await this.#stale(taken.stale);
+        if (taken.id === undefined) {
+          await this.#idle();
+          continue;
+        }
+        await this.#handOver(sink, taken.id, taken.json, refusals);
+      }
+    } finally {
+      await watch;
+    }
+  }
+
+  async #handOver(
+    sink: GroupSink,
+    id: string,
+    json: string,
+    refusals: Map<string, number>,
+  ): Promise<void> {
+    try {
+      await sink.add(TrajectoryGroup.fromJSON(json));
+    } catch (error) {
+      const tries = (refusals.get(id) ?? 0) + 1;
+      refusals.set(id, tries);
+      const final = tries >= HAND_OFF_ATTEMPTS;
+      await refusedHandOff(this.#client, this.#cluster, id, final);
+      if (final) {
+        refusals.delete(id);
+        this.#logger.error(
+          `TrainingCoordinator: the sink refused group ${id} ${tries} times (${errorMessage(error)}); it is kept in Redis, counted in groups.handOffFailed (coordinator.handAgain([id]) tries again).`,
+        );
+      } else {
+        this.#logger.warn(
+          `TrainingCoordinator: the sink refused group ${id} (${errorMessage(error)}); trying again (attempt ${tries} of ${HAND_OFF_ATTEMPTS}).`,
+        );
+        await abortableSleep(this.#pollMs * 2 ** tries, this.#abort.signal).catch(() => {});
+      }
+      return;
+    }
+    refusals.delete(id);
+    await confirmHandOff(this.#client, this.#cluster, id);
+  }
+
+  /**
+   * The sink trains (a shipper's `trainEvery`): each new step of the model is
+   * published for the workers. A shipper's count of training jobs says when
+   * to look; another sink is asked every poll.
+   */
+  async #watchStep(sink: GroupSink): Promise<void> {
+    const signal = this.#abort.signal;
+    const jobs = () => (sink as { stats?: () => { trainingJobs?: number } }).stats?.().trainingJobs;
+    let seen = jobs();
+    while (!signal.aborted) {
+      await abortableSleep(this.#pollMs, signal).catch(() => {});
+      const now = jobs();
+      if (signal.aborted || (now !== undefined && now === seen)) continue;
+      try {
+        await publishStep(
+          this.#client,
+          this.#cluster,
+          await this.#options.model.getStep({ signal }),
+        );
+        seen = now;
+      } catch (error) {
+        if (!signal.aborted) {
+          this.#logger.warn(
+            `TrainingCoordinator: could not read the model's latest step (${errorMessage(error)}); trying again.`,
+          );
+        }
+      }
     }
   }
 
@@ -300,3 +481,45 @@ return 0`;
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
+
+function checkOptions(options: TrainingCoordinatorOptions): void {
+  const fail = (message: string) => {
+    throw new TypeError(`TrainingCoordinator: ${message}`);
+  };
+  if (!options.model || typeof options.model.getStep !== "function") {
+    fail("options.model must be a TrainableModel.");
+  }
+  if (options.sink !== undefined) {
+    if (typeof options.sink?.add !== "function") {
+      fail(
+        "options.sink must be a GroupSink (an object with add(group)), e.g. a TrajectoryShipper.",
+      );
+    }
+    for (const field of ["trainEvery", "config", "onTrained"] as const) {
+      if (options[field] !== undefined) {
+        fail(
+          `options.${field} belongs to the coordinator's own training (model.train); with options.sink the sink trains: give the shipper its trainEvery (and config) instead, and read its stats() for jobs.`,
+        );
+      }
+    }
+  } else {
+    const every = options.trainEvery;
+    if (!Number.isInteger(every) || (every as number) < 1) {
+      fail("options.trainEvery must be a positive integer (or pass options.sink).");
+    }
+    if (typeof options.model.train !== "function") {
+      fail("options.model must be a TrainableModel.");
+    }
+  }
+  const max = options.maxStaleness;
+  if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
+    fail("options.maxStaleness must be an integer, 0 or more.");
+  }
+  if (options.onStale !== undefined && options.onStale !== "drop" && options.onStale !== "rerun") {
+    fail(`options.onStale must be "drop" or "rerun", not ${JSON.stringify(options.onStale)}.`);
+  }
+  const reruns = options.maxReruns;
+  if (reruns !== undefined && !(Number.isInteger(reruns) && reruns >= 0)) {
+    fail("options.maxReruns must be an integer, 0 or more.");
+  }
+}

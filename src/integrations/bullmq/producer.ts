@@ -11,6 +11,9 @@ import {
 } from "./options.js";
 import { assertReachable, bullConnection } from "./redis.js";
 
+/** Groups per Redis transaction when enqueueing. */
+const ENQUEUE_SLICE = 50;
+
 /** One group to run: `rollouts` rollouts of the same scenario `payload`. */
 export interface GroupSpec<P = unknown> {
   /**
@@ -125,20 +128,31 @@ export class RolloutProducer<P = unknown> {
     const { flows, queue } = this.#open();
     const added: string[] = [];
     const existing: string[] = [];
-    for (const spec of specs) {
+    // In slices: a round trip per slice rather than two per group, and no
+    // single Redis transaction large enough to stall the other clients.
+    for (let i = 0; i < specs.length; i += ENQUEUE_SLICE) {
+      const slice = specs.slice(i, i + ENQUEUE_SLICE);
       // Only to report it: the flow's ids make a second add a no-op anyway.
-      if (await queue.getJob(spec.id)) {
-        existing.push(spec.id);
-        continue;
-      }
-      await flows.add(this.#flow(spec));
-      added.push(spec.id);
+      const found = await this.#existing(queue, slice);
+      const fresh = slice.filter((spec, j) => {
+        if (found[j]) existing.push(spec.id);
+        return !found[j];
+      });
+      if (fresh.length === 0) continue;
+      await flows.addBulk(fresh.map((spec) => groupFlow(this.#cluster, spec, this.#attempts)));
+      added.push(...fresh.map((spec) => spec.id));
     }
     return { added, existing };
   }
 
   async close(): Promise<void> {
     await Promise.all([this.#flows?.close(), this.#groups?.close()]);
+  }
+
+  /** Whether each group's parent job exists; the reads go out together. */
+  async #existing(queue: Queue, specs: { id: string }[]): Promise<boolean[]> {
+    const jobs = await Promise.all(specs.map((spec) => queue.getJob(spec.id)));
+    return jobs.map((job) => job !== undefined && job !== null);
   }
 
   #open(): { flows: FlowProducer; queue: Queue } {
@@ -150,30 +164,35 @@ export class RolloutProducer<P = unknown> {
     }
     return { flows: this.#flows, queue: this.#groups };
   }
+}
 
-  #flow(spec: z.infer<typeof GroupSpecSchema>) {
-    const data: GroupJobData = { rollouts: spec.rollouts, metadata: spec.metadata ?? {} };
-    return {
-      name: "group",
-      queueName: this.#cluster.groupQueue,
-      data,
-      // A collector that fails (a judge down) tries again; too many failed
-      // rollouts fail it for good (UnrecoverableError).
-      opts: { jobId: spec.id, attempts: 3, backoff: { type: "exponential", delay: 1000 } },
-      children: Array.from({ length: spec.rollouts }, (_, index) => ({
-        name: "rollout",
-        queueName: this.#cluster.rolloutQueue,
-        data: { groupId: spec.id, index, payload: spec.payload } satisfies RolloutJobData,
-        opts: {
-          jobId: rolloutJobId(spec.id, index),
-          attempts: this.#attempts,
-          // A failed rollout ends its part in the group: the parent still
-          // runs, and reads it back as one of the group's exceptions.
-          ignoreDependencyOnFailure: true,
-        },
-      })),
-    };
-  }
+/** The BullMQ flow of one group: its parent job and one child per rollout. */
+export function groupFlow(
+  cluster: Cluster,
+  spec: { id: string; payload: unknown; rollouts: number; metadata?: Record<string, unknown> },
+  attempts: number,
+) {
+  const data: GroupJobData = { rollouts: spec.rollouts, metadata: spec.metadata ?? {} };
+  return {
+    name: "group",
+    queueName: cluster.groupQueue,
+    data,
+    // A collector that fails (a judge down) tries again; too many failed
+    // rollouts fail it for good (UnrecoverableError).
+    opts: { jobId: spec.id, attempts: 3, backoff: { type: "exponential", delay: 1000 } },
+    children: Array.from({ length: spec.rollouts }, (_, index) => ({
+      name: "rollout",
+      queueName: cluster.rolloutQueue,
+      data: { groupId: spec.id, index, payload: spec.payload } satisfies RolloutJobData,
+      opts: {
+        jobId: rolloutJobId(spec.id, index),
+        attempts,
+        // A failed rollout ends its part in the group: the parent still
+        // runs, and reads it back as one of the group's exceptions.
+        ignoreDependencyOnFailure: true,
+      },
+    })),
+  };
 }
 
 function validate(groups: readonly GroupSpec<unknown>[]): z.infer<typeof GroupSpecSchema>[] {

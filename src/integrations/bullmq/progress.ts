@@ -17,8 +17,16 @@ export interface ClusterProgress {
     failed: number;
     /** Dropped by `maxStaleness`. */
     stale: number;
-    /** In a finished training job. */
+    /** Too far behind the policy and enqueued again (`onStale: "rerun"`): one per re-run. */
+    rerun: number;
+    /** In a finished training job of the coordinator (without `sink`). */
     trained: number;
+    /** Handed to the coordinator's `sink` (its `add` resolved). */
+    handed: number;
+    /** Being handed over when a coordinator stopped: the sink may or may not have them; not handed again. */
+    uncertain: number;
+    /** Refused by the sink's `add` 3 times; kept in Redis. */
+    handOffFailed: number;
   };
   rollouts: { queued: number; running: number; finished: number; failed: number };
   /** Mean reward of the collected groups' trajectories (after `afterEach`); null before any. */
@@ -64,7 +72,11 @@ export async function readProgress(options: ClusterOptions): Promise<ClusterProg
         finished: num("collected"),
         failed: g.failed ?? 0,
         stale: num("stale"),
+        rerun: num("rerun"),
         trained: num("trained_groups"),
+        handed: num("handed"),
+        uncertain: num("uncertain"),
+        handOffFailed: num("handoff_failed"),
       },
       rollouts: {
         queued: (r.waiting ?? 0) + (r.delayed ?? 0) + (r.prioritized ?? 0),

@@ -12,7 +12,18 @@ export function storeKeys(cluster: Cluster) {
     versions: cluster.key("versions"),
     /** Groups dropped for being too far behind the policy. */
     stale: cluster.key("stale"),
-    /** Counters: collected, exceptions, reward_sum, reward_count, stale, trained_groups, training_jobs, failed_jobs. */
+    /** Groups too far behind whose re-run is being enqueued (`onStale: "rerun"`). */
+    rerun: cluster.key("rerun-pending"),
+    /** group id → this coordinator's token: taken for the sink, not yet confirmed handed. */
+    handing: cluster.key("handing"),
+    /** Groups whose hand-off a stopped coordinator left unconfirmed: never handed again by us. */
+    uncertain: cluster.key("uncertain"),
+    /** Groups the sink refused `maxHandOffAttempts` times. */
+    handOffFailed: cluster.key("handoff-failed"),
+    /**
+     * Counters: collected, exceptions, reward_sum, reward_count, stale, rerun,
+     * trained_groups, training_jobs, failed_jobs, handed, uncertain, handoff_failed.
+     */
     stats: cluster.key("stats"),
     /** batch number → `{ groups, jobId?, stepBefore?, step?, failed? }`. */
     batches: cluster.key("batches"),
@@ -71,32 +82,49 @@ export async function storeGroup(
   return Number(added) === 1;
 }
 
-// Drops groups too far behind the policy (when a limit is set), then takes
-// the oldest `n` groups into a new batch, all in one step, so that a group is
-// in at most one batch whatever dies when.
-const CLAIM = `
-local n = tonumber(ARGV[1])
-local maxs = tonumber(ARGV[2])
-local step = tonumber(redis.call('GET', KEYS[8]) or '0')
+// Takes groups too far behind the policy off `ready` (when a limit is set):
+// dropped into `stale`, or queued in `rerun-pending` for their re-run. KEYS:
+// ready, versions, stale, stats, step, rerun-pending; ARGV: maxStaleness, mode.
+export const STALE = `
+local maxs = tonumber(ARGV[1])
+local step = tonumber(redis.call('GET', KEYS[5]) or '0')
 local stale = {}
 if maxs >= 0 then
   for _, gid in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
     local v = redis.call('HGET', KEYS[2], gid)
     if v and step - tonumber(v) > maxs then
       redis.call('LREM', KEYS[1], 1, gid)
-      redis.call('RPUSH', KEYS[3], gid)
+      if ARGV[2] == 'rerun' then
+        redis.call('RPUSH', KEYS[6], gid)
+      else
+        redis.call('RPUSH', KEYS[3], gid)
+      end
       table.insert(stale, gid)
     end
   end
-  if #stale > 0 then redis.call('HINCRBY', KEYS[4], 'stale', #stale) end
+  if #stale > 0 and ARGV[2] ~= 'rerun' then redis.call('HINCRBY', KEYS[4], 'stale', #stale) end
 end
+`;
+
+// Then takes the oldest n groups into a new batch, all in one step, so that a
+// group is in at most one batch whatever dies when. KEYS 7-9: batches,
+// batch-counter, open-batches; ARGV[3]: n.
+const CLAIM = `${STALE}
+local n = tonumber(ARGV[3])
 if redis.call('LLEN', KEYS[1]) < n then return {0, stale, {}} end
 local ids = redis.call('LRANGE', KEYS[1], 0, n - 1)
 redis.call('LTRIM', KEYS[1], n, -1)
-local b = redis.call('INCR', KEYS[6])
-redis.call('HSET', KEYS[5], b, cjson.encode({groups = ids}))
-redis.call('SADD', KEYS[7], b)
+local b = redis.call('INCR', KEYS[8])
+redis.call('HSET', KEYS[7], b, cjson.encode({groups = ids}))
+redis.call('SADD', KEYS[9], b)
 return {b, stale, ids}`;
+
+export type StaleMode = "drop" | "rerun";
+
+export function staleKeys(cluster: Cluster, stepKey: string): string[] {
+  const k = storeKeys(cluster);
+  return [k.ready, k.versions, k.stale, k.stats, stepKey, k.rerun];
+}
 
 export interface BatchRecord {
   groups: string[];
@@ -111,22 +139,20 @@ export async function claimBatch(
   cluster: Cluster,
   n: number,
   maxStaleness: number | undefined,
+  onStale: StaleMode,
   stepKey: string,
 ): Promise<{ batch?: number; groups: string[]; stale: string[] }> {
   const k = storeKeys(cluster);
   const [batch, stale, groups] = (await client.eval(
     CLAIM,
-    8,
-    k.ready,
-    k.versions,
-    k.stale,
-    k.stats,
+    9,
+    ...staleKeys(cluster, stepKey),
     k.batches,
     k.batchCounter,
     k.open,
-    stepKey,
-    String(n),
     String(maxStaleness ?? -1),
+    onStale,
+    String(n),
   )) as [number, string[], string[]];
   return { batch: batch === 0 ? undefined : batch, groups, stale };
 }

@@ -84,7 +84,6 @@ export class RolloutWorker<P = unknown> {
   readonly worker: Worker<RolloutJobData<P>, TrajectoryWire>;
   readonly #client: Redis;
   readonly #subscriber: Redis;
-  readonly #cluster: Cluster;
   readonly #options: RolloutWorkerOptions<P>;
   #step = 0;
 
@@ -93,12 +92,20 @@ export class RolloutWorker<P = unknown> {
     options: RolloutWorkerOptions<P>,
     logger: DistributedLogger,
   ) {
-    this.#cluster = cluster;
     this.#options = options;
     this.#client = openClient(cluster, "RolloutWorker", logger);
     this.#subscriber = openClient(cluster, "RolloutWorker (policy)", logger);
     const channel = policyKeys(cluster).channel;
     this.#subscriber.on("message", (_channel, message) => this.#raise(Number(message)));
+    // A step published while Redis was away never reaches this subscriber:
+    // read the key each time it connects (again) instead of at every rollout,
+    // which would cost a round trip per rollout.
+    this.#subscriber.on("ready", () => {
+      readStep(this.#client, cluster).then(
+        (step) => this.#raise(step),
+        () => {},
+      );
+    });
     void this.#subscriber.subscribe(channel).catch(() => {});
     this.worker = new Worker(cluster.rolloutQueue, (job) => this.#run(job), {
       connection: bullConnection(cluster),
@@ -153,8 +160,6 @@ export class RolloutWorker<P = unknown> {
   }
 
   async #run(job: Job<RolloutJobData<P>>): Promise<TrajectoryWire> {
-    // Pub/sub may have missed a step while Redis was away: read it too.
-    this.#raise(await readStep(this.#client, this.#cluster));
     const { groupId, index, payload } = job.data;
     const served: number[] = [];
     const step = () => {
