@@ -51,7 +51,10 @@ it("follows a job abandoned at close to its end after a restart, instead of trai
   const first = new TrajectoryShipper(options(firstLog));
   await first.add(sampleGroup("x"));
   await first.add(sampleGroup("y"));
-  while (jobPosts().length === 0) await new Promise((r) => setTimeout(r, 5));
+  // Closed once the job's id is saved (its file in the spool), however long
+  // the service took to answer the creation.
+  while (!(await readdir(spoolDir)).some((f) => f.endsWith(".job.json")))
+    await new Promise((r) => setTimeout(r, 5));
   const before = await first.close({ timeoutMs: 200 });
   expect(before).toMatchObject({ shipped: 2, trainingJobs: 0, trainingAbandoned: 1, spooled: 2 });
   expect(firstLog.lines.join("\n")).toMatch(
