@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { checkGroup } from "./apply.js";
 import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
 
 /** The part of an `openai` client the judge uses; any OpenAI-compatible client fits. */
@@ -71,6 +73,7 @@ export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions,
 ): Promise<JudgeScore[]> {
+  checkJudgeArguments("judgeGroup(group, options)", group, options);
   const all = group.trajectories.map((t) => t.messages());
   if (all.length === 0) return [];
   const identical = all.every((c) => JSON.stringify(c) === JSON.stringify(all[0]));
@@ -120,6 +123,7 @@ export async function applyJudge(
   group: TrajectoryGroup,
   options: JudgeOptions,
 ): Promise<TrajectoryGroup> {
+  checkJudgeArguments("applyJudge(group, options)", group, options);
   const scores = await judgeGroup(group, options);
   scores.forEach((score, i) => {
     const t = group.trajectories[i] as Trajectory;
@@ -129,6 +133,32 @@ export async function applyJudge(
     t.log(`Judge explanation: ${score.explanation}`);
   });
   return group;
+}
+
+function checkJudgeArguments(call: string, group: unknown, options: unknown): void {
+  checkGroup(call, group);
+  if (!isObjectLike(options))
+    throw new InvalidArgumentError(
+      call,
+      "options",
+      "an object { client, model, rubric? }",
+      options,
+    );
+  const client = options.client as { chat?: { completions?: { create?: unknown } } } | undefined;
+  if (typeof client?.chat?.completions?.create !== "function")
+    throw new InvalidArgumentError(
+      call,
+      "options.client",
+      "an openai client (with chat.completions.create)",
+      options.client,
+    );
+  if (typeof options.model !== "string" || options.model === "")
+    throw new InvalidArgumentError(call, "options.model", "a model name", options.model);
+  if (options.rubric !== undefined && typeof options.rubric !== "string")
+    throw new InvalidArgumentError(call, "options.rubric", "a string", options.rubric);
+  const extra = options.requestOptions;
+  if (extra !== undefined && (!isObjectLike(extra) || Array.isArray(extra)))
+    throw new InvalidArgumentError(call, "options.requestOptions", "an object", extra);
 }
 
 // The scores in id order, or a sentence saying what is wrong with the answer.

@@ -1,6 +1,7 @@
 import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
 import { compactItems } from "./compact-logprobs.js";
+import { checkInit } from "./init-check.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { messagesAndChoicesToJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
@@ -26,6 +27,7 @@ export class History {
   #extra: Record<string, unknown> | undefined;
 
   constructor(init: HistoryInit = {}) {
+    checkInit("new History(init)", init, { messages_and_choices: "array", tools: "array or null" });
     this.messages_and_choices = init.messages_and_choices ?? [];
     this.tools = init.tools ?? null;
   }
@@ -39,7 +41,7 @@ export class History {
   toJSON(): HistoryWire {
     return {
       messages_and_choices: messagesAndChoicesToJson(this.messages_and_choices),
-      tools: copyJson(this.tools),
+      tools: copyJson(this.tools, "tools"),
       ...copyJson(this.#extra),
     } as HistoryWire;
   }

@@ -40,7 +40,8 @@ export function findJsonProblem(
       } catch {
         return "its toJSON() method threw";
       }
-      if (replaced !== v) return visit(replaced, key, depth);
+      // One level deeper, so that a chain of toJSON() results ends too.
+      if (replaced !== v) return visit(replaced, key, depth + 1);
     }
     if (depth >= maxDepth)
       return `expected JSON nested at most ${maxDepth} levels deep, received deeper nesting`;
