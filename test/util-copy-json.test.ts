@@ -37,6 +37,8 @@ it("refuses what JSON.stringify refuses, naming the path, instead of overflowing
   expect(() => copyJson({ a: [1, 2n] })).toThrow(
     "Copying JSON data: value.a[1]: expected a JSON value, received a BigInt.",
   );
+  // biome-ignore lint/suspicious/noSparseArray: a hole before the bad item.
+  expect(() => copyJson([1, , 2n])).toThrow("value[2]: expected a JSON value, received a BigInt.");
   // Nesting up to the limit is copied as it is.
   let ok: unknown = "x";
   for (let i = 0; i < 255; i++) ok = [ok];

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
 import { checkGroup } from "./apply.js";
 import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
 
@@ -73,8 +74,13 @@ export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions,
 ): Promise<JudgeScore[]> {
-  checkJudgeArguments("judgeGroup(group, options)", group, options);
+  const call = "judgeGroup(group, options)";
+  checkJudgeArguments(call, group, options);
   const all = group.trajectories.map((t) => t.messages());
+  // The prompt is their JSON: a BigInt, a cycle or deep nesting is named here, not by JSON.stringify.
+  for (const [i, messages] of all.entries())
+    checkJson(call, `group.trajectories[${i}].messages_and_choices`, messages);
+  checkJson(call, "group.trajectories[0].tools", group.trajectories[0]?.tools ?? null);
   if (all.length === 0) return [];
   const identical = all.every((c) => JSON.stringify(c) === JSON.stringify(all[0]));
   const conversations = identical ? all.slice(0, 1) : all;
@@ -91,7 +97,9 @@ export async function judgeGroup(
       model: options.model,
       messages,
     });
-    answer = String(completion?.choices?.[0]?.message?.content ?? "");
+    // Text only: what a non-OpenAI server puts there may not even convert to a string.
+    const content: unknown = completion?.choices?.[0]?.message?.content;
+    answer = typeof content === "string" ? content : "";
     const result = readAnswer(answer, conversations.length);
     if (typeof result !== "string") {
       return identical ? all.map(() => ({ ...(result[0] as JudgeScore) })) : result;
@@ -133,6 +141,13 @@ export async function applyJudge(
     t.log(`Judge explanation: ${score.explanation}`);
   });
   return group;
+}
+
+function checkJson(call: string, where: string, value: unknown): void {
+  const problem = findJsonProblem(value);
+  if (!problem) return;
+  const path = problem.path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
+  throw new InvalidArgumentError(call, `${where}${path}`, "JSON data", value, problem.message);
 }
 
 function checkJudgeArguments(call: string, group: unknown, options: unknown): void {

@@ -48,7 +48,8 @@ export function findJsonProblem(
     if (open.has(v)) return "expected a JSON value, received a circular reference";
     open.add(v);
     const entries: [string | number, unknown][] = Array.isArray(v)
-      ? v.map((item, i) => [i, item])
+      ? // Array.from, not map: a sparse array's holes are items too (null in JSON).
+        Array.from(v, (item, i) => [i, item])
       : Object.keys(v).map((k) => [k, (v as Record<string, unknown>)[k]]);
     for (const [k, item] of entries) {
       path.push(k);

@@ -4,6 +4,7 @@ import {
   applyReward,
   InvalidArgumentError,
   InvalidRewardError,
+  JudgeResponseError,
   judgeGroup,
   minMaxRewards,
   rankRewards,
@@ -74,6 +75,23 @@ describe("applyReward, applyGroupReward, judgeGroup and applyJudge reject bad ar
     );
     await expect(judgeGroup(group(), { client, model: "j", rubric: 1n as never })).rejects.toThrow(
       InvalidArgumentError,
+    );
+  });
+  it("judgeGroup names a message JSON cannot hold, and takes an answer that is not text as unusable", async () => {
+    const g = group();
+    (g.trajectories[1] as Trajectory).messages_and_choices.push({
+      role: "user",
+      content: 1n,
+    } as never);
+    await expect(judgeGroup(g, { client, model: "j" })).rejects.toThrow(
+      "judgeGroup(group, options): group.trajectories[1].messages_and_choices[1].content: expected a JSON value, received a BigInt.",
+    );
+    const odd = Object.create(null);
+    const oddClient = {
+      chat: { completions: { create: async () => ({ choices: [{ message: { content: odd } }] }) } },
+    };
+    await expect(judgeGroup(group(), { client: oddClient, model: "j" })).rejects.toThrow(
+      JudgeResponseError,
     );
   });
   it("reject rather than throw, so a caller's .catch sees the error", () => {
