@@ -21,6 +21,7 @@ import {
   messagesAndChoicesToJson,
   minMaxRewards,
   PendingGroup,
+  Recorder,
   rankRewards,
   recordedChoices,
   recordedResponse,
@@ -33,6 +34,7 @@ import {
   zodIssuesToValidationItems,
   zScores,
 } from "trajectory-recorder";
+import { isLoopbackHost, parseApiKeys, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { anything, type Call, call, check, expectNoSecret, SECRET } from "./helpers.js";
 
@@ -284,6 +286,13 @@ it("answers arbitrary arguments to the synchronous helpers with a result or one 
       ),
       (init) => JSON.stringify(new Trajectory(init as never)),
     ),
+    call("new Recorder + wrap", fc.tuple(hostile, hostile), (o, client) =>
+      new Recorder(o as never).wrap(client as never),
+    ),
+    call("isLoopbackHost", fc.tuple(maybe(fc.string())), (h) => isLoopbackHost(h as never)),
+    call("parseApiKeys", fc.tuple(maybe(fc.string()), hostile), (t, s) =>
+      parseApiKeys(t as never, s as never),
+    ),
     call(
       "new PendingGroup",
       fc.tuple(hostile, hostile),
@@ -327,6 +336,13 @@ it("answers arbitrary arguments to the async helpers by resolving or rejecting w
     ),
     call("judgeGroup", fc.tuple(group, judgeOptions), (g, o) => judgeGroup(g as never, o as never)),
     call("applyJudge", fc.tuple(group, judgeOptions), (g, o) => applyJudge(g as never, o as never)),
+    call("recorder.rollout", fc.tuple(maybe(fc.constant(() => undefined)), hostile), (fn, opts) =>
+      new Recorder().rollout(fn as never, opts as never),
+    ),
+    // Whatever starts is closed again: an object of unknown keys is valid options.
+    call("startEmulator", fc.tuple(hostile), (o) =>
+      startEmulator(o as never).then((emulator) => emulator.close()),
+    ),
     call(
       "withTrainingSpan",
       fc.tuple(maybe(fc.string()), hostile, maybe(fc.constant(async () => 1))),

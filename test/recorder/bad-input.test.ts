@@ -66,3 +66,29 @@ describe("recordedChoices and recordedResponse", () => {
     expect(recordedChoices({ choices: [choice] })).toHaveLength(1);
   });
 });
+
+describe("the recorder's own entry points", () => {
+  it("new Recorder, rollout and wrap name the bad argument; rollout rejects rather than throws", async () => {
+    expect(() => new Recorder(null as never)).toThrow(
+      "new Recorder(options): options: expected an object, received null.",
+    );
+    const recorder = new Recorder();
+    let promise: Promise<unknown> | undefined;
+    expect(() => {
+      promise = recorder.rollout(5 as never);
+    }).not.toThrow();
+    await expect(promise).rejects.toThrow(
+      "recorder.rollout(fn, opts): fn: expected a function, received a number.",
+    );
+    await expect(recorder.rollout(() => {}, null as never)).rejects.toThrow(
+      /recorder\.rollout\(fn, opts\): opts: expected an object, received null/,
+    );
+    await expect(recorder.rollout(() => {}, { metadata: 1n as never })).rejects.toThrow(
+      /opts\.metadata: expected a plain object, received a BigInt/,
+    );
+    expect(() => recorder.wrap(null as never)).toThrow(InvalidArgumentError);
+    expect(() => recorder.wrap({ chat: { completions: {} } })).toThrow(
+      "recorder.wrap(client): client: expected an openai client (with chat.completions.create), received an object.",
+    );
+  });
+});
