@@ -11,6 +11,7 @@ import {
   applyReward,
   CursorPage,
   createProgressBar,
+  defaultSftUploader,
   formatProgress,
   formatZodPath,
   History,
@@ -18,9 +19,12 @@ import {
   InvalidRewardError,
   JudgeResponseError,
   judgeGroup,
+  LocalFileUploader,
+  manifestDigest,
   messagesAndChoicesToJson,
   minMaxRewards,
   PendingGroup,
+  PresignedUrlUploader,
   Recorder,
   rankRewards,
   recordedChoices,
@@ -30,6 +34,7 @@ import {
   TrajectoryGroup,
   toChatMessage,
   toChatMessages,
+  WandbArtifactUploader,
   withTrainingSpan,
   zodIssuesToValidationItems,
   zScores,
@@ -293,6 +298,31 @@ it("answers arbitrary arguments to the synchronous helpers with a result or one 
     call("parseApiKeys", fc.tuple(maybe(fc.string()), hostile), (t, s) =>
       parseApiKeys(t as never, s as never),
     ),
+    call("manifestDigest", fc.tuple(maybe(fc.dictionary(fc.string(), maybe(fc.string())))), (c) =>
+      manifestDigest(c as never),
+    ),
+    call("new LocalFileUploader", fc.tuple(hostile), (d) => new LocalFileUploader(d as never)),
+    call(
+      "new PresignedUrlUploader",
+      fc.tuple(hostile),
+      (o) => new PresignedUrlUploader(o as never),
+    ),
+    call(
+      "new WandbArtifactUploader",
+      fc.tuple(
+        maybe(
+          fc.record(
+            {
+              apiKey: maybe(fc.constant(SECRET)),
+              baseUrl: maybe(fc.oneof(fc.webUrl(), fc.string())),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      ),
+      (o) => new WandbArtifactUploader(o as never),
+    ),
+    call("defaultSftUploader", fc.tuple(hostile), (c) => defaultSftUploader(c as never)),
     call(
       "new PendingGroup",
       fc.tuple(hostile, hostile),
