@@ -256,7 +256,7 @@ describe("helpers reject bad arguments by name instead of tripping over them", (
   it("inferenceModelName and gatherTrajectoryGroups name the argument", async () => {
     expect(() => inferenceModelName(null as never)).toThrow(/ref: expected an object/);
     expect(() => inferenceModelName({ entity: 1n, project: "p", name: "n" } as never)).toThrow(
-      /entity: expected a non-empty string without "\/", received bigint/,
+      /entity: expected a non-empty string without "\/", received a BigInt/,
     );
     await expect(gatherTrajectoryGroups(5 as never)).rejects.toThrow(
       /groups: expected an iterable/,
