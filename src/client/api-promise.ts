@@ -1,4 +1,5 @@
 // A Promise of the parsed body that can also hand back the raw Response.
+import { InvalidArgumentError } from "../util/argument-error.js";
 
 /** The parsed body of a call together with the HTTP response it came from. */
 export interface WithResponse<T> {
@@ -20,6 +21,14 @@ export class APIPromise<T> extends Promise<T> {
   #parsed: Promise<T> | undefined;
 
   constructor(raw: Promise<WithResponse<T>>) {
+    // Checked here: a bad `raw` would otherwise surface at the first await, far from its cause.
+    if (typeof (raw as { then?: unknown } | null)?.then !== "function")
+      throw new InvalidArgumentError(
+        "new APIPromise(raw)",
+        "raw",
+        "a promise of { data, response }",
+        raw,
+      );
     // The executor is a placeholder: every Promise method below reads #raw.
     super((resolve) => resolve(null as T));
     this.#raw = raw;

@@ -1,4 +1,7 @@
 // The client of the Training Service: request core, errors, pagination, resources.
+
+// Shared by every folder; exported here beside the client's other error classes.
+export { InvalidArgumentError } from "../util/argument-error.js";
 export { APIPromise, type WithResponse } from "./api-promise.js";
 export {
   type CreateOpenAIOptions,

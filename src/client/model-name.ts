@@ -1,3 +1,5 @@
+import { InvalidArgumentError, kindOf } from "../util/argument-error.js";
+
 /** Identifies a trained model for chat completions. */
 export interface InferenceModelRef {
   entity: string;
@@ -17,22 +19,34 @@ export interface InferenceModelRef {
  */
 export function inferenceModelName(ref: InferenceModelRef): string {
   if (ref === null || typeof ref !== "object")
-    throw new TypeError(
-      "inferenceModelName(ref): ref: expected an object { entity, project, name, step? }.",
+    throw new InvalidArgumentError(
+      "inferenceModelName(ref)",
+      "ref",
+      "an object { entity, project, name, step? }",
+      ref,
     );
   for (const key of ["entity", "project", "name"] as const) {
     const value = ref[key];
     if (typeof value !== "string" || value === "" || value.includes("/")) {
-      throw new TypeError(
-        `inferenceModelName(ref): ${key}: expected a non-empty string without "/", received ${typeof value === "string" ? JSON.stringify(value) : typeof value}.`,
+      throw new InvalidArgumentError(
+        "inferenceModelName(ref)",
+        key,
+        'a non-empty string without "/"',
+        value,
+        // A name is no secret: quoting it shows what was wrong with it.
+        `expected a non-empty string without "/", received ${typeof value === "string" ? JSON.stringify(value) : kindOf(value)}`,
       );
     }
   }
   const base = `wandb-artifact:///${ref.entity}/${ref.project}/${ref.name}`;
   if (ref.step === undefined) return base;
   if (!Number.isInteger(ref.step) || ref.step < 0) {
-    throw new TypeError(
-      `inferenceModelName(ref): step: expected a non-negative integer, received ${typeof ref.step === "number" ? ref.step : typeof ref.step}.`,
+    throw new InvalidArgumentError(
+      "inferenceModelName(ref)",
+      "step",
+      "a non-negative integer",
+      ref.step,
+      `expected a non-negative integer, received ${typeof ref.step === "number" ? ref.step : kindOf(ref.step)}`,
     );
   }
   return `${base}:step${ref.step}`;

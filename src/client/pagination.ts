@@ -1,4 +1,5 @@
 // Cursor pages: one page of items, the way to the next, and iteration over all.
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { APIPromise, type WithResponse } from "./api-promise.js";
 
 /** Fetches the page that follows `after` (the id of the last item seen). */
@@ -32,6 +33,7 @@ export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
     },
     fetchAfter: PageFetcher<T>,
   ) {
+    checkPage(body, fetchAfter);
     this.object = body.object ?? "list";
     this.data = body.data;
     this.has_more = body.has_more ?? false;
@@ -93,4 +95,28 @@ export class PagePromise<T extends { id: string }>
     const page = await this;
     yield* page;
   }
+}
+
+function checkPage(body: unknown, fetchAfter: unknown): void {
+  const call = "new CursorPage(body, fetchAfter)";
+  if (!isObjectLike(body)) throw new InvalidArgumentError(call, "body", "a page object", body);
+  if (!Array.isArray(body.data) || !body.data.every((item) => typeof item?.id === "string"))
+    throw new InvalidArgumentError(
+      call,
+      "body.data",
+      "an array of items with string ids",
+      body.data,
+    );
+  for (const key of ["object", "first_id", "last_id"])
+    if (body[key] != null && typeof body[key] !== "string")
+      throw new InvalidArgumentError(call, `body.${key}`, "a string", body[key]);
+  if (body.has_more != null && typeof body.has_more !== "boolean")
+    throw new InvalidArgumentError(call, "body.has_more", "a boolean", body.has_more);
+  if (typeof fetchAfter !== "function")
+    throw new InvalidArgumentError(
+      call,
+      "fetchAfter",
+      "a function fetching the page after an id",
+      fetchAfter,
+    );
 }

@@ -1,5 +1,7 @@
 // When to try a request again, and how long to wait first. Shared by the
 // client's request core and the shipper.
+
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { APIConnectionError, APIError, APIUserAbortError } from "./errors.js";
 
 /** Options of {@link retryDelay}. */
@@ -26,9 +28,9 @@ export interface BackoffOptions {
  */
 export function retryDelay(attempt: number, options: BackoffOptions = {}): number {
   if (typeof attempt !== "number" || Number.isNaN(attempt))
-    throw new TypeError("retryDelay(attempt, options): attempt: expected a number.");
+    throw new InvalidArgumentError("retryDelay(attempt, options)", "attempt", "a number", attempt);
   if (options === null || typeof options !== "object")
-    throw new TypeError("retryDelay(attempt, options): options: expected an object.");
+    throw new InvalidArgumentError("retryDelay(attempt, options)", "options", "an object", options);
   const fromServer = serverRequestedDelay(options.headers);
   const maxRetryAfter = options.maxRetryAfterMs ?? 60_000;
   if (fromServer !== undefined && fromServer >= 0 && fromServer <= maxRetryAfter) {
@@ -97,9 +99,11 @@ export function isRetryableError(err: unknown): boolean {
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal !== undefined && !(signal instanceof AbortSignal))
-      return reject(new TypeError("abortableSleep(ms, signal): signal: expected an AbortSignal."));
+      return reject(
+        new InvalidArgumentError("abortableSleep(ms, signal)", "signal", "an AbortSignal", signal),
+      );
     if (typeof ms !== "number" || Number.isNaN(ms))
-      return reject(new TypeError("abortableSleep(ms, signal): ms: expected a number."));
+      return reject(new InvalidArgumentError("abortableSleep(ms, signal)", "ms", "a number", ms));
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(timer);

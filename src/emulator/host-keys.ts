@@ -1,6 +1,7 @@
 // Who may reach the emulator: whether a bind address is loopback only, and
 // API keys read from a file or an environment variable instead of argv.
 import { isIP } from "node:net";
+import { InvalidArgumentError } from "../util/argument-error.js";
 
 /**
  * Whether `host` only accepts connections from this machine (`localhost`,
@@ -11,6 +12,8 @@ import { isIP } from "node:net";
  * if (!isLoopbackHost(host) && !apiKeys) console.warn("anyone on the network can use this emulator");
  */
 export function isLoopbackHost(host: string): boolean {
+  if (typeof host !== "string")
+    throw new InvalidArgumentError("isLoopbackHost(host)", "host", "a host name or address", host);
   const h = host
     .trim()
     .toLowerCase()
@@ -33,6 +36,10 @@ export function isLoopbackHost(host: string): boolean {
  * parseApiKeys(process.env.EMULATOR_API_KEYS ?? "");
  */
 export function parseApiKeys(text: string, source = "the API key list"): Record<string, string> {
+  if (typeof text !== "string")
+    throw new InvalidArgumentError("parseApiKeys(text, source)", "text", "a string", text);
+  if (typeof source !== "string")
+    throw new InvalidArgumentError("parseApiKeys(text, source)", "source", "a string", source);
   const keys: Record<string, string> = {};
   const entries = text
     .split(/\r?\n/)

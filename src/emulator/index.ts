@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { errorMessage } from "../util/error-message.js";
 import { isLoopbackHost, parseApiKeys } from "./host-keys.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./limits.js";
+import { checkEmulatorOptions } from "./options.js";
 import { buildServer } from "./server.js";
 import {
   DEFAULT_TRAINING_DATA_MAX_BYTES,
@@ -93,6 +94,7 @@ export interface Emulator {
  * await emu.close();
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkEmulatorOptions(options);
   checkUpstream(options.upstream);
   const warn = options.onWarning ?? console.warn;
   const keys = await acceptedKeys(options);

@@ -327,10 +327,17 @@ export class RolloutState implements ActiveRollout {
     // would learn from it, so it stays a plain message.
     const turns: MessageOrChoice[] =
       complete && policy ? call.choices : call.choices.map(toChatMessage);
-    const target = this.#target(sent, tools);
-    this.#extend(target, sent, turns[0], tools);
-    // n > 1: the first choice extends the conversation, each other one is an additional history.
-    for (let i = 1; i < turns.length; i++) this.#extend(newHistory(t), sent, turns[i], tools);
+    try {
+      const target = this.#target(sent, tools);
+      this.#extend(target, sent, turns[0], tools);
+      // n > 1: the first choice extends the conversation, each other one is an additional history.
+      for (let i = 1; i < turns.length; i++) this.#extend(newHistory(t), sent, turns[i], tools);
+    } catch (error) {
+      // The caller's call succeeded and keeps its result: recording must not change that.
+      this.logOnce(
+        `a completion could not be recorded and was left out of the trajectory: ${errorMessage(error)}`,
+      );
+    }
   }
 
   /**
@@ -389,8 +396,15 @@ export class RolloutState implements ActiveRollout {
     tools: ChatCompletionTool[] | null,
   ): void {
     const items = conversation.messages_and_choices;
-    for (let i = items.length; i < sent.length; i++) {
-      const msg = copyJson(sent[i]) as Msg;
+    // Every copy first: a message that is not JSON (nested past the limit)
+    // throws before the conversation is changed.
+    const added: Msg[] = [];
+    for (let i = items.length; i < sent.length; i++)
+      added.push(copyJson(sent[i], `messages[${i}]`) as Msg);
+    this.#withChoice ??= new WeakSet();
+    const newTools =
+      tools && !this.#withChoice.has(conversation) ? copyJson(tools, "tools") : undefined;
+    for (const msg of added) {
       items.push(msg as never);
       this.#toolResults.sent(conversation, msg);
     }
@@ -398,8 +412,7 @@ export class RolloutState implements ActiveRollout {
       this.logOnce(
         `the result of tool call ${String(r.tool_call_id)} was not sent in the next request of its conversation: left out, as the model never saw it there`,
       );
-    this.#withChoice ??= new WeakSet();
-    if (tools && !this.#withChoice.has(conversation)) conversation.tools = copyJson(tools) as never;
+    if (newTools) conversation.tools = newTools as never;
     if (!turn) return;
     items.push(turn as never);
     if (isChoice(turn)) this.#withChoice.add(conversation);

@@ -7,6 +7,8 @@ import {
   Trajectory,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
+
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
 import { tracer, tracingEnabled } from "./spans.js";
@@ -60,11 +62,17 @@ export class Recorder {
   #policy: ((model: string) => boolean) | undefined;
 
   constructor(options: RecorderOptions = {}) {
+    const call = "new Recorder(options)";
+    if (options === null || typeof options !== "object")
+      throw new InvalidArgumentError(call, "options", "an object", options);
     this.options = options;
     const policy = options.policy;
     if (policy !== undefined && typeof policy !== "function" && !Array.isArray(policy))
-      throw new TypeError(
-        "new Recorder({ policy }): policy must be an array of model names or a function (model: string) => boolean.",
+      throw new InvalidArgumentError(
+        call,
+        "options.policy",
+        "an array of model names or a function (model: string) => boolean",
+        policy,
       );
     this.#policy = typeof policy === "function" ? policy : policy ? namesPolicy(policy) : undefined;
   }
@@ -122,7 +130,13 @@ export class Recorder {
     fn: (trajectory: Trajectory) => unknown,
     opts: { metadata?: Record<string, unknown> } = {},
   ): Promise<Trajectory> {
-    const trajectory = new Trajectory({ metadata: opts.metadata ? { ...opts.metadata } : {} });
+    const call = "recorder.rollout(fn, opts)";
+    if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
+    if (!isObjectLike(opts)) throw new InvalidArgumentError(call, "opts", "an object", opts);
+    const metadata = opts.metadata;
+    if (metadata !== undefined && (!isObjectLike(metadata) || Array.isArray(metadata)))
+      throw new InvalidArgumentError(call, "opts.metadata", "a plain object", metadata);
+    const trajectory = new Trajectory({ metadata: metadata ? { ...metadata } : {} });
     // Whether anyone traces is asked once per rollout: no span (nor
     // OpenTelemetry context) when nobody does, see tracingEnabled().
     const traced = tracingEnabled();

@@ -1,6 +1,7 @@
 // What the recorder keeps of a chat completion response, shared by the wrapped
 // client and the framework plugins that see the raw response body.
 import { compactChoice } from "../trajectory/compact-logprobs.js";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 
 /** A chat completion response as it came off the wire (vLLM extras included). */
@@ -22,9 +23,21 @@ export interface ChatCompletionBody {
  * rollout.recordCompletion({ request, choices: recordedChoices(body), response: recordedResponse(body) });
  */
 export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
+  const call = "recordedChoices(res)";
+  checkBody(call, res);
   const promptIds = res.prompt_token_ids;
-  return (res.choices ?? []).map((c) => {
-    const choice = c as RecordedChoice;
+  const choices = res.choices ?? [];
+  if (!Array.isArray(choices))
+    throw new InvalidArgumentError(call, "res.choices", "an array of Choices", choices);
+  return choices.map((c, i) => {
+    if (!isObjectLike(c) || (c.message !== undefined && !isObjectLike(c.message)))
+      throw new InvalidArgumentError(
+        call,
+        isObjectLike(c) ? `res.choices[${i}].message` : `res.choices[${i}]`,
+        "an object",
+        isObjectLike(c) ? c.message : c,
+      );
+    const choice = c as unknown as RecordedChoice;
     // One literal (no key added afterwards), so every copy has one shape.
     // Logprobs in columns: a tenth of the SDK objects' heap until the group ships.
     const message = { ...choice.message };
@@ -39,10 +52,20 @@ export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
 export function recordedResponse(
   res: ChatCompletionBody,
 ): NonNullable<RecordedCompletion["response"]> {
+  checkBody("recordedResponse(res)", res);
   return {
     id: res.id,
     model: res.model,
     usage: res.usage as NonNullable<RecordedCompletion["response"]>["usage"],
     prompt_token_ids: res.prompt_token_ids,
   };
+}
+
+// What a server sent may be anything: name the field that is not a response's.
+function checkBody(call: string, res: unknown): asserts res is ChatCompletionBody {
+  if (!isObjectLike(res))
+    throw new InvalidArgumentError(call, "res", "a chat completion (an object)", res);
+  const ids = res.prompt_token_ids;
+  if (ids !== undefined && ids !== null && !Array.isArray(ids))
+    throw new InvalidArgumentError(call, "res.prompt_token_ids", "an array of token ids", ids);
 }

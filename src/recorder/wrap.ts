@@ -1,4 +1,5 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { StreamAccumulator } from "./accumulate.js";
 import {
   type ActiveRollout,
@@ -269,8 +270,20 @@ export function wrapClient<T extends object>(client: T, options: WrapOptions = {
     chat?: { completions?: Record<string | symbol, unknown> };
   } | null;
   const completions = c?.chat?.completions;
-  if (!completions)
-    throw new TypeError("recorder.wrap(client) expects an openai client with chat.completions.");
+  if (!isObjectLike(completions) || typeof completions.create !== "function")
+    throw new InvalidArgumentError(
+      "recorder.wrap(client)",
+      "client",
+      "an openai client (with chat.completions.create)",
+      client,
+    );
+  if (options === null || typeof options !== "object")
+    throw new InvalidArgumentError(
+      "recorder.wrap(client, options)",
+      "options",
+      "an object",
+      options,
+    );
   if ((completions as Record<symbol, unknown>)[WRAPPED]) return client;
   const original = completions.create as AnyFn;
   const server = serverAddress((client as { baseURL?: unknown }).baseURL);

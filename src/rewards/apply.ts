@@ -1,4 +1,17 @@
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import { InvalidArgumentError, isObjectLike, kindOf } from "../util/argument-error.js";
+
+/**
+ * A reward function gave something other than one finite number per
+ * trajectory; no reward of the group was changed. A `RangeError`.
+ *
+ * @example
+ * try { await applyGroupReward(group, () => [1]); }
+ * catch (e) { if (e instanceof InvalidRewardError) console.error(e.message); }
+ */
+export class InvalidRewardError extends RangeError {
+  override name = "InvalidRewardError";
+}
 
 /**
  * Scores one trajectory on its own; may be async (a test run, an API call).
@@ -30,6 +43,7 @@ export async function applyReward(
   group: TrajectoryGroup,
   reward: TrajectoryReward,
 ): Promise<TrajectoryGroup> {
+  checkArguments("applyReward(group, reward)", group, reward);
   const values = await Promise.all(group.trajectories.map(async (t) => reward(t)));
   values.forEach((value, i) => {
     (group.trajectories[i] as Trajectory).reward = checkReward(value, i);
@@ -49,9 +63,14 @@ export async function applyGroupReward(
   group: TrajectoryGroup,
   reward: GroupReward,
 ): Promise<TrajectoryGroup> {
-  const values = await reward(group);
+  checkArguments("applyGroupReward(group, reward)", group, reward);
+  const values: unknown = await reward(group);
+  if (!Array.isArray(values))
+    throw new InvalidRewardError(
+      `The group reward returned ${kindOf(values)}; expected an array of one reward per trajectory.`,
+    );
   if (values.length !== group.trajectories.length) {
-    throw new RangeError(
+    throw new InvalidRewardError(
       `The group reward returned ${values.length} rewards for ${group.trajectories.length} trajectories; expected one per trajectory.`,
     );
   }
@@ -63,9 +82,30 @@ export async function applyGroupReward(
 
 function checkReward(value: unknown, index: number): number {
   if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new RangeError(
-      `The reward for trajectory ${index} is ${String(value)}; expected a finite number.`,
+    throw new InvalidRewardError(
+      `The reward for trajectory ${index} is ${typeof value === "number" ? value : kindOf(value)}; expected a finite number.`,
     );
   }
   return value;
+}
+
+/**
+ * Checks that `group` is a group of trajectories, as the helpers of this
+ * folder take it. Structural, so a group from another copy of the package fits.
+ */
+export function checkGroup(call: string, group: unknown): asserts group is TrajectoryGroup {
+  const trajectories = isObjectLike(group) ? group.trajectories : undefined;
+  if (!Array.isArray(trajectories))
+    throw new InvalidArgumentError(call, "group", "a TrajectoryGroup", group);
+  for (let i = 0; i < trajectories.length; i++) {
+    const t: unknown = trajectories[i];
+    if (!isObjectLike(t) || typeof t.messages !== "function")
+      throw new InvalidArgumentError(call, `group.trajectories[${i}]`, "a Trajectory", t);
+  }
+}
+
+function checkArguments(call: string, group: unknown, reward: unknown): void {
+  checkGroup(call, group);
+  if (typeof reward !== "function")
+    throw new InvalidArgumentError(call, "reward", "a function", reward);
 }

@@ -1,5 +1,11 @@
 // Reward functions: per trajectory, relative within a group, and a model judge.
-export { applyGroupReward, applyReward, type GroupReward, type TrajectoryReward } from "./apply.js";
+export {
+  applyGroupReward,
+  applyReward,
+  type GroupReward,
+  InvalidRewardError,
+  type TrajectoryReward,
+} from "./apply.js";
 export {
   applyJudge,
   type JudgeClient,

@@ -1,5 +1,8 @@
 import { z } from "zod";
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
+import { checkGroup } from "./apply.js";
 import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
 
 /** The part of an `openai` client the judge uses; any OpenAI-compatible client fits. */
@@ -71,7 +74,13 @@ export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions,
 ): Promise<JudgeScore[]> {
+  const call = "judgeGroup(group, options)";
+  checkJudgeArguments(call, group, options);
   const all = group.trajectories.map((t) => t.messages());
+  // The prompt is their JSON: a BigInt, a cycle or deep nesting is named here, not by JSON.stringify.
+  for (const [i, messages] of all.entries())
+    checkJson(call, `group.trajectories[${i}].messages_and_choices`, messages);
+  checkJson(call, "group.trajectories[0].tools", group.trajectories[0]?.tools ?? null);
   if (all.length === 0) return [];
   const identical = all.every((c) => JSON.stringify(c) === JSON.stringify(all[0]));
   const conversations = identical ? all.slice(0, 1) : all;
@@ -88,7 +97,9 @@ export async function judgeGroup(
       model: options.model,
       messages,
     });
-    answer = String(completion?.choices?.[0]?.message?.content ?? "");
+    // Text only: what a non-OpenAI server puts there may not even convert to a string.
+    const content: unknown = completion?.choices?.[0]?.message?.content;
+    answer = typeof content === "string" ? content : "";
     const result = readAnswer(answer, conversations.length);
     if (typeof result !== "string") {
       return identical ? all.map(() => ({ ...(result[0] as JudgeScore) })) : result;
@@ -120,6 +131,7 @@ export async function applyJudge(
   group: TrajectoryGroup,
   options: JudgeOptions,
 ): Promise<TrajectoryGroup> {
+  checkJudgeArguments("applyJudge(group, options)", group, options);
   const scores = await judgeGroup(group, options);
   scores.forEach((score, i) => {
     const t = group.trajectories[i] as Trajectory;
@@ -129,6 +141,39 @@ export async function applyJudge(
     t.log(`Judge explanation: ${score.explanation}`);
   });
   return group;
+}
+
+function checkJson(call: string, where: string, value: unknown): void {
+  const problem = findJsonProblem(value);
+  if (!problem) return;
+  const path = problem.path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
+  throw new InvalidArgumentError(call, `${where}${path}`, "JSON data", value, problem.message);
+}
+
+function checkJudgeArguments(call: string, group: unknown, options: unknown): void {
+  checkGroup(call, group);
+  if (!isObjectLike(options))
+    throw new InvalidArgumentError(
+      call,
+      "options",
+      "an object { client, model, rubric? }",
+      options,
+    );
+  const client = options.client as { chat?: { completions?: { create?: unknown } } } | undefined;
+  if (typeof client?.chat?.completions?.create !== "function")
+    throw new InvalidArgumentError(
+      call,
+      "options.client",
+      "an openai client (with chat.completions.create)",
+      options.client,
+    );
+  if (typeof options.model !== "string" || options.model === "")
+    throw new InvalidArgumentError(call, "options.model", "a model name", options.model);
+  if (options.rubric !== undefined && typeof options.rubric !== "string")
+    throw new InvalidArgumentError(call, "options.rubric", "a string", options.rubric);
+  const extra = options.requestOptions;
+  if (extra !== undefined && (!isObjectLike(extra) || Array.isArray(extra)))
+    throw new InvalidArgumentError(call, "options.requestOptions", "an object", extra);
 }
 
 // The scores in id order, or a sentence saying what is wrong with the answer.

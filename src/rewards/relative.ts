@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from "../util/argument-error.js";
+
 /**
  * Ranks scores within a group onto [0, 1]: the lowest gets 0, the highest 1,
  * ties share their mean rank. A group of one (or all equal) gets 0.5 each.
@@ -6,6 +8,7 @@
  * rankRewards([3, 10, 3, 7]); // [0.1667, 1, 0.1667, 0.6667] (rounded)
  */
 export function rankRewards(scores: readonly number[]): number[] {
+  checkScores("rankRewards(scores)", scores);
   const n = scores.length;
   const order = scores.map((s, i) => ({ s, i })).sort((a, b) => a.s - b.s);
   const ranks = new Array<number>(n);
@@ -28,6 +31,7 @@ export function rankRewards(scores: readonly number[]): number[] {
  * zScores([1, 2, 3]); // [-1.2247, 0, 1.2247] (rounded)
  */
 export function zScores(scores: readonly number[]): number[] {
+  checkScores("zScores(scores)", scores);
   if (scores.length === 0) return [];
   const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
   const std = Math.sqrt(scores.reduce((a, b) => a + (b - mean) ** 2, 0) / scores.length);
@@ -41,11 +45,29 @@ export function zScores(scores: readonly number[]): number[] {
  * minMaxRewards([2, 4, 6]); // [0, 0.5, 1]
  */
 export function minMaxRewards(scores: readonly number[]): number[] {
-  const min = Math.min(...scores);
-  const max = Math.max(...scores);
+  checkScores("minMaxRewards(scores)", scores);
+  // A loop, not Math.min(...scores): spreading a long array overflows the stack.
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const s of scores) {
+    if (s < min) min = s;
+    if (s > max) max = s;
+  }
   return scores.map((s) => (max === min ? 0.5 : (s - min) / (max - min)));
 }
 
 function allEqual(scores: readonly number[]): boolean {
   return scores.every((s) => s === scores[0]);
+}
+
+// A NaN or an infinity would turn every reward of the group into NaN.
+function checkScores(call: string, scores: unknown): asserts scores is readonly number[] {
+  if (!Array.isArray(scores))
+    throw new InvalidArgumentError(call, "scores", "an array of finite numbers", scores);
+  // Indexed, not forEach: a sparse array's holes are bad scores too.
+  for (let i = 0; i < scores.length; i++) {
+    const s: unknown = scores[i];
+    if (typeof s !== "number" || !Number.isFinite(s))
+      throw new InvalidArgumentError(call, `scores[${i}]`, "a finite number", s);
+  }
 }

@@ -2,6 +2,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { abortableSleep, isRetryableStatus, retryDelay } from "../client/index.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { atomicWriteFile } from "../util/atomic-write.js";
 
 /** A file to upload. */
@@ -45,6 +46,8 @@ export interface ArtifactUploader {
 export class LocalFileUploader implements ArtifactUploader {
   readonly dir: string;
   constructor(dir: string) {
+    if (typeof dir !== "string" || dir === "")
+      throw new InvalidArgumentError("new LocalFileUploader(dir)", "dir", "a directory path", dir);
     this.dir = path.resolve(dir);
   }
   async upload(artifact: Artifact): Promise<string> {
@@ -81,11 +84,13 @@ export interface PresignedUrlUploaderOptions {
 export class PresignedUrlUploader implements ArtifactUploader {
   readonly #options: PresignedUrlUploaderOptions;
   constructor(options: PresignedUrlUploaderOptions) {
-    if (typeof options?.presign !== "function") {
-      throw new TypeError(
-        "PresignedUrlUploader: options.presign must be a function returning { uploadUrl }.",
+    if (typeof options?.presign !== "function")
+      throw new InvalidArgumentError(
+        "new PresignedUrlUploader(options)",
+        options === null || typeof options !== "object" ? "options" : "options.presign",
+        "a function returning { uploadUrl }",
+        options === null || typeof options !== "object" ? options : options.presign,
       );
-    }
     this.#options = options;
   }
 

@@ -2,6 +2,7 @@
 // one (create the artifact, get upload URLs, PUT the file and the manifest,
 // commit), so the service reads `wandb-artifact:///entity/project/name:v0`.
 import { createHash, randomBytes } from "node:crypto";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import type { Artifact, ArtifactUploader } from "./uploaders.js";
 import {
   ARTIFACT_VERSION,
@@ -58,23 +59,40 @@ export class WandbArtifactUploader implements ArtifactUploader {
   readonly #options: WandbArtifactUploaderOptions;
 
   constructor(options: WandbArtifactUploaderOptions = {}) {
+    const call = "new WandbArtifactUploader(options)";
+    if (options === null || typeof options !== "object")
+      throw new InvalidArgumentError(call, "options", "an object", options);
+    for (const key of ["apiKey", "baseUrl"] as const)
+      if (options[key] !== undefined && typeof options[key] !== "string")
+        throw new InvalidArgumentError(call, `options.${key}`, "a string", options[key]);
     const apiKey = options.apiKey ?? process.env.WANDB_API_KEY;
     if (!apiKey) {
-      throw new TypeError(
-        "WandbArtifactUploader: no API key; pass { apiKey } or set WANDB_API_KEY.",
+      throw new InvalidArgumentError(
+        call,
+        "options.apiKey",
+        "a W&B API key",
+        apiKey,
+        "expected a W&B API key (pass { apiKey } or set WANDB_API_KEY), received none",
       );
     }
     const baseUrl = (options.baseUrl ?? process.env.WANDB_BASE_URL ?? DEFAULT_WANDB_BASE_URL)
       .trim()
       .replace(/\/+$/, "");
+    if (!URL.canParse(baseUrl))
+      throw new InvalidArgumentError(call, "options.baseUrl", "an https:// URL", baseUrl);
     const where = new URL(baseUrl);
     // The key travels in every request: never in clear text off this machine.
     if (
       where.protocol !== "https:" &&
       !(where.protocol === "http:" && isLoopback(where.hostname))
     ) {
-      throw new TypeError(
-        `WandbArtifactUploader: expected an https:// base URL (http:// only on loopback), got ${where.protocol}//${where.host}.`,
+      throw new InvalidArgumentError(
+        call,
+        "options.baseUrl",
+        "an https:// base URL",
+        baseUrl,
+        // The host, not the whole URL: user:password@ stays out of the message.
+        `expected an https:// base URL (http:// only on loopback), received ${where.protocol}//${where.host}`,
       );
     }
     this.baseUrl = baseUrl;
@@ -239,6 +257,21 @@ interface CreatedFiles {
  * manifestDigest({ "train.jsonl": "1B2M2Y8AsgTpgAmY7PhCfg==" });
  */
 export function manifestDigest(contents: Record<string, string>): string {
+  if (!isObjectLike(contents) || Array.isArray(contents))
+    throw new InvalidArgumentError(
+      "manifestDigest(contents)",
+      "contents",
+      "an object of file names to digests",
+      contents,
+    );
+  for (const [name, digest] of Object.entries(contents))
+    if (typeof digest !== "string")
+      throw new InvalidArgumentError(
+        "manifestDigest(contents)",
+        `contents[${JSON.stringify(name)}]`,
+        "a digest string",
+        digest,
+      );
   const hash = createHash("md5").update("wandb-artifact-manifest-v1\n");
   for (const name of Object.keys(contents).sort()) hash.update(`${name}:${contents[name]}\n`);
   return hash.digest("hex");

@@ -1,5 +1,6 @@
 // Which uploader `trainSft` uses when it is given none.
 import type { TrainingClient } from "../client/index.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { WandbArtifactUploader } from "./wandb-artifacts.js";
 import { DEFAULT_WANDB_BASE_URL } from "./wandb-graphql.js";
 
@@ -15,6 +16,13 @@ import { DEFAULT_WANDB_BASE_URL } from "./wandb-graphql.js";
  * const uploader = defaultSftUploader(client); // what trainSft(data) uses
  */
 export function defaultSftUploader(client: TrainingClient): WandbArtifactUploader {
+  if (typeof (client as { createOpenAI?: unknown } | null)?.createOpenAI !== "function")
+    throw new InvalidArgumentError(
+      "defaultSftUploader(client)",
+      "client",
+      "a TrainingClient",
+      client,
+    );
   return new WandbArtifactUploader({
     // The key is private to the client; the openai client it builds exposes it.
     apiKey: client.createOpenAI().apiKey ?? undefined,

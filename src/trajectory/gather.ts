@@ -1,4 +1,5 @@
 import PQueue from "p-queue";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { TooManyExceptionsError } from "./errors.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
 import { createProgressBar, type GatherProgress, type ProgressStream } from "./progress.js";
@@ -73,17 +74,28 @@ export async function gatherTrajectoryGroups(
   options: GatherOptions = {},
 ): Promise<TrajectoryGroup[]> {
   if (typeof (groups as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
-    throw new TypeError(
-      "gatherTrajectoryGroups(groups, options): groups: expected an iterable of groups (TrajectoryGroup.from(...) or arrays of rollouts).",
+    throw new InvalidArgumentError(
+      "gatherTrajectoryGroups(groups, options)",
+      "groups",
+      "an iterable of groups (TrajectoryGroup.from(...) or arrays of rollouts)",
+      groups,
     );
   if (options === null || typeof options !== "object")
-    throw new TypeError("gatherTrajectoryGroups(groups, options): options: expected an object.");
+    throw new InvalidArgumentError(
+      "gatherTrajectoryGroups(groups, options)",
+      "options",
+      "an object",
+      options,
+    );
   const inputs = [...groups];
   inputs.forEach((input, i) => {
     const thenable = typeof (input as { then?: unknown } | null)?.then === "function";
     if (!thenable && !Array.isArray(input) && !(input instanceof TrajectoryGroup))
-      throw new TypeError(
-        `gatherTrajectoryGroups(groups, options): groups[${i}]: expected a TrajectoryGroup, a pending group, a promise of a group or an array of rollouts.`,
+      throw new InvalidArgumentError(
+        "gatherTrajectoryGroups(groups, options)",
+        `groups[${i}]`,
+        "a TrajectoryGroup, a pending group, a promise of a group or an array of rollouts",
+        input,
       );
   });
   const queue = new PQueue({ concurrency: options.concurrency ?? Number.POSITIVE_INFINITY });

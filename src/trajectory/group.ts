@@ -1,3 +1,4 @@
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
 import {
   type ExceptionWire,
@@ -48,14 +49,10 @@ export class TrajectoryGroup {
    *   `exceptions` instead, as ART's constructor does.
    */
   constructor(items: Iterable<Trajectory | Error> = [], options: TrajectoryGroupOptions = {}) {
-    if (typeof (items as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
-      throw new TypeError(
-        `new TrajectoryGroup(items): items: expected an iterable of Trajectory or Error, received ${describe(items)}.`,
-      );
-    if (options === null || typeof options !== "object")
-      throw new TypeError(
-        `new TrajectoryGroup(items, options): options: expected an object, received ${describe(options)}.`,
-      );
+    const call = "new TrajectoryGroup(items, options)";
+    if (!isIterable(items))
+      throw new InvalidArgumentError(call, "items", "an iterable of Trajectory or Error", items);
+    checkGroupOptions(call, options);
     this.trajectories = [];
     this.exceptions = [];
     for (const item of items) {
@@ -80,6 +77,13 @@ export class TrajectoryGroup {
    * const group = await pending;
    */
   static from(rollouts: Iterable<Rollout>, options: TrajectoryGroupOptions = {}): PendingGroup {
+    if (!isIterable(rollouts))
+      throw new InvalidArgumentError(
+        "TrajectoryGroup.from(rollouts, options)",
+        "rollouts",
+        "an iterable of rollouts (trajectories, promises of them or functions starting them)",
+        rollouts,
+      );
     return new PendingGroup([...rollouts], options);
   }
 
@@ -95,8 +99,8 @@ export class TrajectoryGroup {
   toJSON(key?: unknown): TrajectoryGroupWire {
     return {
       trajectories: this.trajectories.map((t) => t.toJSON(key)),
-      exceptions: copyJson(this.exceptions),
-      metadata: copyJson(this.metadata),
+      exceptions: copyJson(this.exceptions, "exceptions"),
+      metadata: copyJson(this.metadata, "metadata"),
       metrics: { ...this.metrics },
       logs: [...this.logs],
       ...copyJson(this.#extra),
@@ -156,8 +160,13 @@ export class PendingGroup implements PromiseLike<TrajectoryGroup> {
     /** The rollouts, in order. */
     readonly rollouts: readonly Rollout[],
     /** Group-level fields for the finished group. */
-    readonly options: TrajectoryGroupOptions,
-  ) {}
+    readonly options: TrajectoryGroupOptions = {},
+  ) {
+    const call = "new PendingGroup(rollouts, options)";
+    if (!Array.isArray(rollouts))
+      throw new InvalidArgumentError(call, "rollouts", "an array of rollouts", rollouts);
+    checkGroupOptions(call, options);
+  }
 
   // Runs lazily, on first await, so that gather can run the rollouts itself.
   // biome-ignore lint/suspicious/noThenProperty: a pending group is meant to be awaited.
@@ -199,6 +208,29 @@ function toExceptionRecord(e: unknown): ExceptionWire {
     };
   }
   return exceptionToWire(e);
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return typeof (value as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] === "function";
+}
+
+// Checked where the group is made, not where a bad field would trip later (in toJSON, in a send).
+function checkGroupOptions(
+  call: string,
+  options: unknown,
+): asserts options is TrajectoryGroupOptions {
+  if (!isObjectLike(options)) throw new InvalidArgumentError(call, "options", "an object", options);
+  const { exceptions, metadata, metrics, logs } = options;
+  if (exceptions !== undefined && !isIterable(exceptions))
+    throw new InvalidArgumentError(call, "options.exceptions", "an iterable of errors", exceptions);
+  for (const [key, value] of [
+    ["metadata", metadata],
+    ["metrics", metrics],
+  ] as const)
+    if (value !== undefined && (!isObjectLike(value) || Array.isArray(value)))
+      throw new InvalidArgumentError(call, `options.${key}`, "a plain object", value);
+  if (logs !== undefined && !(Array.isArray(logs) && logs.every((l) => typeof l === "string")))
+    throw new InvalidArgumentError(call, "options.logs", "an array of strings", logs);
 }
 
 function describe(value: unknown): string {

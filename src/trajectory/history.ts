@@ -1,6 +1,7 @@
 import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
 import { compactItems } from "./compact-logprobs.js";
+import { checkInit } from "./init-check.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { itemsJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
@@ -26,6 +27,7 @@ export class History {
   #extra: Record<string, unknown> | undefined;
 
   constructor(init: HistoryInit = {}) {
+    checkInit("new History(init)", init, { messages_and_choices: "array", tools: "array or null" });
     this.messages_and_choices = init.messages_and_choices ?? [];
     this.tools = init.tools ?? null;
   }
@@ -40,7 +42,7 @@ export class History {
     return {
       // As Trajectory.toJSON: shared bytes arrays only when JSON.stringify asks.
       messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
-      tools: copyJson(this.tools),
+      tools: copyJson(this.tools, "tools"),
       ...copyJson(this.#extra),
     } as HistoryWire;
   }

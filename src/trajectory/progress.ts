@@ -1,3 +1,5 @@
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+
 /** A snapshot of a gather, passed to `onProgress` and drawn by the progress bar. */
 export interface GatherProgress {
   /** Rollouts finished, successful or not. */
@@ -21,14 +23,44 @@ export function formatProgress(
   p: GatherProgress,
   options: { label?: string; width?: number } = {},
 ): string {
+  const call = "formatProgress(p, options)";
+  checkProgress(call, p);
+  if (!isObjectLike(options)) throw new InvalidArgumentError(call, "options", "an object", options);
   const width = options.width ?? 20;
+  if (!Number.isInteger(width) || width < 0 || width > MAX_WIDTH)
+    throw new InvalidArgumentError(
+      call,
+      "options.width",
+      `an integer from 0 to ${MAX_WIDTH}`,
+      options.width,
+    );
+  if (options.label !== undefined && typeof options.label !== "string")
+    throw new InvalidArgumentError(call, "options.label", "a string", options.label);
   const ratio = p.total > 0 ? Math.min(1, p.done / p.total) : 1;
-  const filled = Math.round(ratio * width);
+  const filled = Math.max(0, Math.round(ratio * width)) || 0;
   const bar = `[${"#".repeat(filled)}${".".repeat(width - filled)}]`;
   const reward = p.rewardMean === null ? "reward=-" : `reward=${p.rewardMean.toFixed(3)}`;
   const parts = [options.label ?? "gather", bar, `${p.done}/${p.total}`, reward];
   if (p.exceptions > 0) parts.push(`exceptions=${p.exceptions}`);
   return parts.join(" ");
+}
+
+// Wider than any terminal; a bar of millions of characters is a mistake.
+const MAX_WIDTH = 1000;
+
+function checkProgress(call: string, p: unknown): asserts p is GatherProgress {
+  if (!isObjectLike(p))
+    throw new InvalidArgumentError(
+      call,
+      "p",
+      "an object { done, total, exceptions, rewardMean }",
+      p,
+    );
+  for (const key of ["done", "total", "exceptions"] as const)
+    if (typeof p[key] !== "number" || Number.isNaN(p[key]))
+      throw new InvalidArgumentError(call, `p.${key}`, "a number", p[key]);
+  if (p.rewardMean !== null && typeof p.rewardMean !== "number")
+    throw new InvalidArgumentError(call, "p.rewardMean", "a number or null", p.rewardMean);
 }
 
 /** The stream the progress bar draws on, when it is a terminal. */
@@ -42,10 +74,20 @@ export interface ProgressStream {
  * stream is a terminal, so logs and CI output stay clean.
  */
 export function createProgressBar(label: string, stream: ProgressStream = process.stderr) {
+  const call = "createProgressBar(label, stream)";
+  if (typeof label !== "string") throw new InvalidArgumentError(call, "label", "a string", label);
+  if (typeof (stream as Partial<ProgressStream> | null)?.write !== "function")
+    throw new InvalidArgumentError(
+      call,
+      "stream",
+      "a writable stream (an object with write())",
+      stream,
+    );
   const enabled = stream.isTTY === true;
   return {
     enabled,
     update(p: GatherProgress): void {
+      checkProgress("progressBar.update(p)", p);
       if (enabled) stream.write(`\r${formatProgress(p, { label })}`);
     },
     end(): void {

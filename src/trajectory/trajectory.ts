@@ -2,12 +2,26 @@ import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
 import { compactItems } from "./compact-logprobs.js";
 import { History } from "./history.js";
+import { checkInit } from "./init-check.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { itemsJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
 
 // `start_time` is left out on purpose: ART never dumps it, so it is only
 // written back when it came in (kept with the unknown keys).
+const TRAJECTORY_FIELDS = {
+  messages_and_choices: "array",
+  tools: "array or null",
+  additional_histories: "array",
+  reward: "number",
+  initial_policy_version: "number or null",
+  final_policy_version: "number or null",
+  metrics: "object",
+  metadata: "object",
+  logs: "array",
+  start_time: "Date",
+} as const;
+
 const KNOWN = [
   "messages_and_choices",
   "tools",
@@ -65,10 +79,7 @@ export class Trajectory {
   #extra: Record<string, unknown> | undefined;
 
   constructor(init: TrajectoryInit = {}) {
-    if (init === null || typeof init !== "object")
-      throw new TypeError(
-        `new Trajectory(init): init: expected an object of trajectory fields, received ${init === null ? "null" : typeof init}.`,
-      );
+    checkInit("new Trajectory(init)", init, TRAJECTORY_FIELDS);
     this.messages_and_choices = init.messages_and_choices ?? [];
     this.tools = init.tools ?? null;
     this.additional_histories = init.additional_histories ?? [];
@@ -112,13 +123,13 @@ export class Trajectory {
   toJSON(key?: unknown): TrajectoryWire {
     return {
       messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
-      tools: copyJson(this.tools),
+      tools: copyJson(this.tools, "tools"),
       additional_histories: this.additional_histories.map((h) => h.toJSON(key)),
       reward: this.reward,
       initial_policy_version: this.initial_policy_version,
       final_policy_version: this.final_policy_version,
       metrics: { ...this.metrics },
-      metadata: copyJson(this.metadata),
+      metadata: copyJson(this.metadata, "metadata"),
       logs: [...this.logs],
       ...copyJson(this.#extra),
     } as TrajectoryWire;

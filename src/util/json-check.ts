@@ -40,14 +40,16 @@ export function findJsonProblem(
       } catch {
         return "its toJSON() method threw";
       }
-      if (replaced !== v) return visit(replaced, key, depth);
+      // One level deeper, so that a chain of toJSON() results ends too.
+      if (replaced !== v) return visit(replaced, key, depth + 1);
     }
     if (depth >= maxDepth)
       return `expected JSON nested at most ${maxDepth} levels deep, received deeper nesting`;
     if (open.has(v)) return "expected a JSON value, received a circular reference";
     open.add(v);
     const entries: [string | number, unknown][] = Array.isArray(v)
-      ? v.map((item, i) => [i, item])
+      ? // Array.from, not map: a sparse array's holes are items too (null in JSON).
+        Array.from(v, (item, i) => [i, item])
       : Object.keys(v).map((k) => [k, (v as Record<string, unknown>)[k]]);
     for (const [k, item] of entries) {
       path.push(k);

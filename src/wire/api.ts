@@ -2,6 +2,7 @@
 // travel (snake_case). Requests are strict enough to reject a bad call before it
 // is sent; responses are loose so fields the service adds later are kept.
 import { z } from "zod";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { TrajectoryGroupWireSchema } from "./trajectory.js";
 
 // Every id of the service is a UUID (any version); the service answers 422 otherwise.
@@ -374,6 +375,7 @@ export type SystemCheckResponse = z.infer<typeof SystemCheckResponseSchema>;
  * formatZodPath(["trajectory_groups", 0, "trajectories"]); // "trajectory_groups[0].trajectories"
  */
 export function formatZodPath(path: readonly PropertyKey[]): string {
+  checkPath("formatZodPath(path)", "path", path);
   let out = "";
   for (const key of path) {
     if (typeof key === "number") out += `[${key}]`;
@@ -394,11 +396,33 @@ export function zodIssuesToValidationItems(
   error: z.ZodError,
   location: "body" | "query" | "path",
 ): ValidationErrorItem[] {
+  const call = "zodIssuesToValidationItems(error, location)";
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues))
+    throw new InvalidArgumentError(call, "error", "a ZodError (an object with issues)", error);
+  if (location !== "body" && location !== "query" && location !== "path")
+    throw new InvalidArgumentError(call, "location", '"body", "query" or "path"', location);
+  issues.forEach((issue: unknown, i) => {
+    if (!isObjectLike(issue) || typeof issue.message !== "string")
+      throw new InvalidArgumentError(call, `error.issues[${i}]`, "a zod issue", issue);
+    checkPath(call, `error.issues[${i}].path`, issue.path);
+  });
   return error.issues.map((issue) => ({
     loc: [location, ...issue.path.map((k) => (typeof k === "number" ? k : String(k)))],
     msg: issue.message,
     type: issueType(issue),
   }));
+}
+
+// Keys only: an object in a path would be stringified, without bound for a deep one.
+function checkPath(call: string, name: string, path: unknown): asserts path is PropertyKey[] {
+  if (!Array.isArray(path))
+    throw new InvalidArgumentError(call, name, "an array of keys (strings, numbers)", path);
+  for (let i = 0; i < path.length; i++) {
+    const key: unknown = path[i];
+    if (typeof key !== "string" && typeof key !== "number" && typeof key !== "symbol")
+      throw new InvalidArgumentError(call, `${name}[${i}]`, "a string, number or symbol key", key);
+  }
 }
 
 function issueType(issue: z.core.$ZodIssue): string {

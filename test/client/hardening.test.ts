@@ -3,8 +3,11 @@ import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import {
   APIError,
+  APIPromise,
   abortableSleep,
+  CursorPage,
   gatherTrajectoryGroups,
+  InvalidArgumentError,
   inferenceModelName,
   NotFoundError,
   RequestValidationError,
@@ -202,8 +205,9 @@ describe("bad arguments reject with an error naming them, before anything is sen
 
 describe("the data model's entry points name what they expected", () => {
   it("new Trajectory, new TrajectoryGroup, fromJSON and the SFT builder", () => {
+    expect(() => new TrajectoryGroup(5 as never)).toThrow(InvalidArgumentError);
     expect(() => new TrajectoryGroup(5 as never)).toThrow(
-      /items: expected an iterable of Trajectory or Error, received number/,
+      /items: expected an iterable of Trajectory or Error, received a number/,
     );
     expect(() => new TrajectoryGroup([], null as never)).toThrow(
       /options: expected an object, received null/,
@@ -252,11 +256,34 @@ describe("helpers reject bad arguments by name instead of tripping over them", (
   it("inferenceModelName and gatherTrajectoryGroups name the argument", async () => {
     expect(() => inferenceModelName(null as never)).toThrow(/ref: expected an object/);
     expect(() => inferenceModelName({ entity: 1n, project: "p", name: "n" } as never)).toThrow(
-      /entity: expected a non-empty string without "\/", received bigint/,
+      /entity: expected a non-empty string without "\/", received a BigInt/,
     );
     await expect(gatherTrajectoryGroups(5 as never)).rejects.toThrow(
       /groups: expected an iterable/,
     );
     await expect(gatherTrajectoryGroups([5] as never)).rejects.toThrow(/groups\[0\]: expected/);
+  });
+});
+
+describe("the client's building blocks check what they are built from", () => {
+  it("new APIPromise and new CursorPage name the bad argument", () => {
+    expect(() => new APIPromise(undefined as never)).toThrow(InvalidArgumentError);
+    expect(() => new APIPromise(null as never)).toThrow(
+      "new APIPromise(raw): raw: expected a promise of { data, response }, received null.",
+    );
+    const fetchAfter = () => new APIPromise(Promise.reject(new Error("none")));
+    expect(() => new CursorPage(null as never, fetchAfter as never)).toThrow(
+      "new CursorPage(body, fetchAfter): body: expected a page object, received null.",
+    );
+    expect(() => new CursorPage({ data: [null] } as never, fetchAfter as never)).toThrow(
+      /body\.data: expected an array of items with string ids, received an array/,
+    );
+    expect(
+      () => new CursorPage({ data: [], has_more: "yes" } as never, fetchAfter as never),
+    ).toThrow(/body\.has_more: expected a boolean, received a string/);
+    expect(() => new CursorPage({ data: [] }, 5 as never)).toThrow(
+      /fetchAfter: expected a function/,
+    );
+    expect(new CursorPage({ data: [{ id: "a" }] }, fetchAfter as never).last_id).toBe("");
   });
 });

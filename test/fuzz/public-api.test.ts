@@ -7,7 +7,10 @@ import {
   APIError,
   abortableSleep,
   gatherTrajectoryGroups,
+  InvalidArgumentError,
+  InvalidTrainingOptionsError,
   inferenceModelName,
+  MissingAPIKeyError,
   RequestValidationError,
   retryDelay,
   TooManyExceptionsError,
@@ -74,7 +77,8 @@ function expectCleanRejection(error: unknown) {
   }
   if (!(error instanceof APIError)) {
     // A plain-argument check of ours: names the argument and what it expected.
-    expect(error).toBeInstanceOf(TypeError);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain(`: ${(error as InvalidArgumentError).argument}: `);
     expect((error as Error).message).toMatch(/[\w\]]: expected/);
     expect((error as Error).message).not.toMatch(ENGINE_ERROR);
     return;
@@ -199,7 +203,7 @@ it("answers arbitrary arguments to every client method by resolving or rejecting
   await check(fc.oneof(...calls), settles, 300);
 });
 
-it("answers arbitrary constructor and builder arguments with a TypeError or validation error naming them", async () => {
+it("answers arbitrary constructor and builder arguments with one of our errors naming them", async () => {
   const entries = [
     call(
       "new TrainingClient",
@@ -254,7 +258,11 @@ it("answers arbitrary constructor and builder arguments with a TypeError or vali
         expect(e.message).not.toMatch(ENGINE_ERROR);
         if (e instanceof RequestValidationError || e instanceof TrajectoryValidationError) {
           expectNamesField(e);
+        } else if (e instanceof InvalidArgumentError) {
+          expect(e.message).toContain(`: ${e.argument}: expected `);
         } else {
+          // The key missing, or an option of a training method: each its own class.
+          expect([MissingAPIKeyError, InvalidTrainingOptionsError]).toContain(e.constructor);
           expect(e.message).toMatch(/expect|No API key/);
         }
       }

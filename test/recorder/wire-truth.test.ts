@@ -187,7 +187,9 @@ describe("policy", () => {
     expect(recorder.isPolicy("anything")).toBe(true);
     recorder.addPolicy("mine");
     expect([recorder.isPolicy("mine"), recorder.isPolicy("anything")]).toEqual([true, false]);
-    expect(() => new Recorder({ policy: "mine" as never })).toThrow(/policy must be an array/);
+    expect(() => new Recorder({ policy: "mine" as never })).toThrow(
+      /options\.policy: expected an array of model names/,
+    );
   });
 });
 

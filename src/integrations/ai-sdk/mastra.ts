@@ -7,6 +7,7 @@
 // model Mastra builds from a string.
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamResult } from "@ai-sdk/provider";
 import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { recordGenerate } from "./generate.js";
 import { noteAnswered } from "./ledger.js";
 import { callState, prepareParams } from "./params.js";
@@ -159,12 +160,15 @@ function instrument(model: MastraModel): void {
  */
 export function recordMastraAgent<A extends object>(agent: A): A {
   const a = agent as A & MastraAgentLike & { [ATTACHED]?: true };
+  if (a === null || typeof a !== "object" || typeof a.resolveModelConfig !== "function")
+    throw new InvalidArgumentError(
+      "recordMastraAgent(agent)",
+      "agent",
+      "a Mastra Agent (@mastra/core 1.x) with a resolveModelConfig method, through which its model calls are recorded",
+      agent,
+    );
   if (a[ATTACHED]) return agent;
   const resolve = a.resolveModelConfig;
-  if (typeof resolve !== "function")
-    throw new TypeError(
-      "recordMastraAgent: expected a Mastra Agent (@mastra/core 1.x) with a resolveModelConfig method; this object has none, so its model calls could not be recorded.",
-    );
   const name = a.name ?? "agent";
   a.resolveModelConfig = async (config, requestContext) => {
     const model = await resolve.call(agent, config, requestContext);

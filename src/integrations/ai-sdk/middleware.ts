@@ -1,6 +1,7 @@
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { LanguageModelMiddleware } from "ai";
 import { currentRollout } from "../../recorder/index.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { subscribeToolChannel } from "./channel.js";
 import { recordGenerate } from "./generate.js";
 import { callState, claimed, prepareParams } from "./params.js";
@@ -55,6 +56,8 @@ type Model = { provider: string; modelId: string };
 export function recorderMiddleware(
   options: RecorderMiddlewareOptions = {},
 ): LanguageModelMiddleware {
+  if (options === null || typeof options !== "object")
+    throw new InvalidArgumentError("recorderMiddleware(options)", "options", "an object", options);
   if (options.registerTelemetry !== false) {
     registerRecorderTelemetry();
     subscribeToolChannel();

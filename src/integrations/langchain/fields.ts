@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from "../../util/argument-error.js";
+
 /** Options of {@link chatOpenAIFields}. */
 export interface ChatOpenAIFieldsOptions {
   /**
@@ -30,6 +32,14 @@ export function chatOpenAIFields<T extends object = Record<never, never>>(
   fields: T = {} as T,
   options: ChatOpenAIFieldsOptions = {},
 ): NoInfer<T> & RecordingFields {
+  const call = "chatOpenAIFields(fields, options)";
+  if (fields === null || typeof fields !== "object")
+    throw new InvalidArgumentError(call, "fields", "an object of ChatOpenAI fields", fields);
+  if (options === null || typeof options !== "object")
+    throw new InvalidArgumentError(call, "options", "an object", options);
+  const kwargs = (fields as { modelKwargs?: unknown }).modelKwargs;
+  if (kwargs !== undefined && (kwargs === null || typeof kwargs !== "object"))
+    throw new InvalidArgumentError(call, "fields.modelKwargs", "an object", kwargs);
   if (options.tokenIds === false) return { ...fields, logprobs: true };
   const { modelKwargs } = fields as { modelKwargs?: Record<string, unknown> };
   return {

@@ -6,6 +6,7 @@
 // test/integrations/langchain/messages.test.ts checks it against the real one.
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 
 type Block = Record<string, any>;
 type Param = Record<string, unknown>;
@@ -177,5 +178,14 @@ export function toOpenAIMessages(
   messages: BaseMessage[],
   model?: string,
 ): ChatCompletionMessageParam[] {
+  const call = "toOpenAIMessages(messages, model)";
+  if (!Array.isArray(messages))
+    throw new InvalidArgumentError(call, "messages", "an array of LangChain messages", messages);
+  messages.forEach((m: unknown, i) => {
+    if (typeof (m as { getType?: unknown } | null)?.getType !== "function")
+      throw new InvalidArgumentError(call, `messages[${i}]`, "a LangChain message", m);
+  });
+  if (model !== undefined && typeof model !== "string")
+    throw new InvalidArgumentError(call, "model", "a model name", model);
   return messages.flatMap((m) => toParams(m, model)) as unknown as ChatCompletionMessageParam[];
 }

@@ -1,5 +1,6 @@
 import type { Agent, Runner } from "@openai/agents";
 import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { reportModel } from "./model-check.js";
 import { chatToolContent } from "./tool-output.js";
 
@@ -63,6 +64,13 @@ function onToolEnd(...args: unknown[]): void {
  */
 export function attachRecorder(target: Runner | Agent<any, any>): () => void {
   const emitter = target as unknown as Emitter;
+  if (typeof emitter?.on !== "function" || typeof emitter.off !== "function")
+    throw new InvalidArgumentError(
+      "attachRecorder(target)",
+      "target",
+      "an Agents SDK Runner or Agent (with on and off)",
+      target,
+    );
   const runnerModel = (target as { config?: { model?: unknown } }).config?.model;
   const onStart = (...args: unknown[]) => {
     const rollout = currentRollout();

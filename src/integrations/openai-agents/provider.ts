@@ -6,6 +6,7 @@ import {
   type OpenAIClient,
 } from "@openai/agents";
 import { type Recorder, wrapClient } from "../../recorder/index.js";
+import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
 
 /**
  * The part of an `openai` client the Agents SDK's Chat Completions model uses.
@@ -37,6 +38,7 @@ export class RecordingModelProvider implements ModelProvider {
   readonly #models = new Map<string, Model>();
 
   constructor(options: RecordingModelProviderOptions) {
+    checkProviderOptions("new RecordingModelProvider(options)", options);
     const client = options.recorder
       ? options.recorder.wrap(options.client)
       : wrapClient(options.client);
@@ -75,4 +77,20 @@ export function recordingModelProvider(
   options: RecordingModelProviderOptions,
 ): RecordingModelProvider {
   return new RecordingModelProvider(options);
+}
+
+/** Checks the provider's options, naming the bad one; `client` is checked by the wrap. */
+export function checkProviderOptions(call: string, options: unknown): void {
+  if (!isObjectLike(options))
+    throw new InvalidArgumentError(
+      call,
+      "options",
+      "an object { client, recorder?, defaultModel? }",
+      options,
+    );
+  const { recorder, defaultModel } = options;
+  if (recorder !== undefined && typeof (recorder as { wrap?: unknown } | null)?.wrap !== "function")
+    throw new InvalidArgumentError(call, "options.recorder", "a Recorder", recorder);
+  if (defaultModel !== undefined && typeof defaultModel !== "string")
+    throw new InvalidArgumentError(call, "options.defaultModel", "a model name", defaultModel);
 }

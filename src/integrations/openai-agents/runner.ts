@@ -1,6 +1,10 @@
 import { type RunConfig, Runner } from "@openai/agents";
 import { attachRecorder } from "./hooks.js";
-import { type RecordingModelProviderOptions, recordingModelProvider } from "./provider.js";
+import {
+  checkProviderOptions,
+  type RecordingModelProviderOptions,
+  recordingModelProvider,
+} from "./provider.js";
 
 /** Options of {@link recordingRunner}: the provider's options plus any `Runner` config. */
 export type RecordingRunnerOptions = RecordingModelProviderOptions &
@@ -25,6 +29,7 @@ export type RecordingRunnerOptions = RecordingModelProviderOptions &
  * });
  */
 export function recordingRunner(options: RecordingRunnerOptions): Runner {
+  checkProviderOptions("recordingRunner(options)", options);
   const { client, recorder, defaultModel, ...config } = options;
   const runner = new Runner({
     ...config,
