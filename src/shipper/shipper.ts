@@ -10,6 +10,7 @@ import { prepareGroup } from "../training/groups.js";
 import type { GroupInput, TrainableModel, TrainConfig } from "../training/index.js";
 import { PreparedGroup } from "../training/prepared.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { Spool, type SpoolEntry } from "./spool.js";
 import { SpoolLock } from "./spool-lock.js";
@@ -117,13 +118,18 @@ export class TrajectoryShipper {
   #closed = false;
 
   constructor(options: TrajectoryShipperOptions) {
-    if (!options?.model || typeof options.model.log !== "function") {
-      throw new TypeError("TrajectoryShipper: options.model must be a TrainableModel.");
-    }
+    const call = "new TrajectoryShipper(options)";
+    if (options === null || typeof options !== "object")
+      throw new InvalidArgumentError(call, "options", "an object", options);
+    if (!options.model || typeof options.model.log !== "function")
+      throw new InvalidArgumentError(call, "options.model", "a TrainableModel", options.model);
     const every = options.trainEvery?.groups;
     if (options.trainEvery && (!Number.isInteger(every) || (every as number) < 1)) {
-      throw new TypeError(
-        "TrajectoryShipper: options.trainEvery.groups must be a positive integer.",
+      throw new InvalidArgumentError(
+        call,
+        "options.trainEvery.groups",
+        "a positive integer",
+        every,
       );
     }
     this.#options = options;

@@ -1,8 +1,11 @@
 // Groups as callers hand them over (TrajectoryGroup objects or their JSON) and
 // as they travel.
+
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { z } from "zod";
 import { groupWirePieces, type WireIssue } from "../trajectory/wire-writer.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
 import {
   formatZodPath,
   type TrajectoryGroupWire,
@@ -30,6 +33,8 @@ export type GroupInput =
  * const wire = toWireGroups([group], "train");
  */
 export function toWireGroups(groups: readonly GroupInput[], method: string): TrajectoryGroupWire[] {
+  if (typeof method !== "string")
+    throw new InvalidArgumentError("toWireGroups(groups, method)", "method", "a string", method);
   if (!Array.isArray(groups)) {
     throw new InvalidTrainingOptionsError(method, [
       "groups: expected an array of trajectory groups",
@@ -50,8 +55,15 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
         `${groupPath(index, bad.path)}: is ${bad.value}, but JSON has no such number; set it to a finite number (e.g. t.reward = 0) before sending`,
       ]);
     }
+    // A BigInt, a cycle or runaway nesting cannot be sent: named, not thrown by JSON.
+    const problem = findJsonProblem(raw ?? null);
+    if (problem) {
+      throw new InvalidTrainingOptionsError(method, [
+        `${groupPath(index, problem.path)}: ${problem.message}`,
+      ]);
+    }
     // A round trip through JSON gives exactly what would be sent.
-    const json = JSON.parse(JSON.stringify(raw ?? null));
+    const json = JSON.parse(JSON.stringify(raw ?? null) ?? "null");
     const parsed = TrajectoryGroupWireSchema.safeParse(json);
     if (!parsed.success) {
       throw new InvalidTrainingOptionsError(

@@ -2,6 +2,7 @@
 // is what ART puts on the wire: its fields in the pydantic models' order, every
 // optional field present (null when unset), then any extra keys (vLLM's
 // `token_ids`, `prompt_token_ids`, ...) in the order they came.
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
 import { CompactLogprobs } from "./compact-logprobs.js";
 import type { ChoiceLike } from "./messages.js";
@@ -80,6 +81,13 @@ function toolCallJson(call: unknown): unknown {
  * //              audio: null, function_call: null, tool_calls: null } }
  */
 export function choiceToJson(choice: ChoiceLike): Json {
+  if (!isObject(choice))
+    throw new InvalidArgumentError(
+      "choiceToJson(choice)",
+      "choice",
+      "a Choice (an object)",
+      choice,
+    );
   return choiceJson(choice, false);
 }
 

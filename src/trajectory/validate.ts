@@ -1,6 +1,7 @@
 // The check before training: what a trainer would silently learn wrong from.
 // It walks trajectories as objects or as their ART JSON (same field names),
 // without copying them, so it costs one pass over the items.
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
 
@@ -218,6 +219,7 @@ function report(what: string, problems: ValidationProblem[], options: ValidateOp
  * const problems = validateTrajectory(t, { mode: "warn", allowMissingTokenIds: true });
  */
 export function validateTrajectory(t: unknown, options: ValidateOptions = {}): ValidationProblem[] {
+  checkOptions("validateTrajectory", options);
   const json = toPlain(t);
   const problems = trajectoryProblems(json, options);
   report("The trajectory", problems, options);
@@ -244,6 +246,7 @@ export interface GroupValidation {
  * const { badTrajectories } = validateGroup(group, { mode: "drop" });
  */
 export function validateGroup(g: unknown, options: ValidateOptions = {}): GroupValidation {
+  checkOptions("validateGroup", options);
   const result = groupProblems(toPlain(g), options);
   report("The trajectory group", result.problems, options);
   return result;
@@ -338,6 +341,8 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
     refuseUntrainable = false,
   }: { allowNone?: boolean; refuseUntrainable?: boolean } = {},
 ): CheckedGroups<G> {
+  if (!Array.isArray(groups))
+    throw new InvalidArgumentError(`${where}`, "groups", "an array of trajectory groups", groups);
   const none = { groups, droppedTrajectories: 0, droppedGroups: 0 };
   if (options === false) return none;
   const byDefault = options === undefined;
@@ -404,6 +409,13 @@ export function refuseUntrainableBytes(
   groups: readonly (readonly Uint8Array[])[],
   where: string,
 ): void {
+  const call = "refuseUntrainableBytes(groups)";
+  if (!Array.isArray(groups))
+    throw new InvalidArgumentError(call, "groups", "an array of byte chunk lists", groups);
+  groups.forEach((chunks, i) => {
+    if (!Array.isArray(chunks) || !chunks.every((c) => c instanceof Uint8Array))
+      throw new InvalidArgumentError(call, `groups[${i}]`, "an array of Uint8Array", chunks);
+  });
   if (groups.length === 0) return;
   if (groups.some((chunks) => chunksInclude(chunks, LOGPROBS_KEY))) return;
   throw new TrajectoryCheckError(`${where}: trajectory group`, [
@@ -412,6 +424,11 @@ export function refuseUntrainableBytes(
       message: nothingToTrain(groups.length),
     },
   ]);
+}
+
+function checkOptions(call: string, options: unknown): void {
+  if (options === null || typeof options !== "object" || Array.isArray(options))
+    throw new InvalidArgumentError(`${call}(value, options)`, "options", "an object", options);
 }
 
 /** Whether `needle` occurs in the bytes of `chunks` taken in order, across their seams too. */

@@ -121,3 +121,44 @@ describe("constructors", () => {
     );
   });
 });
+
+describe("the check, the wire helpers and the shipper", () => {
+  it("name the bad argument instead of failing inside the engine", async () => {
+    const {
+      checkGroups,
+      choiceToJson,
+      refuseUntrainableBytes,
+      toWireGroups,
+      TrajectoryShipper,
+      validateGroup,
+      validateTrajectory,
+    } = await import("trajectory-recorder");
+    expect(() => choiceToJson(null as never)).toThrow(
+      "choiceToJson(choice): choice: expected a Choice (an object), received null.",
+    );
+    expect(() => checkGroups(null as never, undefined, "train")).toThrow(
+      /^train: groups: expected an array of trajectory groups, received null\.$/,
+    );
+    expect(() => refuseUntrainableBytes(null as never, "train")).toThrow(InvalidArgumentError);
+    expect(() => refuseUntrainableBytes([null] as never, "train")).toThrow(
+      /groups\[0\]: expected an array of Uint8Array, received null/,
+    );
+    expect(() => validateGroup({ trajectories: [] }, null as never)).toThrow(
+      /validateGroup\(value, options\): options: expected an object, received null/,
+    );
+    expect(() => validateTrajectory({}, 5 as never)).toThrow(/options: expected an object/);
+    expect(() => toWireGroups([{ trajectories: [], metadata: { n: 1n } }] as never, "log")).toThrow(
+      /groups\[0\]\.metadata\.n: expected a JSON value, received a BigInt/,
+    );
+    expect(() => toWireGroups([Symbol("x")] as never, "log")).toThrow(/groups\[0\]/);
+    expect(() => toWireGroups({} as never, [1] as never)).toThrow(
+      /method: expected a string, received an array/,
+    );
+    expect(() => new TrajectoryShipper(null as never)).toThrow(
+      "new TrajectoryShipper(options): options: expected an object, received null.",
+    );
+    expect(() => new TrajectoryShipper({ model: 5 } as never)).toThrow(
+      /options\.model: expected a TrainableModel, received a number/,
+    );
+  });
+});
