@@ -8,6 +8,7 @@
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamResult } from "@ai-sdk/provider";
 import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
+import { errorMessage } from "../../util/error-message.js";
 import { recordGenerate } from "./generate.js";
 import { noteAnswered } from "./ledger.js";
 import { callState, prepareParams } from "./params.js";
@@ -30,6 +31,7 @@ interface MastraAgentLike {
   name?: string;
   resolveModelConfig?: (config: unknown, requestContext: unknown) => Promise<unknown>;
   generate?: (...args: unknown[]) => Promise<{ toolResults?: unknown }>;
+  stream?: (...args: unknown[]) => unknown;
 }
 
 /** A tool result of Mastra's output: `{ type: "tool-result", payload: { toolCallId, toolName, result } }`. */
@@ -72,6 +74,33 @@ function reportResultsOfGenerate(agent: MastraAgentLike): void {
     const out = await generate.apply(agent, args);
     if (rollout && out && typeof out === "object") reportToolResults(rollout, out.toolResults);
     return out;
+  };
+}
+
+/**
+ * Wraps `agent.stream` so each step's tool results reach the calling rollout
+ * through Mastra's own `onStepFinish` (the caller's hook, if any, still runs
+ * after ours). The hook fires as the caller reads the stream, so nothing is
+ * read on the caller's behalf; reading the output's `toolResults` would.
+ */
+function reportResultsOfStream(agent: MastraAgentLike): void {
+  const stream = agent.stream;
+  if (typeof stream !== "function") return;
+  agent.stream = (messages: unknown, options?: unknown, ...rest: unknown[]) => {
+    const rollout = currentRollout();
+    if (!rollout || (options !== undefined && (options === null || typeof options !== "object")))
+      return stream.call(agent, messages, options, ...rest);
+    const own = (options ?? {}) as { onStepFinish?: (event: unknown) => unknown };
+    const theirs = own.onStepFinish;
+    const onStepFinish = (event: unknown) => {
+      try {
+        reportToolResults(rollout, (event as { toolResults?: unknown } | null)?.toolResults);
+      } catch (error) {
+        rollout.logOnce(`a step's tool results could not be recorded: ${errorMessage(error)}`);
+      }
+      return typeof theirs === "function" ? theirs(event) : undefined;
+    };
+    return stream.call(agent, messages, { ...own, onStepFinish }, ...rest);
   };
 }
 
@@ -143,9 +172,8 @@ function instrument(model: MastraModel): void {
  * It can be combined with {@link recorderMiddleware} on the agent's model (a
  * call is recorded once). Mastra runs tools in its own loop: the results of
  * tools run after the last model call are taken from the output of
- * `agent.generate()`. `agent.stream()` hands them over only by reading the
- * stream itself, so there they are missing, and the trajectory's `logs` name
- * those calls.
+ * `agent.generate()`, and for `agent.stream()` from Mastra's `onStepFinish`
+ * (a hook the caller passes still runs), as the caller reads the stream.
  *
  * @example
  * import { Agent } from "@mastra/core/agent";
@@ -183,6 +211,7 @@ export function recordMastraAgent<A extends object>(agent: A): A {
     return model;
   };
   reportResultsOfGenerate(a);
+  reportResultsOfStream(a);
   a[ATTACHED] = true;
   return agent;
 }

@@ -153,20 +153,29 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
     expect(t.logs).toEqual([]);
   });
 
-  it("names the tool call whose result a stream()'s output never reported", async () => {
+  it("records the result of a tool run after a stream()'s last model call, and still runs the caller's onStepFinish", async () => {
     const agent = recordMastraAgent(
       agentWith({ id: `emu/${MODEL}`, url: server.baseURL, apiKey: KEY }),
     );
+    const steps: unknown[] = [];
     const t = await new Recorder().rollout(async () => {
-      const out = await agent.stream("weather in turin", { maxSteps: 1 } as never);
+      const out = await agent.stream("weather in turin", {
+        maxSteps: 1,
+        onStepFinish: (step: unknown) => {
+          steps.push(step);
+        },
+      } as never);
       await out.consumeStream();
     });
-    const [, , choice] = t.messages_and_choices as any[];
-    const id = choice.message.tool_calls[0].id;
-    expect(t.messages_and_choices).toHaveLength(3);
-    expect(t.logs).toEqual([
-      expect.stringContaining(`no result was recorded for tool call(s) weather (${id})`),
-    ]);
+    const items = t.messages_and_choices as any[];
+    expect(items.map((e) => e.role ?? "choice")).toEqual(["system", "user", "choice", "tool"]);
+    expect(items[3]).toEqual({
+      role: "tool",
+      tool_call_id: items[2].message.tool_calls[0].id,
+      content: forecast("turin"),
+    });
+    expect(steps).toHaveLength(1);
+    expect(t.logs).toEqual([]);
   });
 
   it("50 concurrent rollouts of one recorded agent: no cross-talk", async () => {
