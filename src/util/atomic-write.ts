@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, rm } from "node:fs/promises";
+import { mkdir, open, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /**
@@ -34,19 +34,9 @@ export async function atomicWriteFile(
   const tmp = tempSibling(file);
   const handle = await open(tmp, "w");
   try {
-    // Pieces are written as they are, never joined into one copy; writev
-    // takes a bounded number of buffers per call.
-    if (Array.isArray(data)) {
-      for (let i = 0; i < data.length; i += 512) {
-        const batch = data.slice(i, i + 512) as Uint8Array[];
-        let left = batch.reduce((n, b) => n + b.byteLength, 0);
-        while (left > 0) {
-          const { bytesWritten } = await handle.writev(batch);
-          left -= bytesWritten;
-          if (left > 0) dropWritten(batch, bytesWritten);
-        }
-      }
-    } else await handle.writeFile(data as string | Uint8Array);
+    // Pieces are written one after the other (fs writeFile takes an iterable),
+    // never joined into one copy.
+    await writeFile(handle, data);
     await handle.sync();
   } finally {
     await handle.close();
@@ -67,19 +57,5 @@ export async function atomicWriteFile(
     }
   } catch {
     // best effort
-  }
-}
-
-/** Removes the first `count` bytes from `buffers` (after a short writev). */
-function dropWritten(buffers: Uint8Array[], count: number): void {
-  while (count > 0 && buffers.length > 0) {
-    const first = buffers[0] as Uint8Array;
-    if (first.byteLength <= count) {
-      count -= first.byteLength;
-      buffers.shift();
-    } else {
-      buffers[0] = first.subarray(count);
-      count = 0;
-    }
   }
 }
