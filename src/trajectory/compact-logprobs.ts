@@ -166,7 +166,7 @@ function toColumns(
  * frozen one, for output that JSON.stringify reads and lets go; otherwise a
  * copy of its own, for output a caller keeps and may edit.
  */
-function tokenAt(c: Columns, i: number, shared: boolean, k = 0): TokenLogprob {
+function tokenAt(c: Columns, i: number, shared: boolean): TokenLogprob {
   const id = c.ids[i] as number;
   const bytes = c.table.sharedBytes(id);
   const out: TokenLogprob = {
@@ -177,7 +177,8 @@ function tokenAt(c: Columns, i: number, shared: boolean, k = 0): TokenLogprob {
   if (c.topEnds && c.top) {
     const to = c.topEnds[i] as number;
     const top: TokenLogprob[] = [];
-    for (; k < to; k++) top.push(tokenAt(c.top, k, shared));
+    for (let k = i === 0 ? 0 : (c.topEnds[i - 1] as number); k < to; k++)
+      top.push(tokenAt(c.top, k, shared));
     out.top_logprobs = top;
   }
   return out;
@@ -185,8 +186,7 @@ function tokenAt(c: Columns, i: number, shared: boolean, k = 0): TokenLogprob {
 
 function fromColumns(c: Columns, shared: boolean): TokenLogprob[] {
   const out: TokenLogprob[] = [];
-  for (let i = 0; i < c.ids.length; i++)
-    out.push(tokenAt(c, i, shared, i === 0 || !c.topEnds ? 0 : (c.topEnds[i - 1] as number)));
+  for (let i = 0; i < c.ids.length; i++) out.push(tokenAt(c, i, shared));
   return out;
 }
 
@@ -354,12 +354,6 @@ export class CompactLogprobs {
     at = refusal ? writeColumns(refusal, out, at) : writeNull(out, at);
     out[at++] = 0x7d; // }
     return out.subarray(0, at);
-  }
-
-  /** {@link wireBytes} as a string. */
-  wireText(): string | undefined {
-    const bytes = this.wireBytes();
-    return bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   }
 }
 
