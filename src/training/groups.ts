@@ -52,7 +52,7 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
     const bad = nonFiniteNumber(raw);
     if (bad) {
       throw new InvalidTrainingOptionsError(method, [
-        `${groupPath(index, bad.path)}: is ${bad.value}, but JSON has no such number; set it to a finite number (e.g. t.reward = 0) before sending`,
+        `${groupPath(index, bad.path)}: ${nonFinite(bad.value)}`,
       ]);
     }
     // A BigInt, a cycle or runaway nesting cannot be sent: named, not thrown by JSON.
@@ -80,6 +80,10 @@ export function groupPath(index: number, path: readonly PropertyKey[]): string {
   if (inner === "(root)") return `groups[${index}]`;
   return inner.startsWith("[") ? `groups[${index}]${inner}` : `groups[${index}].${inner}`;
 }
+
+/** Said of a NaN or ±Infinity, which JSON would have sent as null. */
+const nonFinite = (value: number) =>
+  `is ${value}, but JSON has no such number; set it to a finite number (e.g. t.reward = 0) before sending`;
 
 /** What is at `path` inside `value` (objects as they are in memory), if anything. */
 function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
@@ -180,9 +184,7 @@ export async function prepareGroup(
         // reports as "received null": name the number the caller set instead.
         const value = valueAt(group, i.path);
         const message =
-          typeof value === "number" && !Number.isFinite(value)
-            ? `is ${value}, but JSON has no such number; set it to a finite number (e.g. t.reward = 0) before sending`
-            : i.message;
+          typeof value === "number" && !Number.isFinite(value) ? nonFinite(value) : i.message;
         return `${groupPath(index, i.path)}: ${message}`;
       }),
     );
