@@ -71,11 +71,22 @@ const BLOCK_PRELUDES = [
   },
 ];
 
-const readme = readFileSync(join(root, "README.md"), "utf8");
-const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => ({
-  code: m[1],
-  line: readme.slice(0, m.index).split("\n").length + 1,
-}));
+// The README and the guides in docs/: every ```ts block in them.
+const sources = [
+  "README.md",
+  ...readdirSync(join(root, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+const blocks = sources.flatMap((source) => {
+  const text = readFileSync(join(root, source), "utf8");
+  return [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => ({
+    code: m[1],
+    source,
+    line: text.slice(0, m.index).split("\n").length + 1,
+  }));
+});
 if (blocks.length === 0) {
   console.error("README.md has no ```ts block");
   process.exit(1);
@@ -102,7 +113,7 @@ try {
   writeFileSync(join(dir, "prelude.mts"), PRELUDE);
   const files = ["prelude.mts"];
   for (const [i, block] of blocks.entries()) {
-    const file = `block-${String(i + 1).padStart(2, "0")}-line-${block.line}.mts`;
+    const file = `block-${String(i + 1).padStart(2, "0")}-${block.source.replace(/[/.]/g, "_")}-line-${block.line}.mts`;
     // `export {}` makes every block a module, so top-level await works and its
     // names stay its own.
     const local = BLOCK_PRELUDES.filter((p) => block.code.includes(`"${p.when}"`))
