@@ -32,6 +32,7 @@ export {
   type GatherProgress,
   type ProgressStream,
 } from "./progress.js";
+export { hasRewardSignal } from "./signal.js";
 export type { GroupSink } from "./sink.js";
 export { type MetricValue, Trajectory, type TrajectoryInit } from "./trajectory.js";
 export {
