@@ -1,8 +1,10 @@
-import { describe, expect, it } from "vitest";
 import { hasRewardSignal, Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { describe, expect, it } from "vitest";
 
 const group = (...rewards: number[]) =>
-  new TrajectoryGroup(rewards.map((reward) => new Trajectory({ messages_and_choices: [], reward })));
+  new TrajectoryGroup(
+    rewards.map((reward) => new Trajectory({ messages_and_choices: [], reward })),
+  );
 
 describe("hasRewardSignal", () => {
   it("is true only when some rewards of the group differ", () => {
