@@ -51,14 +51,31 @@ const INDEX = new Map(VOCAB.map((w, i) => [w, i]));
 const W = WORDS.length;
 
 // Feature rows: a vocabulary word of the last user message, a vocabulary word
-// of a tool result after it, "a tool answered", and hashed buckets for the
-// user's other words (so "colour" and "shape" are told apart).
+// of a tool result after it, "a tool answered", hashed buckets for the user's
+// other words (so "colour" and "shape" are told apart), and hashed buckets
+// for the question as a whole (so two questions that share most of their
+// words are still told apart, as a language model tells them apart).
 const USER_ROW = 0;
 const TOOL_RESULT_ROW = W;
 const TOOL_SEEN_ROW = 2 * W;
 const HASH_ROW = 2 * W + 1;
 export const HASH_BUCKETS = 64;
-export const FEATURE_ROWS = HASH_ROW + HASH_BUCKETS;
+const QUESTION_ROW = HASH_ROW + HASH_BUCKETS;
+export const QUESTION_BUCKETS = 64;
+export const FEATURE_ROWS = QUESTION_ROW + QUESTION_BUCKETS;
+/**
+ * The question's own row counts this many times in the logits (and so in the
+ * gradient): what is learnt about one question mostly stays with it, and the
+ * rows of words shared by every question (`the`, `what`, `is`) move the
+ * others less, so one question's signal does not drag them all onto its answer.
+ */
+const QUESTION_WEIGHT = 2;
+/**
+ * "A tool has answered" counts this many times, unscaled by the prompt's
+ * length: whether to look something up or to answer now is what separates
+ * the turns of an agent loop, and it is learnt from every rollout.
+ */
+const TOOL_SEEN_WEIGHT = 3;
 
 /**
  * Parameters of one checkpoint: the context table (FEATURE_ROWS × V) then the
@@ -116,9 +133,9 @@ export function tokenText(id: number, pos: number): string {
   return pos === 0 ? word : ` ${word}`;
 }
 
-/** FNV-1a, so a word lands in the same bucket in every process. */
-function bucket(word: string): number {
-  let h = 0x811c9dc5;
+/** FNV-1a, so a word lands in the same bucket in every process; `salt` varies the hash. */
+function bucket(word: string, salt = 0): number {
+  let h = (0x811c9dc5 ^ salt) >>> 0;
   for (let i = 0; i < word.length; i++) {
     h ^= word.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
@@ -139,10 +156,12 @@ export function promptFeatures(messages: readonly MessageLike[]): number[] {
   for (let i = messages.length - 1; i >= 0 && last === -1; i--)
     if (messages[i]?.role === "user") last = i;
   if (last === -1) return [];
-  for (const w of words(contentText(messages[last]?.content))) {
+  const asked = words(contentText(messages[last]?.content));
+  for (const w of asked) {
     const id = INDEX.get(w);
     rows.add(id !== undefined && id < W ? USER_ROW + id : HASH_ROW + bucket(w));
   }
+  if (asked.length > 0) rows.add(QUESTION_ROW + (bucket(asked.join(" "), 2) % QUESTION_BUCKETS));
   for (const m of messages.slice(last + 1)) {
     if (m?.role !== "tool") continue;
     rows.add(TOOL_SEEN_ROW);
@@ -197,6 +216,29 @@ export function startPrev(features: readonly number[]): number {
   return features.includes(TOOL_SEEN_ROW) ? UNK_ID : EOS_ID;
 }
 
+/**
+ * What an instruct model brings to tool use before any training: it passes
+ * the word the user asked about as an argument (a content word, not `the`,
+ * `a`, `is` or `and`, and only until a tool has answered), and it repeats
+ * what a tool answered. Each is a fixed bonus on the logit of such a word (on
+ * top of the learnt copy weights), worth four times the mass of the other
+ * words together, so an untrained model copies about 4 times in 5.
+ */
+/**
+ * The copy weights count this many times: "repeat what the tool said" is
+ * one rule for every word, and a real model learns the rule, not a word per
+ * question, so its update outweighs the rows of the words themselves.
+ */
+const COPY_WEIGHT = 3;
+const FUNCTION_WORDS = new Set(["the", "a", "is", "and"].map((w) => INDEX.get(w) as number));
+export const COPY_PRIOR = Math.log(4 * (W - 1));
+
+/** How much a feature row counts in the logits (and so in the gradient). */
+function rowWeight(f: number, scale: number): number {
+  if (f === TOOL_SEEN_ROW) return TOOL_SEEN_WEIGHT;
+  return f >= QUESTION_ROW ? scale * QUESTION_WEIGHT : scale;
+}
+
 /** Raw logits of the next token (temperature 1; tokens the position cannot hold are -Infinity). */
 export function logits(
   params: Params,
@@ -208,11 +250,16 @@ export function logits(
   const scale = featureScale(features.length);
   const allowed = allowedIds(at);
   const copy = COPY + KINDS.indexOf(at.kind);
+  const answered = features.includes(TOOL_SEEN_ROW);
   for (const v of allowed) {
     let x = params[BIGRAM + prev * V + v] as number;
-    for (const f of features) x += scale * (params[f * V + v] as number);
-    if (v < W && features.includes(TOOL_RESULT_ROW + v)) x += params[copy] as number;
-    if (at.kind === "arg" && features.includes(USER_ROW + v)) x += params[COPY_USER_ARG] as number;
+    for (const f of features) x += rowWeight(f, scale) * (params[f * V + v] as number);
+    if (v < W && at.kind !== "name" && features.includes(TOOL_RESULT_ROW + v))
+      x += COPY_WEIGHT * (params[copy] as number) + COPY_PRIOR;
+    if (at.kind === "arg" && features.includes(USER_ROW + v)) {
+      x += COPY_WEIGHT * (params[COPY_USER_ARG] as number);
+      if (!answered && !FUNCTION_WORDS.has(v)) x += COPY_PRIOR;
+    }
     out[v] = x;
   }
   if (at.kind === "start" && at.tools > 0 && !features.includes(TOOL_SEEN_ROW))
@@ -313,10 +360,12 @@ export function accumulateLogpGrad(
     const g = scale * ((v === token ? 1 : 0) - p);
     if (g === 0) continue;
     grad[BIGRAM + prev * V + v] = (grad[BIGRAM + prev * V + v] as number) + g;
-    for (const f of features) grad[f * V + v] = (grad[f * V + v] as number) + fScale * g;
-    if (v < W && features.includes(TOOL_RESULT_ROW + v)) grad[copy] = (grad[copy] as number) + g;
+    for (const f of features)
+      grad[f * V + v] = (grad[f * V + v] as number) + rowWeight(f, fScale) * g;
+    if (v < W && at.kind !== "name" && features.includes(TOOL_RESULT_ROW + v))
+      grad[copy] = (grad[copy] as number) + COPY_WEIGHT * g;
     if (at.kind === "arg" && features.includes(USER_ROW + v))
-      grad[COPY_USER_ARG] = (grad[COPY_USER_ARG] as number) + g;
+      grad[COPY_USER_ARG] = (grad[COPY_USER_ARG] as number) + COPY_WEIGHT * g;
   }
   return entropy;
 }

@@ -22,8 +22,18 @@ import type { Store, StoredJob } from "./store.js";
 
 export type { TrainingDataAccess } from "./sft-data.js";
 
-/** ART-style learning rates (1e-6..1e-4) are tiny for this model; they are multiplied by this. */
-export const LEARNING_RATE_SCALE = 20_000;
+/**
+ * ART-style learning rates (1e-6..1e-4) are tiny for this model; they are
+ * multiplied by this (ART's default 5e-6 is a step of 0.5).
+ */
+export const LEARNING_RATE_SCALE = 100_000;
+/**
+ * No parameter moves further than this in one gradient step: a larger step
+ * is scaled down as a whole (direction kept), as gradient clipping keeps a
+ * real model's step bounded. So rates from 5e-6 up learn at about the same
+ * pace, and 1e-4 does not throw the policy onto one answer.
+ */
+export const MAX_PARAM_STEP = 0.5;
 
 class JobError extends Error {}
 
@@ -276,11 +286,15 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
     }
     const n = Math.max(group.length, 1);
     let norm = 0;
+    let largest = 0;
     for (let i = 0; i < params.length; i++) {
       const g = (grad[i] as number) / n;
       norm += g * g;
-      params[i] = (params[i] as number) + lr * g;
+      largest = Math.max(largest, Math.abs(lr * g));
     }
+    const shrink = largest > MAX_PARAM_STEP ? MAX_PARAM_STEP / largest : 1;
+    for (let i = 0; i < params.length; i++)
+      params[i] = (params[i] as number) + (shrink * lr * (grad[i] as number)) / n;
     lastLoss = lossSum / Math.max(tokens, 1);
     ctx.store.emit(job, "gradient_step", {
       loss: lastLoss,
