@@ -50,6 +50,12 @@ export interface Generation {
 }
 
 /**
+ * Temperatures below this sample greedily, as vLLM's do: dividing logits by
+ * a temperature such as 1e-310 overflows to infinities.
+ */
+const GREEDY_BELOW = 1e-5;
+
+/**
  * Draws the next token. Sampling honours the temperature, top_p and `only`
  * (what tool_choice or an enum forces), but the logprob reported is the
  * policy's own at temperature 1 over every token the position may hold, as
@@ -71,11 +77,12 @@ class Sampler {
     const raw = logits(this.params, this.o.features, prev, at);
     let draw = raw;
     if (only) draw = raw.map((x, id) => (only.has(id) ? x : Number.NEGATIVE_INFINITY));
+    const greedy = this.o.temperature < GREEDY_BELOW;
     const id = sample(
-      logSoftmax(draw, this.o.temperature),
+      logSoftmax(draw, greedy ? 1 : this.o.temperature),
       this.random,
       this.o.topP,
-      this.o.temperature === 0,
+      greedy,
     );
     const lp = logSoftmax(raw);
     const text = (x: number) => this.textOf(x, this.tokens.length);

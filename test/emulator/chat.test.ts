@@ -89,6 +89,35 @@ describe("chat completions", () => {
     const g2 = await client.chat.completions.create({ ...base, temperature: 0, max_tokens: 5 });
     expect(g1.choices[0]!.message.content).toBe(g2.choices[0]!.message.content);
   });
+  it("samples greedily at a temperature too small to divide by, with or without tools", async () => {
+    const tools = [
+      { type: "function" as const, function: { name: "look", parameters: { type: "object" } } },
+    ];
+    for (const extra of [{}, { tools }, { tools, tool_choice: "required" as const }]) {
+      const tiny = await client.chat.completions.create({
+        ...base,
+        ...extra,
+        temperature: 1e-310,
+        max_tokens: 5,
+        logprobs: true,
+      });
+      const greedy = await client.chat.completions.create({
+        ...base,
+        ...extra,
+        temperature: 0,
+        max_tokens: 5,
+        logprobs: true,
+      });
+      expect(tiny.choices[0]!.message).toEqual(
+        expect.objectContaining({ content: greedy.choices[0]!.message.content }),
+      );
+      expect(tiny.choices[0]!.message.tool_calls?.map((c: any) => c.function)).toEqual(
+        greedy.choices[0]!.message.tool_calls?.map((c: any) => c.function),
+      );
+      for (const t of tiny.choices[0]!.logprobs!.content!)
+        expect(Number.isFinite(t.logprob)).toBe(true);
+    }
+  });
   it("returns token ids and token_id:N labels when asked", async () => {
     const r = await call(emu, "POST", "/chat/completions", {
       ...base,
