@@ -10,6 +10,7 @@ import {
   type Params,
   promptFeatures,
   tokenize,
+  toolCallTokens,
   usableParams,
 } from "./model.js";
 
@@ -41,9 +42,23 @@ export function genOptions(body: Body, choiceIndex: number): GenOptions {
   };
 }
 
+/**
+ * The prompt's token ids, as a chat template renders it: each message's
+ * tokens then `<eos>`, an assistant's tool calls as the tokens the policy
+ * samples for them. So, as with vLLM, a turn's prompt extends the previous
+ * turn's prompt followed by its completion's `token_ids`.
+ */
 function promptIds(body: Body): number[] {
+  const names = (body.tools ?? []).map((t) => t.function.name);
   const ids: number[] = [];
-  for (const m of body.messages) ids.push(...tokenize(contentText(m.content)), EOS_ID);
+  for (const m of body.messages) {
+    ids.push(...tokenize(contentText(m.content)));
+    const calls = (m as { tool_calls?: { function?: { name?: string; arguments?: string } }[] })
+      .tool_calls;
+    for (const c of calls ?? [])
+      ids.push(...toolCallTokens(String(c.function?.name), String(c.function?.arguments), names));
+    ids.push(EOS_ID);
+  }
   return ids;
 }
 
@@ -51,12 +66,14 @@ function tokenLabel(t: { id: number; text: string }, asIds: boolean): string {
   return asIds ? `token_id:${t.id}` : t.text;
 }
 
+// As in vLLM, a sampled token's `bytes` are its text's, even when its label
+// is `token_id:N`; a top-logprobs entry's are its label's.
 function logprobEntry(t: GenToken, asIds: boolean) {
   const label = tokenLabel(t, asIds);
   return {
     token: label,
     logprob: t.logprob,
-    bytes: [...Buffer.from(label, "utf8")],
+    bytes: [...Buffer.from(t.text, "utf8")],
     top_logprobs: t.top.map((x) => {
       const l = tokenLabel(x, asIds);
       return { token: l, logprob: x.logprob, bytes: [...Buffer.from(l, "utf8")] };
@@ -190,7 +207,8 @@ export async function serveChat(
     let emitted = 0;
     send(
       [{ index, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }],
-      index === 0 && wantIds ? { prompt_token_ids: prompt } : {},
+      // vLLM's first chunk of every choice carries the prompt's ids.
+      wantIds ? { prompt_token_ids: prompt } : {},
     );
     if (g.toolCall) {
       // A tool call's tokens (`<tool>`, the name, the argument words) travel
