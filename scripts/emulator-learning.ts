@@ -1,7 +1,7 @@
 // Measures how the emulator's policy learns the agent shapes users write,
 // over seeds and learning rates (the table in src/emulator/MODEL.md).
 //   npx tsx scripts/emulator-learning.ts [--seeds 10] [--shapes a,b] [--lrs 5e-6,2e-5,1e-4] [--steps 4]
-import { SHAPES, runShape } from "../test/emulator/learning-agents.js";
+import { runShape, SHAPES } from "../test/emulator/learning-agents.js";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,7 +20,9 @@ const median = (xs: number[]) => {
 };
 const f = (x: number) => x.toFixed(2);
 
-console.log("| shape | lr | step 0 (median) | final median | final worst | runs ≥ 0.8 | collapsed |");
+console.log(
+  "| shape | lr | step 0 (median) | final median | final worst | runs ≥ 0.8 | collapsed |",
+);
 console.log("|---|---|---|---|---|---|---|");
 for (const name of shapes) {
   const shape = SHAPES[name];
@@ -35,6 +37,8 @@ for (const name of shapes) {
     );
     if (process.env.VERBOSE)
       for (const r of runs)
-        console.error(`  ${r.steps.map(f).join(" ")} -> ${f(r.final)}${r.skipped ? ` (${r.skipped} skipped)` : ""}`);
+        console.error(
+          `  ${r.steps.map(f).join(" ")} -> ${f(r.final)}${r.skipped ? ` (${r.skipped} skipped)` : ""}`,
+        );
   }
 }

@@ -34,6 +34,8 @@ export const LEARNING_RATE_SCALE = 100_000;
  * pace, and 1e-4 does not throw the policy onto one answer.
  */
 export const MAX_PARAM_STEP = 0.5;
+/** SFT's cross-entropy steps are not bounded; its rates are multiplied by this. */
+export const SFT_LEARNING_RATE_SCALE = 20_000;
 
 class JobError extends Error {}
 
@@ -382,7 +384,7 @@ async function runSFT(ctx: JobContext, job: StoredJob): Promise<void> {
       : typeof lrs === "number"
         ? lrs
         : 5e-5;
-    const lr = baseLr * LEARNING_RATE_SCALE;
+    const lr = baseLr * SFT_LEARNING_RATE_SCALE;
     const grad = new Array<number>(params.length).fill(0);
     let loss = 0;
     let tokens = 0;

@@ -87,7 +87,10 @@ function lookupThenAnswer(forced: boolean): Shape {
   return {
     name: forced ? "lookup-answer-forced" : "lookup-answer",
     description: `two tools (lookup, submit), system prompt, up to 4 turns, tool_choice ${forced ? '"required"' : "auto"}`,
-    scenario: (draw, i) => ({ fruit: FRUITS[i % FRUITS.length] as string, colours: randomWorld(draw) }),
+    scenario: (draw, i) => ({
+      fruit: FRUITS[i % FRUITS.length] as string,
+      colours: randomWorld(draw),
+    }),
     rollout: async (openai, s, seed) => {
       let first: string | undefined;
       const end = (reward: number) => ({ reward, tool: first });
@@ -127,7 +130,10 @@ function lookupThenAnswer(forced: boolean): Shape {
 }
 
 function said(text: string | null | undefined, s: Scenario): boolean {
-  return (text ?? "").toLowerCase().split(/\W+/).includes(s.colours[s.fruit] as string);
+  return (text ?? "")
+    .toLowerCase()
+    .split(/\W+/)
+    .includes(s.colours[s.fruit] as string);
 }
 
 /**
@@ -270,18 +276,29 @@ export async function runShape(o: RunOptions): Promise<RunResult> {
       for (const t of all) {
         const k = `${t.reward} ${t
           .messages()
-          .map((m: any) => m.tool_calls?.map((c: any) => c.function.name + c.function.arguments).join("+") ?? (m.role === "assistant" ? `"${m.content}"` : m.role === "tool" ? m.content : ""))
+          .map(
+            (m: any) =>
+              m.tool_calls?.map((c: any) => c.function.name + c.function.arguments).join("+") ??
+              (m.role === "assistant" ? `"${m.content}"` : m.role === "tool" ? m.content : ""),
+          )
           .filter(Boolean)
           .join(" > ")}`;
         counts.set(k, (counts.get(k) ?? 0) + 1);
       }
-      console.error([...counts].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, n]) => `${n} ${k}`).join("\n"));
+      console.error(
+        [...counts]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 12)
+          .map(([k, n]) => `${n} ${k}`)
+          .join("\n"),
+      );
     }
     result.final = all.reduce((a, t) => a + t.reward, 0) / all.length;
     // Collapse: the same first tool whatever the question, while questions need different ones.
     const needs = new Set(evals.map((g) => g.trajectories[0]?.metadata.fruit));
     const used = new Set(all.map((t) => t.metadata.tool));
-    result.collapsed = o.shape.name.startsWith("pick-") && needs.size > 1 && used.size === 1 && !used.has(null);
+    result.collapsed =
+      o.shape.name.startsWith("pick-") && needs.size > 1 && used.size === 1 && !used.has(null);
     return result;
   } finally {
     await emulator.close();

@@ -159,9 +159,11 @@ describe("advantages", () => {
   it("leaves advantages unscaled with normalize_advantages: false, as with scale_rewards: false", async () => {
     // Rewards 0.2 and 0: unscaled advantages ±0.1, scaled ±1.
     const small = [trajectory(["red"], [1], 0.2), trajectory(["blue"], [1], 0)];
-    const normalizeOff = await trainOnce({ normalize_advantages: false }, small);
-    const scaleOff = await trainOnce({ scale_rewards: false }, small);
-    const scaled = await trainOnce({}, small);
+    // A rate small enough that no step reaches the emulator's step bound.
+    const lr = { learning_rate: 1e-7 };
+    const normalizeOff = await trainOnce({ ...lr, normalize_advantages: false }, small);
+    const scaleOff = await trainOnce({ ...lr, scale_rewards: false }, small);
+    const scaled = await trainOnce(lr, small);
     expectSame(normalizeOff.lp, scaleOff.lp);
     expect(scaled.lp.red! - scaled.lp.green!).toBeGreaterThan(
       5 * (normalizeOff.lp.red! - normalizeOff.lp.green!),

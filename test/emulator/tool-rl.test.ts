@@ -58,7 +58,7 @@ async function meanReward(model: string): Promise<number> {
   return total / (TASKS.length * 50);
 }
 
-it("trains a two-tool agent from chance to choosing the right tool with the right argument", async () => {
+it("trains a two-tool agent from untrained to choosing the right tool with the right argument", async () => {
   const m = await createModel(emu, "fruit-agent");
   const name = `wandb-artifact:///${m.entity}/${m.project}/${m.name}`;
   const first = (await Promise.all(TASKS.map((t) => rollouts(name, t, 50, 3)))).flat();
@@ -68,7 +68,7 @@ it("trains a two-tool agent from chance to choosing the right tool with the righ
   expect(calls).toBeLessThan(0.65);
   const curve = [await meanReward(name)];
   const ratios: number[] = [];
-  for (let step = 0; step < 8; step++) {
+  for (let step = 0; step < 4; step++) {
     const groups = [];
     for (const [i, task] of TASKS.entries()) {
       const choices = await rollouts(name, task, 16, 1000 + step * 100 + i);
@@ -80,21 +80,30 @@ it("trains a two-tool agent from chance to choosing the right tool with the righ
         })),
       });
     }
+    // A group whose rewards all tie teaches nothing: leave it out, as the quickstart does.
+    const mixed = groups.filter((g) => new Set(g.trajectories.map((t) => t.reward)).size > 1);
+    if (mixed.length === 0) {
+      curve.push(curve.at(-1)!);
+      continue;
+    }
     const job = await call(emu, "POST", "/preview/training-jobs", {
       model_id: m.id,
-      trajectory_groups: groups,
+      trajectory_groups: mixed,
       experimental_config: { learning_rate: 2e-5 },
     });
     expect(job.status).toBe(200);
     const events = await waitForJob(emu, job.json.id);
     expect(events.at(-1)).toMatchObject({ type: "training_ended" });
     ratios.push(events.find((e) => e.type === "gradient_step").data.mean_importance_ratio);
-    if (step % 4 === 3) curve.push(await meanReward(name));
+    curve.push(await meanReward(name));
   }
   console.log(
-    `two-tool agent, expected reward at steps 0, 4, 8: ${curve.map((x) => x.toFixed(3)).join(" -> ")}`,
+    `two-tool agent, expected reward per step: ${curve.map((x) => x.toFixed(3)).join(" -> ")}`,
   );
-  expect(curve[0]!).toBeLessThan(0.15);
+  // Untrained: half the time a tool, half of those the right one, and the
+  // fruit asked about nearly always (an instruct model's copy prior).
+  expect(curve[0]!).toBeGreaterThan(0.15);
+  expect(curve[0]!).toBeLessThan(0.35);
   expect(curve.at(-1)!).toBeGreaterThanOrEqual(0.8);
   // The first gradient step of each job runs on fresh rollouts: ratio 1.
   for (const r of ratios) expect(r).toBeCloseTo(1, 6);
@@ -126,7 +135,9 @@ it("records forced tool_choice with the policy's own logprobs, so training on it
       ]);
       expect(lps[0]).toBeCloseTo(Math.log(0.5), 9);
       expect(lps[1]).toBeCloseTo(Math.log(0.5), 9);
-      expect(lps[2]).toBeCloseTo(-Math.log(24), 9);
+      // The fruit asked about carries the copy prior: 4 in 5 of the mass over 24 words.
+      const fruit = JSON.parse(c.message.tool_calls[0].function.arguments).fruit;
+      expect(lps[2]).toBeCloseTo(fruit === task.fruit ? Math.log(0.8) : Math.log(0.2 / 23), 9);
       trajectories.push({
         messages_and_choices: [{ role: "user", content: task.prompt }, c],
         tools: TOOLS,
