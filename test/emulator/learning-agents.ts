@@ -271,28 +271,6 @@ export async function runShape(o: RunOptions): Promise<RunResult> {
       }),
     );
     const all = evals.flatMap((g) => g.trajectories);
-    if (process.env.DUMP) {
-      const counts = new Map<string, number>();
-      for (const t of all) {
-        const k = `${t.reward} ${t
-          .messages()
-          .map(
-            (m: any) =>
-              m.tool_calls?.map((c: any) => c.function.name + c.function.arguments).join("+") ??
-              (m.role === "assistant" ? `"${m.content}"` : m.role === "tool" ? m.content : ""),
-          )
-          .filter(Boolean)
-          .join(" > ")}`;
-        counts.set(k, (counts.get(k) ?? 0) + 1);
-      }
-      console.error(
-        [...counts]
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 12)
-          .map(([k, n]) => `${n} ${k}`)
-          .join("\n"),
-      );
-    }
     result.final = all.reduce((a, t) => a + t.reward, 0) / all.length;
     // Collapse: the same first tool whatever the question, while questions need different ones.
     const needs = new Set(evals.map((g) => g.trajectories[0]?.metadata.fruit));
