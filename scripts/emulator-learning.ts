@@ -33,7 +33,7 @@ for (const name of shapes) {
       runs.push(await runShape({ shape, seed, learningRate, steps }));
     const finals = runs.map((r) => r.final);
     console.log(
-      `| ${name} | ${learningRate} | ${f(median(runs.map((r) => r.steps[0] as number)))} | ${f(median(finals))} | ${f(Math.min(...finals))} | ${finals.filter((x) => x >= 0.8).length}/${seeds} | ${runs.filter((r) => r.collapsed).length}/${seeds} |`,
+      `| ${name} | ${learningRate.toExponential(0)} | ${f(median(runs.map((r) => r.steps[0] as number)))} | ${f(median(finals))} | ${f(Math.min(...finals))} | ${finals.filter((x) => x >= 0.8).length}/${seeds} | ${runs.filter((r) => r.collapsed).length}/${seeds} |`,
     );
     if (process.env.VERBOSE)
       for (const r of runs)
