@@ -1,7 +1,8 @@
 // The emulator's trainable policy: a tiny bag-of-words model over a word
 // vocabulary. The logit of the next token is the sum of the context rows of
 // the prompt's features, a bigram row of the previous token, and shared copy
-// weights for words a tool answered or the user asked about (MODEL.md).
+// weights (plus fixed priors) for words a tool answered or the user asked
+// about (MODEL.md).
 // Tool names and argument words are tokens of the same model, so RL moves
 // them like any other token. Everything is plain arrays.
 
@@ -147,8 +148,9 @@ type MessageLike = { role?: unknown; content?: unknown };
 
 /**
  * The prompt's features (sorted row ids): the words of the last user message
- * (vocabulary words by themselves, other words by hashed bucket), and the
- * vocabulary words of the tool results that came after it.
+ * (vocabulary words by themselves, other words by hashed bucket), the message
+ * as a whole (hashed), and the vocabulary words of the tool results that came
+ * after it.
  */
 export function promptFeatures(messages: readonly MessageLike[]): number[] {
   const rows = new Set<number>();
@@ -217,6 +219,13 @@ export function startPrev(features: readonly number[]): number {
 }
 
 /**
+ * The copy weights count this many times: "repeat what the tool said" is
+ * one rule for every word, and a real model learns the rule, not a word per
+ * question, so its update outweighs the rows of the words themselves.
+ */
+const COPY_WEIGHT = 3;
+const FUNCTION_WORDS = new Set(["the", "a", "is", "and"].map((w) => INDEX.get(w) as number));
+/**
  * What an instruct model brings to tool use before any training: it passes
  * the word the user asked about as an argument (a content word, not `the`,
  * `a`, `is` or `and`, and only until a tool has answered), and it repeats
@@ -224,13 +233,6 @@ export function startPrev(features: readonly number[]): number {
  * top of the learnt copy weights), worth four times the mass of the other
  * words together, so an untrained model copies about 4 times in 5.
  */
-/**
- * The copy weights count this many times: "repeat what the tool said" is
- * one rule for every word, and a real model learns the rule, not a word per
- * question, so its update outweighs the rows of the words themselves.
- */
-const COPY_WEIGHT = 3;
-const FUNCTION_WORDS = new Set(["the", "a", "is", "and"].map((w) => INDEX.get(w) as number));
 export const COPY_PRIOR = Math.log(4 * (W - 1));
 
 /** How much a feature row counts in the logits (and so in the gradient). */
