@@ -192,6 +192,12 @@ const DRAWN = new Set([
   "logs",
 ]);
 
+/** Fields left out of "other fields" when they hold ART's default. */
+const QUIET: Record<string, unknown> = {
+  initial_policy_version: null,
+  final_policy_version: null,
+};
+
 /** A trajectory in the page's form (its values already depth-capped). */
 export function pageTrajectory(t: ReportTrajectory): PageTrajectory {
   const histories = [historyOf("main conversation", t.messages_and_choices, t.tools)];
@@ -210,7 +216,7 @@ export function pageTrajectory(t: ReportTrajectory): PageTrajectory {
   if (t.metrics !== undefined) out.metrics = t.metrics;
   if (t.logs !== undefined) out.logs = t.logs;
   const other: Json = {};
-  for (const k of Object.keys(t)) if (!DRAWN.has(k)) other[k] = t[k];
+  for (const k of Object.keys(t)) if (!DRAWN.has(k) && !(k in QUIET && t[k] === QUIET[k])) other[k] = t[k];
   if (extra !== undefined && !Array.isArray(extra)) other.additional_histories = extra;
   if (Object.keys(other).length) out.other = other;
   return out;

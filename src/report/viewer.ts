@@ -247,15 +247,16 @@ export const SCRIPT = `
   function preview(t) {
     if (!t) return "";
     var items = t.histories[0] ? t.histories[0].items : [];
-    for (var k = items.length - 1; k >= 0; k--) {
-      var m = items[k];
-      if (m.role !== "assistant" && m.k !== "c") continue;
-      var s = m.text || "";
-      (m.calls || []).forEach(function (c) { s += (s ? "\\n" : "") + "\\u2192 " + c.name + "(" + c.args + ")"; });
-      if (!s && m.rawCalls !== undefined) s = "tool_calls: " + JSON.stringify(m.rawCalls);
-      if (s) return s.length > 400 ? s.slice(0, 400) + "\\u2026" : s;
-    }
-    return "(no assistant answer)";
+    var calls = [], last = "";
+    items.forEach(function (m) {
+      if (m.role !== "assistant" && m.k !== "c") return;
+      (m.calls || []).forEach(function (c) { calls.push("\u2192 " + c.name + "(" + c.args + ")"); });
+      if (m.rawCalls !== undefined) calls.push("tool_calls: " + JSON.stringify(m.rawCalls));
+      if (m.text) last = m.text;
+    });
+    var s = calls.concat(last ? [last] : []).join("\n");
+    if (!s) return "(no assistant answer)";
+    return s.length > 400 ? s.slice(0, 400) + "\u2026" : s;
   }
   function card(i, g) {
     var b = el("button", "tcard");

@@ -11,6 +11,12 @@ export {
   followTrainingJob,
   type TrainingProgress,
 } from "./follow.js";
+export {
+  type CheckpointEvaluation,
+  type EvaluateCheckpointsOptions,
+  type EvaluationContext,
+  evaluateCheckpoints,
+} from "./evaluate.js";
 export { type GroupInput, toWireGroups } from "./groups.js";
 export {
   type CreatedJob,
