@@ -93,16 +93,26 @@ export function rewardStats(
 ): { mean: number; std: number; min: number; max: number; count: number } | undefined {
   const n = values.length;
   if (n === 0) return undefined;
-  let mean = 0;
+  let sum = 0;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   for (const v of values) {
-    mean += v / n;
+    sum += v;
     if (v < min) min = v;
     if (v > max) max = v;
   }
+  let mean = sum / n;
+  if (!Number.isFinite(mean)) {
+    mean = 0;
+    for (const v of values) mean += v / n;
+  }
   let variance = 0;
-  for (const v of values) variance += ((v - mean) / Math.sqrt(n)) ** 2;
+  for (const v of values) variance += (v - mean) ** 2;
+  variance /= n;
+  if (!Number.isFinite(variance)) {
+    variance = 0;
+    for (const v of values) variance += ((v - mean) / Math.sqrt(n)) ** 2;
+  }
   return { mean, std: Math.sqrt(variance), min, max, count: n };
 }
 

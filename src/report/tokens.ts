@@ -36,11 +36,14 @@ function byteList(value: unknown): Uint8Array | undefined {
 }
 
 /**
- * The text a token stands for: its bytes when they spell something other than
- * its `token_id:N` label (vLLM sends the label's own bytes), else its string.
+ * The text a token stands for: its string, unless that is a label
+ * (`token_id:N` from vLLM, `bytes:\\x..` for part of a character), in which
+ * case its bytes when they spell something else (vLLM sends the label's own
+ * bytes: then the label stays).
  */
 function textOf(entry: Record<string, unknown>, decoder: TextDecoder, stream: boolean): string {
   const token = typeof entry.token === "string" ? entry.token : String(entry.token ?? "");
+  if (!TOKEN_ID.test(token) && !token.startsWith("bytes:")) return token;
   const bytes = byteList(entry.bytes);
   if (bytes) {
     const text = decoder.decode(bytes, { stream });
