@@ -250,13 +250,13 @@ export const SCRIPT = `
     var calls = [], last = "";
     items.forEach(function (m) {
       if (m.role !== "assistant" && m.k !== "c") return;
-      (m.calls || []).forEach(function (c) { calls.push("\u2192 " + c.name + "(" + c.args + ")"); });
+      (m.calls || []).forEach(function (c) { calls.push("\\u2192 " + c.name + "(" + c.args + ")"); });
       if (m.rawCalls !== undefined) calls.push("tool_calls: " + JSON.stringify(m.rawCalls));
       if (m.text) last = m.text;
     });
-    var s = calls.concat(last ? [last] : []).join("\n");
+    var s = calls.concat(last ? [last] : []).join("\\n");
     if (!s) return "(no assistant answer)";
-    return s.length > 400 ? s.slice(0, 400) + "\u2026" : s;
+    return s.length > 400 ? s.slice(0, 400) + "\\u2026" : s;
   }
   function card(i, g) {
     var b = el("button", "tcard");

@@ -10,6 +10,7 @@ import {
   writeReport,
 } from "../../src/report/index.js";
 import { pageTokens } from "../../src/report/tokens.js";
+import { SCRIPT } from "../../src/report/viewer.js";
 import { recordedRun, SCENARIOS } from "./fixture.js";
 
 const traj = (reward: number, text = "red") => ({
@@ -97,6 +98,10 @@ it("turns vLLM token ids into the text they produced, and keeps each token's pro
   expect(split?.tokens.map((t) => t[0])).toEqual(["", "€", " 5"]);
   // A null entry: the logprobs are shown as JSON, never dropped.
   expect(pageTokens({ content: [null] }, "x")).toEqual({ mode: "raw", tokens: [], raw: { content: [null] } });
+});
+
+it("ships a viewer script that parses", () => {
+  expect(() => new Function(SCRIPT)).not.toThrow();
 });
 
 it("renders one self-contained page: no external resource, data that cannot close its script", () => {
