@@ -64,7 +64,9 @@ export function lineChart(series: readonly ChartSeries[], o: ChartOptions): stri
   const pad = { left: 58, right: 16, top: 16, bottom: 40 };
   const innerW = w - pad.left - pad.right;
   const innerH = h - pad.top - pad.bottom;
-  const all = series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
+  const all = series
+    .flatMap((s) => s.points)
+    .filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
   const open = `<svg${id} class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" preserveAspectRatio="xMinYMin meet" role="img" aria-label="${escapeHtml(o.label)}">`;
   if (all.length === 0)
     return `${open}<text x="${w / 2}" y="${h / 2}" text-anchor="middle" class="axis">Nothing logged</text></svg>`;
@@ -99,7 +101,9 @@ export function lineChart(series: readonly ChartSeries[], o: ChartOptions): stri
   const every = Math.max(1, Math.ceil(xs.length / 10));
   xs.forEach((s, i) => {
     if (i % every === 0 || i === xs.length - 1)
-      parts.push(`<text x="${x(s)}" y="${pad.top + innerH + 16}" text-anchor="middle" class="tick">${fmt(s).replace(/\.000$/, "")}</text>`);
+      parts.push(
+        `<text x="${x(s)}" y="${pad.top + innerH + 16}" text-anchor="middle" class="tick">${fmt(s).replace(/\.000$/, "")}</text>`,
+      );
   });
   parts.push(
     `<text x="${pad.left + innerW / 2}" y="${h - 4}" text-anchor="middle" class="axis">step</text>`,
@@ -113,14 +117,22 @@ export function lineChart(series: readonly ChartSeries[], o: ChartOptions): stri
     if (pts.some((p) => p.lo !== undefined)) {
       const upper = pts.map((p) => `${x(p.x)},${y(Math.max(p.y, p.hi ?? p.y))}`);
       const lower = pts.map((p) => `${x(p.x)},${y(Math.min(p.y, p.lo ?? p.y))}`).reverse();
-      parts.push(`<polygon class="band" points="${[...upper, ...lower].join(" ")}" fill="${color}" fill-opacity="0.15" stroke="none"/>`);
+      parts.push(
+        `<polygon class="band" points="${[...upper, ...lower].join(" ")}" fill="${color}" fill-opacity="0.15" stroke="none"/>`,
+      );
     }
     for (const p of pts)
       if (p.min !== undefined && p.max !== undefined)
-        parts.push(`<line class="range" x1="${x(p.x)}" x2="${x(p.x)}" y1="${y(p.min)}" y2="${y(p.max)}" stroke="${color}" stroke-opacity="0.35"/>`);
-    parts.push(`<polyline class="mean" points="${pts.map((p) => `${x(p.x)},${y(p.y)}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"/>`);
+        parts.push(
+          `<line class="range" x1="${x(p.x)}" x2="${x(p.x)}" y1="${y(p.min)}" y2="${y(p.max)}" stroke="${color}" stroke-opacity="0.35"/>`,
+        );
+    parts.push(
+      `<polyline class="mean" points="${pts.map((p) => `${x(p.x)},${y(p.y)}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"/>`,
+    );
     for (const p of pts)
-      parts.push(`<circle cx="${x(p.x)}" cy="${y(p.y)}" r="3.5" fill="${color}"><title>${escapeHtml(p.title)}</title></circle>`);
+      parts.push(
+        `<circle cx="${x(p.x)}" cy="${y(p.y)}" r="3.5" fill="${color}"><title>${escapeHtml(p.title)}</title></circle>`,
+      );
     parts.push("</g>");
   });
   const legend =

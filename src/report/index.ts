@@ -7,12 +7,13 @@ import type { ReportRun } from "./run.js";
 
 export { loadDataDir, loadJsonl } from "./load.js";
 export { renderReport, reportParts } from "./render.js";
+// The root entry point (src/index.ts) re-exports writeReport, renderReport and the types.
 export type {
   ReportGroup,
   ReportRun,
   ReportStep,
-  ReportTrajectory,
   ReportTraining,
+  ReportTrajectory,
   StepStats,
 } from "./run.js";
 export { groupAdvantages, stepStats } from "./run.js";

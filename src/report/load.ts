@@ -30,7 +30,8 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
       `Cannot read the emulator's state at ${file} (${(error as Error).message}); pass the --data-dir the emulator ran with, or a JSONL file of groups.`,
     );
   }
-  const list = (key: string) => (Array.isArray(state[key]) ? (state[key] as unknown[]) : []).filter(isObject);
+  const list = (key: string) =>
+    (Array.isArray(state[key]) ? (state[key] as unknown[]) : []).filter(isObject);
   const models = list("models");
   const jobs = list("jobs").filter((j) => j.kind === "rl");
   const logs = list("logs");
@@ -144,7 +145,10 @@ export async function loadJsonl(file: string): Promise<ReportRun> {
   const steps: ReportStep[] = [];
   const loose = new Map<string, ReportStep>();
   let i = 0;
-  const lines = createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = createInterface({
+    input: createReadStream(file, "utf8"),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
   try {
     for await (const line of lines) {
       i += 1;
@@ -177,8 +181,13 @@ export async function loadJsonl(file: string): Promise<ReportRun> {
         );
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR")
-      throw new Error(`Cannot read ${file} (${(error as NodeJS.ErrnoException).code}); pass a JSONL file of groups.`);
+    if (
+      (error as NodeJS.ErrnoException).code === "ENOENT" ||
+      (error as NodeJS.ErrnoException).code === "EISDIR"
+    )
+      throw new Error(
+        `Cannot read ${file} (${(error as NodeJS.ErrnoException).code}); pass a JSONL file of groups.`,
+      );
     throw error;
   } finally {
     lines.close();

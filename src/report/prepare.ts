@@ -2,7 +2,8 @@
 // length, tools, group, scenario) read when the page opens, and the
 // trajectories themselves in chunks the page parses only when it shows one.
 // Loops only, no recursion: a run of any size or nesting builds.
-import { type PageTokens, pageTokens } from "./tokens.js";
+
+import { hasRewardSignal } from "../trajectory/index.js";
 import {
   groupAdvantages,
   type ReportGroup,
@@ -10,7 +11,7 @@ import {
   type ReportTrajectory,
   rewardStats,
 } from "./run.js";
-import { hasRewardSignal } from "../trajectory/index.js";
+import { type PageTokens, pageTokens } from "./tokens.js";
 
 type Json = Record<string, unknown>;
 const isObject = (x: unknown): x is Json => !!x && typeof x === "object" && !Array.isArray(x);
@@ -154,7 +155,10 @@ function itemOf(item: unknown): PageItem {
   if (!isObject(item)) return { k: "x", raw: item };
   const choice = "finish_reason" in item && "message" in item;
   const m = choice ? (isObject(item.message) ? item.message : {}) : item;
-  const out: PageItem = { k: choice ? "c" : "m", role: String(m.role ?? (choice ? "assistant" : "?")) };
+  const out: PageItem = {
+    k: choice ? "c" : "m",
+    role: String(m.role ?? (choice ? "assistant" : "?")),
+  };
   Object.assign(out, textOf(m.content), callsOf(m.tool_calls));
   const reasoning = m.reasoning_content ?? m.reasoning;
   if (typeof reasoning === "string" && reasoning) out.reasoning = reasoning;
@@ -216,19 +220,31 @@ export function pageTrajectory(t: ReportTrajectory): PageTrajectory {
   if (t.metrics !== undefined) out.metrics = t.metrics;
   if (t.logs !== undefined) out.logs = t.logs;
   const other: Json = {};
-  for (const k of Object.keys(t)) if (!DRAWN.has(k) && !(k in QUIET && t[k] === QUIET[k])) other[k] = t[k];
+  for (const k of Object.keys(t))
+    if (!DRAWN.has(k) && !(k in QUIET && t[k] === QUIET[k])) other[k] = t[k];
   if (extra !== undefined && !Array.isArray(extra)) other.additional_histories = extra;
   if (Object.keys(other).length) out.other = other;
   return out;
 }
 
-const SCENARIO_KEYS = ["scenario", "scenario_id", "scenario_name", "task", "task_id", "example_id", "prompt_id", "id", "name"];
+const SCENARIO_KEYS = [
+  "scenario",
+  "scenario_id",
+  "scenario_name",
+  "task",
+  "task_id",
+  "example_id",
+  "prompt_id",
+  "id",
+  "name",
+];
 
 /** The scenario a group ran, from its own metadata or its trajectories'; else its number. */
 export function scenarioOf(group: ReportGroup, index: number): string {
   const gm = isObject(group.metadata) ? group.metadata : {};
   const metas = group.trajectories.map((t) => (isObject(t.metadata) ? t.metadata : {}));
-  const scalar = (v: unknown) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+  const scalar = (v: unknown) =>
+    typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
   for (const k of SCENARIO_KEYS) {
     if (scalar(gm[k])) return String(gm[k]);
     const v = metas[0]?.[k];
@@ -237,7 +253,8 @@ export function scenarioOf(group: ReportGroup, index: number): string {
   // A metadata value every trajectory of the group shares names it.
   const first = metas[0] ?? {};
   for (const [k, v] of Object.entries(first))
-    if (scalar(v) && k !== "checkpoint_step" && metas.every((m) => m[k] === v)) return `${k}=${String(v)}`;
+    if (scalar(v) && k !== "checkpoint_step" && metas.every((m) => m[k] === v))
+      return `${k}=${String(v)}`;
   return `group ${index + 1}`;
 }
 
@@ -281,7 +298,9 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
   steps.forEach((s, si) => {
     const entry = { step: s.step, split: s.split, first: index.groups.length, count: 0, n: 0 };
     s.groups.forEach((g, gi) => {
-      const rewards = g.trajectories.map((t) => (typeof t.reward === "number" ? t.reward : Number.NaN));
+      const rewards = g.trajectories.map((t) =>
+        typeof t.reward === "number" ? t.reward : Number.NaN,
+      );
       const adv = groupAdvantages(rewards, s.scaleRewards ?? true, s.advantageBalance ?? 0);
       const stats = rewardStats(rewards.filter((r) => Number.isFinite(r)));
       const group: PageGroup = {
@@ -295,7 +314,8 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
       if (g.metadata !== undefined) group.metadata = capDepth(g.metadata);
       if (g.exceptions !== undefined && !(Array.isArray(g.exceptions) && g.exceptions.length === 0))
         group.exceptions = capDepth(g.exceptions);
-      if (g.logs !== undefined && !(Array.isArray(g.logs) && g.logs.length === 0)) group.logs = capDepth(g.logs);
+      if (g.logs !== undefined && !(Array.isArray(g.logs) && g.logs.length === 0))
+        group.logs = capDepth(g.logs);
       index.groups.push(group);
       g.trajectories.forEach((t, k) => {
         order.push(t);

@@ -25,10 +25,15 @@ const METRIC_SKIP = new Set(["reward", "reward_std_dev", "clipped_tokens", "num_
 
 function metricNames(training: readonly ReportTraining[]): string[] {
   const seen = new Set<string>();
-  for (const t of training) for (const k of Object.keys(t.metrics)) if (!METRIC_SKIP.has(k)) seen.add(k);
+  for (const t of training)
+    for (const k of Object.keys(t.metrics)) if (!METRIC_SKIP.has(k)) seen.add(k);
   const rank = (k: string) => {
     const i = METRIC_ORDER.indexOf(k);
-    return i === -1 ? (k.includes("kl") ? METRIC_ORDER.indexOf("kl") + 0.5 : METRIC_ORDER.length) : i;
+    return i === -1
+      ? k.includes("kl")
+        ? METRIC_ORDER.indexOf("kl") + 0.5
+        : METRIC_ORDER.length
+      : i;
   };
   return [...seen].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
@@ -52,10 +57,20 @@ function trainingSection(run: ReportRun, index: PageIndex, colors: Record<string
               name,
               points: training
                 .filter((t) => typeof t.metrics[name] === "number")
-                .map((t) => ({ x: t.step, y: t.metrics[name] as number, title: `step ${t.step}: ${name} ${fmt(t.metrics[name] as number)}` })),
+                .map((t) => ({
+                  x: t.step,
+                  y: t.metrics[name] as number,
+                  title: `step ${t.step}: ${name} ${fmt(t.metrics[name] as number)}`,
+                })),
             },
           ],
-          { label: `${name} per step`, yLabel: name, width: 380, height: 200, colors: { [name]: "#7c3aed" } },
+          {
+            label: `${name} per step`,
+            yLabel: name,
+            width: 380,
+            height: 200,
+            colors: { [name]: "#7c3aed" },
+          },
         )}</figure>`,
     )
     .join("");
@@ -124,7 +139,9 @@ ${splits.length ? rewardChart(stats, { id: "val-chart", splits, colors }) : ""}
 export function* reportParts(run: ReportRun): Generator<string> {
   const { index, chunks } = preparePage(run);
   const trajectories = index.reward.length;
-  const splits = [...new Set(run.steps.map((s) => s.split))].sort((a, b) => (a === "train" ? -1 : b === "train" ? 1 : a.localeCompare(b)));
+  const splits = [...new Set(run.steps.map((s) => s.split))].sort((a, b) =>
+    a === "train" ? -1 : b === "train" ? 1 : a.localeCompare(b),
+  );
   const colors = splitColors(splits);
   const scale = [0, 0.25, 0.5, 0.75, 1]
     .map(

@@ -128,7 +128,10 @@ export function groupAdvantages(
   scaleRewards = true,
   advantageBalance = 0,
 ): number[] {
-  const balance = Math.min(1, Math.max(-1, Number.isFinite(advantageBalance) ? advantageBalance : 0));
+  const balance = Math.min(
+    1,
+    Math.max(-1, Number.isFinite(advantageBalance) ? advantageBalance : 0),
+  );
   const finite = rewards.filter((r) => Number.isFinite(r));
   const stats = rewardStats(finite);
   if (!stats || stats.std < 1e-9) return rewards.map(() => 0);

@@ -31,7 +31,8 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
 /** A byte list as the server sends it (`bytes`), or undefined when it is not one. */
 function byteList(value: unknown): Uint8Array | undefined {
   if (!Array.isArray(value)) return undefined;
-  for (const b of value) if (typeof b !== "number" || !Number.isInteger(b) || b < 0 || b > 255) return undefined;
+  for (const b of value)
+    if (typeof b !== "number" || !Number.isInteger(b) || b < 0 || b > 255) return undefined;
   return Uint8Array.from(value as number[]);
 }
 

@@ -488,6 +488,7 @@ export const SCRIPT = `
     var root = $("compare");
     root.textContent = "";
     if (!evalSplits.length) {
+      cmpSplit.closest(".controls").hidden = true;
       root.appendChild(el("p", "meta", "No evaluation split is logged: run evaluateCheckpoints(model, { scenarios, steps, rollout }) to answer the same scenarios at chosen checkpoints (logged as the val split), then write the report again."));
       return;
     }

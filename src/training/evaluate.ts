@@ -2,8 +2,8 @@
 // each step, so a report can put the answers of two steps side by side.
 import type OpenAI from "openai";
 import PQueue from "p-queue";
-import { InvalidArgumentError } from "../util/argument-error.js";
 import { type Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import type { GroupCheck, OpenAIWrapper, TrainableModel } from "./model.js";
 
 /** What a rollout of {@link evaluateCheckpoints} is given. */
@@ -107,21 +107,51 @@ export async function evaluateCheckpoints<S>(
     throw new InvalidArgumentError(CALL, "options", "an object", options);
   const { scenarios, steps, rollout } = options;
   if (!Array.isArray(scenarios) || scenarios.length === 0)
-    throw new InvalidArgumentError(CALL, "options.scenarios", "a non-empty array of scenarios", scenarios);
+    throw new InvalidArgumentError(
+      CALL,
+      "options.scenarios",
+      "a non-empty array of scenarios",
+      scenarios,
+    );
   if (!Array.isArray(steps) || steps.length === 0)
-    throw new InvalidArgumentError(CALL, "options.steps", "a non-empty array of checkpoint steps", steps);
+    throw new InvalidArgumentError(
+      CALL,
+      "options.steps",
+      "a non-empty array of checkpoint steps",
+      steps,
+    );
   steps.forEach((s, i) => {
     if (!Number.isInteger(s) || s < 0)
-      throw new InvalidArgumentError(CALL, `options.steps[${i}]`, "a step: an integer of 0 or more", s);
+      throw new InvalidArgumentError(
+        CALL,
+        `options.steps[${i}]`,
+        "a step: an integer of 0 or more",
+        s,
+      );
   });
   if (typeof rollout !== "function")
-    throw new InvalidArgumentError(CALL, "options.rollout", "a function (scenario, ctx) => Promise<Trajectory>", rollout);
+    throw new InvalidArgumentError(
+      CALL,
+      "options.rollout",
+      "a function (scenario, ctx) => Promise<Trajectory>",
+      rollout,
+    );
   const per = options.rolloutsPerScenario ?? 1;
   if (!Number.isInteger(per) || per < 1)
-    throw new InvalidArgumentError(CALL, "options.rolloutsPerScenario", "an integer of 1 or more", per);
+    throw new InvalidArgumentError(
+      CALL,
+      "options.rolloutsPerScenario",
+      "an integer of 1 or more",
+      per,
+    );
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new InvalidArgumentError(CALL, "options.concurrency", "an integer of 1 or more", concurrency);
+    throw new InvalidArgumentError(
+      CALL,
+      "options.concurrency",
+      "an integer of 1 or more",
+      concurrency,
+    );
   const split = options.split ?? "val";
   if (typeof split !== "string" || split === "")
     throw new InvalidArgumentError(CALL, "options.split", "a non-empty string", split);
@@ -129,7 +159,12 @@ export async function evaluateCheckpoints<S>(
   const names = scenarios.map((s, i) => {
     const n = nameOf(s, i);
     if (typeof n !== "string" || n === "")
-      throw new InvalidArgumentError(CALL, `options.name(scenarios[${i}])`, "a non-empty string", n);
+      throw new InvalidArgumentError(
+        CALL,
+        `options.name(scenarios[${i}])`,
+        "a non-empty string",
+        n,
+      );
     return n;
   });
 
@@ -147,8 +182,17 @@ export async function evaluateCheckpoints<S>(
           const ctx = { step, openai, model: inference, scenario: names[i] as string, attempt };
           try {
             const t = await rollout(scenario, ctx);
-            if (!t || typeof t !== "object" || !Array.isArray((t as Trajectory).messages_and_choices))
-              throw new InvalidArgumentError(CALL, "options.rollout(...)", "to resolve to a Trajectory", t);
+            if (
+              !t ||
+              typeof t !== "object" ||
+              !Array.isArray((t as Trajectory).messages_and_choices)
+            )
+              throw new InvalidArgumentError(
+                CALL,
+                "options.rollout(...)",
+                "to resolve to a Trajectory",
+                t,
+              );
             t.metadata = { ...t.metadata, scenario: names[i], checkpoint_step: step };
             t.initial_policy_version ??= step;
             t.final_policy_version ??= step;
@@ -167,7 +211,8 @@ export async function evaluateCheckpoints<S>(
         new TrajectoryGroup(items, { metadata: { scenario: names[i], checkpoint_step: step } }),
     );
     const logged = groups.filter((g) => g.trajectories.length > 0);
-    if (logged.length > 0) await model.log(logged, { split, validate: options.validate, signal: options.signal });
+    if (logged.length > 0)
+      await model.log(logged, { split, validate: options.validate, signal: options.signal });
     const rewards: Record<string, number> = {};
     groups.forEach((g, i) => {
       rewards[names[i] as string] = mean(g.trajectories.map((t) => t.reward));

@@ -6,17 +6,17 @@ export {
   TrainingFailedError,
 } from "./errors.js";
 export {
-  type FollowOptions,
-  type FollowResult,
-  followTrainingJob,
-  type TrainingProgress,
-} from "./follow.js";
-export {
   type CheckpointEvaluation,
   type EvaluateCheckpointsOptions,
   type EvaluationContext,
   evaluateCheckpoints,
 } from "./evaluate.js";
+export {
+  type FollowOptions,
+  type FollowResult,
+  followTrainingJob,
+  type TrainingProgress,
+} from "./follow.js";
 export { type GroupInput, toWireGroups } from "./groups.js";
 export {
   type CreatedJob,

@@ -87,7 +87,9 @@ it("shows the training view: reward per step, the service's metrics as curves, a
     expect(captions.slice(0, 4)).toEqual(["loss", "policy_loss", "entropy", "grad_norm"]);
     expect(captions).toContain("clipped_fraction");
     expect(captions).toContain("mean_importance_ratio");
-    expect(await tab.locator("#view-training figure.metric polyline.mean").count()).toBe(captions.length);
+    expect(await tab.locator("#view-training figure.metric polyline.mean").count()).toBe(
+      captions.length,
+    );
     const rows = await tab.locator("#step-table tbody tr").allTextContents();
     expect(rows.filter((r) => r.includes("completed"))).toHaveLength(2);
     expect(rows[0]).toContain("2/3"); // two of the three groups carried a signal
@@ -103,18 +105,30 @@ it("shows a group side by side, filters, sorts and moves by keyboard to a trajec
   const { tab, problems } = await open(runPage);
   try {
     await tab.keyboard.press("2");
-    await tab.selectOption("#step-select", { label: (await tab.locator("#step-select option").first().textContent())! });
+    await tab.selectOption("#step-select", {
+      label: (await tab.locator("#step-select option").first().textContent())!,
+    });
     const groups = tab.locator("#groups .group");
     expect(await groups.count()).toBe(3);
-    expect(await groups.locator(".scenario").allTextContents()).toEqual(["apple", "banana", "pear"]);
+    expect(await groups.locator(".scenario").allTextContents()).toEqual([
+      "apple",
+      "banana",
+      "pear",
+    ]);
     // The group whose rewards are all equal is marked, with its failed rollout.
     const pear = groups.nth(2);
     expect(await pear.locator(".flag").allTextContents()).toEqual(["no signal", "1 exception(s)"]);
-    expect(await pear.locator(".tcard .zero").allTextContents()).toEqual(["adv 0.00", "adv 0.00", "adv 0.00"]);
+    expect(await pear.locator(".tcard .zero").allTextContents()).toEqual([
+      "adv 0.00",
+      "adv 0.00",
+      "adv 0.00",
+    ]);
     // Cards of a group: reward, advantage, length, tools.
     const cards = groups.first().locator(".tcard");
     expect(await cards.count()).toBe(4);
-    expect(await cards.first().locator(".nums").textContent()).toMatch(/reward \d\.\d{3}adv [+-]?\d\.\d\d\d+ tok · \d+ turns/);
+    expect(await cards.first().locator(".nums").textContent()).toMatch(
+      /reward \d\.\d{3}adv [+-]?\d\.\d\d\d+ tok · \d+ turns/,
+    );
     const boxes = await Promise.all([0, 1].map(async (i) => (await cards.nth(i).boundingBox())!));
     expect(boxes[1]!.x).toBeGreaterThan(boxes[0]!.x + boxes[0]!.width - 1); // side by side
 
@@ -127,7 +141,13 @@ it("shows a group side by side, filters, sorts and moves by keyboard to a trajec
     await tab.check("#f-signal");
     await expect.poll(() => groups.count()).toBe(2);
     await tab.fill("#f-min", "1");
-    await expect.poll(async () => (await tab.locator("#groups .tcard").allTextContents()).every((t) => t.includes("reward 1.000"))).toBe(true);
+    await expect
+      .poll(async () =>
+        (await tab.locator("#groups .tcard").allTextContents()).every((t) =>
+          t.includes("reward 1.000"),
+        ),
+      )
+      .toBe(true);
     await tab.fill("#f-min", "");
     await tab.uncheck("#f-signal");
     await tab.fill("#f-text", "many banana");
@@ -136,7 +156,9 @@ it("shows a group side by side, filters, sorts and moves by keyboard to a trajec
     await expect.poll(() => groups.count()).toBe(3);
     // Sort by reward, highest first: within each group, rewards never rise.
     await tab.selectOption("#f-sort", "reward-desc");
-    const rewards = (await groups.first().locator(".tcard .nums").allTextContents()).map((t) => Number(/reward (\S+)/.exec(t)![1]));
+    const rewards = (await groups.first().locator(".tcard .nums").allTextContents()).map((t) =>
+      Number(/reward (\S+)/.exec(t)![1]),
+    );
     expect(rewards).toEqual([...rewards].sort((a, b) => b - a));
 
     // Keyboard: j moves the cursor, Enter opens, j/k move between trajectories, Esc goes back.
@@ -181,9 +203,13 @@ it("shows a trajectory: token ids as text shaded by probability, every history, 
     expect(await token.evaluate((e) => getComputedStyle(e).backgroundColor)).toMatch(/^rgb/);
     expect(await token.getAttribute("title")).toMatch(/^p 0\.\d{3} {2}\(logprob -?\d/);
     // The tool call, paired with its result; the tool message names its call.
-    expect(await histories.first().locator(".call").first().textContent()).toMatch(/^→ check_stock\(\{"fruit":"(apple|banana)"\}\)$/);
+    expect(await histories.first().locator(".call").first().textContent()).toMatch(
+      /^→ check_stock\(\{"fruit":"(apple|banana)"\}\)$/,
+    );
     expect(await histories.first().locator(".result").first().textContent()).toBe("⇐ three left");
-    expect(await histories.first().locator(".msg[data-role=tool] .meta").first().textContent()).toMatch(/^↳ result of check_stock/);
+    expect(
+      await histories.first().locator(".msg[data-role=tool] .meta").first().textContent(),
+    ).toMatch(/^↳ result of check_stock/);
     // The sub-agent's own conversation, its Choice trained in that history.
     expect(await histories.nth(1).locator(".msg.trained").count()).toBe(1);
     const headings = await tab.locator("#trajectory .card h2").allTextContents();
@@ -211,8 +237,12 @@ it("compares two checkpoints on the same scenarios, with the val curve", async (
     ]);
     const sides = rows.first().locator(".cmp-side");
     expect(await sides.count()).toBe(2);
-    expect(await sides.first().locator(".meta").first().textContent()).toMatch(/^step 0 · mean reward /);
-    expect(await sides.nth(1).locator(".meta").first().textContent()).toMatch(/^step 2 · mean reward /);
+    expect(await sides.first().locator(".meta").first().textContent()).toMatch(
+      /^step 0 · mean reward /,
+    );
+    expect(await sides.nth(1).locator(".meta").first().textContent()).toMatch(
+      /^step 2 · mean reward /,
+    );
     expect(await sides.nth(1).locator(".answer").count()).toBe(2);
     const a = (await sides.first().boundingBox())!;
     const b = (await sides.nth(1).boundingBox())!;
@@ -237,13 +267,19 @@ it("fits a phone's width: no sideways scroll in any view, the compared answers s
     await tab.keyboard.press("2");
     await tab.locator("#groups .tcard").first().click();
     expect(await scrollWidth(tab)).toBeLessThanOrEqual(390);
-    await tab.screenshot({ path: path.join(OUTPUT, "report-phone-trajectory.png"), fullPage: true });
+    await tab.screenshot({
+      path: path.join(OUTPUT, "report-phone-trajectory.png"),
+      fullPage: true,
+    });
     await tab.keyboard.press("4");
     const sides = tab.locator("#compare .cmp-row").first().locator(".cmp-side");
     const a = (await sides.first().boundingBox())!;
     const b = (await sides.nth(1).boundingBox())!;
     expect(b.y).toBeGreaterThan(a.y + a.height - 1);
-    await tab.screenshot({ path: path.join(OUTPUT, "report-phone-checkpoints.png"), fullPage: true });
+    await tab.screenshot({
+      path: path.join(OUTPUT, "report-phone-checkpoints.png"),
+      fullPage: true,
+    });
     expect(problems).toEqual([]);
   } finally {
     await tab.close();
@@ -269,9 +305,20 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
         message: {
           role: "assistant",
           content: hostile,
-          tool_calls: [{ id: "c1", type: "function", function: { name: hostile, arguments: hostile } }],
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: hostile, arguments: hostile } },
+          ],
         },
-        logprobs: { content: [{ token: hostile, logprob: -0.3, bytes: null, top_logprobs: [{ token: hostile, logprob: -1 }] }] },
+        logprobs: {
+          content: [
+            {
+              token: hostile,
+              logprob: -0.3,
+              bytes: null,
+              top_logprobs: [{ token: hostile, logprob: -1 }],
+            },
+          ],
+        },
       },
       { role: "tool", tool_call_id: "c1", content: hostile },
       {
@@ -286,13 +333,19 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
     metadata: { scenario: hostile },
     logs: [hostile],
   };
-  const other = { messages_and_choices: [{ role: "user", content: "q" }], reward: 1, metadata: { scenario: hostile } };
+  const other = {
+    messages_and_choices: [{ role: "user", content: "q" }],
+    reward: 1,
+    metadata: { scenario: hostile },
+  };
   const file = path.join(dir, "hostile.jsonl");
   await writeFile(
     file,
     `${JSON.stringify({ step: -1e308, trajectories: [trajectory, other], exceptions: [{ type: hostile, message: hostile }] })}\n${JSON.stringify({ step: 1e308, trajectories: [other] })}\n`,
   );
-  const page = (await writeReport({ groupsFile: file, out: path.join(dir, "hostile.html"), title: hostile })).path;
+  const page = (
+    await writeReport({ groupsFile: file, out: path.join(dir, "hostile.html"), title: hostile })
+  ).path;
   const { tab, problems } = await open(page);
   try {
     await tab.keyboard.press("2");
@@ -309,17 +362,24 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
     // Recorded text stays text: no element, handler or script came from it.
     expect(await traj.textContent()).toContain(payloads[0]);
     expect(await tab.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
-    expect(await tab.locator("main img, main [onerror], main [onload], main a[href^=javascript]").count()).toBe(0);
+    expect(
+      await tab
+        .locator("main img, main [onerror], main [onload], main a[href^=javascript]")
+        .count(),
+    ).toBe(0);
+    await tab.screenshot({ path: path.join(OUTPUT, "report-hostile.png"), fullPage: true });
     expect(await tab.locator("script").count()).toBe(3); // the index, one chunk, the viewer: nothing else
     for (const key of ["1", "4"]) {
       await tab.keyboard.press(key);
       expect(await tab.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
     }
     // Steps of ±1e308: every point of the chart drawn at finite coordinates.
-    const circles = await tab.locator("#reward-chart circle").evaluateAll((cs) => cs.map((c) => [c.getAttribute("cx"), c.getAttribute("cy")]));
+    const circles = await tab
+      .locator("#reward-chart circle")
+      .evaluateAll((cs) => cs.map((c) => [c.getAttribute("cx"), c.getAttribute("cy")]));
     expect(circles).toHaveLength(2);
-    for (const [x, y] of circles) expect(Number.isFinite(Number(x)) && Number.isFinite(Number(y))).toBe(true);
-    await tab.screenshot({ path: path.join(OUTPUT, "report-hostile.png"), fullPage: true });
+    for (const [x, y] of circles)
+      expect(Number.isFinite(Number(x)) && Number.isFinite(Number(y))).toBe(true);
     expect(problems).toEqual([]);
   } finally {
     await tab.close();
@@ -327,7 +387,12 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
 });
 
 it("says so when the run holds nothing", async () => {
-  const page = (await writeReport({ run: { steps: [], subtitle: "an empty model" }, out: path.join(dir, "empty.html") })).path;
+  const page = (
+    await writeReport({
+      run: { steps: [], subtitle: "an empty model" },
+      out: path.join(dir, "empty.html"),
+    })
+  ).path;
   const { tab, problems } = await open(page);
   try {
     expect(await tab.locator("#empty").textContent()).toContain("Nothing logged");

@@ -6,9 +6,9 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { TrainingClient } from "../../src/client/index.js";
 import { startEmulator } from "../../src/emulator/index.js";
 import { Recorder } from "../../src/recorder/index.js";
-import { TrainingClient } from "../../src/client/index.js";
 import { evaluateCheckpoints, TrainableModel } from "../../src/training/index.js";
 import { type Trajectory, TrajectoryGroup } from "../../src/trajectory/index.js";
 
@@ -59,8 +59,15 @@ export async function recordedRun(): Promise<{
           const calls = message.tool_calls ?? [];
           if (calls.length) {
             messages.push(message);
-            for (const c of calls) messages.push({ role: "tool", tool_call_id: c.id, content: "three left" });
-            await openai.chat.completions.create({ model: "", messages, tools: TOOLS, max_tokens: 3, seed: seed + 1 });
+            for (const c of calls)
+              messages.push({ role: "tool", tool_call_id: c.id, content: "three left" });
+            await openai.chat.completions.create({
+              model: "",
+              messages,
+              tools: TOOLS,
+              max_tokens: 3,
+              seed: seed + 1,
+            });
             // A sub-agent asked on its own: an additional history.
             await openai.chat.completions.create({
               model: "",
@@ -79,7 +86,8 @@ export async function recordedRun(): Promise<{
       const groups: TrajectoryGroup[] = [];
       for (const fruit of SCENARIOS) {
         const ts: (Trajectory | Error)[] = [];
-        for (let i = 0; i < 4; i++) ts.push(await rolloutOn(fruit, seed * 100 + i * 7 + fruit.length));
+        for (let i = 0; i < 4; i++)
+          ts.push(await rolloutOn(fruit, seed * 100 + i * 7 + fruit.length));
         groups.push(new TrajectoryGroup(ts, { metadata: { scenario: fruit } }));
       }
       // A group whose rewards are all equal: the trainer learns nothing from it.
@@ -90,7 +98,11 @@ export async function recordedRun(): Promise<{
       return groups;
     };
     for (let step = 0; step < 2; step++)
-      await model.train(await groupsAt(10 + step), { learningRate: 5e-5 }, { pollIntervalMs: 5, validate: false });
+      await model.train(
+        await groupsAt(10 + step),
+        { learningRate: 5e-5 },
+        { pollIntervalMs: 5, validate: false },
+      );
     const evaluations = await evaluateCheckpoints(model, {
       scenarios: SCENARIOS.map((id) => ({ id })),
       steps: [0, 2],

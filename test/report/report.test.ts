@@ -28,9 +28,13 @@ const traj = (reward: number, text = "red") => ({
 
 /** The page's index and chunks, as the browser reads them. */
 function pageData(html: string) {
-  const index = JSON.parse(/<script type="application\/json" id="report-index">([^<]*)<\/script>/.exec(html)![1]!);
+  const index = JSON.parse(
+    /<script type="application\/json" id="report-index">([^<]*)<\/script>/.exec(html)![1]!,
+  );
   const chunks: any[] = [];
-  for (const m of html.matchAll(/<script type="application\/json" id="chunk-(\d+)">([^<]*)<\/script>/g))
+  for (const m of html.matchAll(
+    /<script type="application\/json" id="chunk-(\d+)">([^<]*)<\/script>/g,
+  ))
     chunks[Number(m[1])] = JSON.parse(m[2]!);
   return { index, trajectories: chunks.flat() };
 }
@@ -66,7 +70,14 @@ it("turns vLLM token ids into the text they produced, and keeps each token's pro
   const ids = pageTokens(
     {
       content: [
-        { ...label(6), logprob: -0.1, top_logprobs: [{ ...label(6), logprob: -0.1 }, { ...label(9), logprob: -2.3 }] },
+        {
+          ...label(6),
+          logprob: -0.1,
+          top_logprobs: [
+            { ...label(6), logprob: -0.1 },
+            { ...label(9), logprob: -2.3 },
+          ],
+        },
         { ...label(7), logprob: -1.2, top_logprobs: [] },
         { ...label(2), logprob: -0.01, top_logprobs: [] },
       ],
@@ -77,7 +88,14 @@ it("turns vLLM token ids into the text they produced, and keeps each token's pro
     mode: "order",
     extra: 1,
     tokens: [
-      ["three", -0.1, [["token_id:6", -0.1], ["token_id:9", -2.3]]],
+      [
+        "three",
+        -0.1,
+        [
+          ["token_id:6", -0.1],
+          ["token_id:9", -2.3],
+        ],
+      ],
       [" apples", -1.2, []],
       ["token_id:2", -0.01, []],
     ],
@@ -97,7 +115,11 @@ it("turns vLLM token ids into the text they produced, and keeps each token's pro
   expect(split?.mode).toBe("exact");
   expect(split?.tokens.map((t) => t[0])).toEqual(["", "€", " 5"]);
   // A null entry: the logprobs are shown as JSON, never dropped.
-  expect(pageTokens({ content: [null] }, "x")).toEqual({ mode: "raw", tokens: [], raw: { content: [null] } });
+  expect(pageTokens({ content: [null] }, "x")).toEqual({
+    mode: "raw",
+    tokens: [],
+    raw: { content: [null] },
+  });
 });
 
 it("ships a viewer script that parses", () => {
@@ -212,7 +234,9 @@ it("reads JSONL of groups, of steps and of lone trajectories, and names a bad li
 it("writes the report of an emulator run: jobs and their metrics per step, groups named and marked, checkpoints evaluated as val", async () => {
   const { dataDir, modelName, evaluations } = await recordedRun();
   // evaluateCheckpoints answered each scenario twice at each chosen step.
-  expect(evaluations.map((e) => [e.step, e.split, e.groups.map((g) => g.trajectories.length)])).toEqual([
+  expect(
+    evaluations.map((e) => [e.step, e.split, e.groups.map((g) => g.trajectories.length)]),
+  ).toEqual([
     [0, "val", [2, 2]],
     [2, "val", [2, 2]],
   ]);
@@ -246,7 +270,9 @@ it("writes the report of an emulator run: jobs and their metrics per step, group
   // The advantages the trainer computed: (reward - mean) / (std + 1e-6) per group.
   const first = index.groups[0];
   const rewards = index.reward.slice(first.first, first.first + first.n);
-  expect(index.advantage.slice(first.first, first.first + first.n)).toEqual(groupAdvantages(rewards));
+  expect(index.advantage.slice(first.first, first.first + first.n)).toEqual(
+    groupAdvantages(rewards),
+  );
   // Token ids became words, and every history is there with its trained Choices.
   const withTool = trajectories.find((t: any) => t.histories.length === 2);
   const [main, sub] = withTool.histories;
