@@ -131,14 +131,14 @@ function textOf(content: unknown): { text?: string; rawContent?: unknown } {
   if (typeof content === "string") return { text: content };
   if (Array.isArray(content) && content.every((p) => isObject(p) && typeof p.text === "string"))
     return { text: content.map((p) => (p as Json).text as string).join("") };
-  return { rawContent: content };
+  return { rawContent: capDepth(content) };
 }
 
 const shortJson = (v: unknown) => JSON.stringify(capDepth(v ?? null, 16));
 
 function callsOf(value: unknown): Pick<PageItem, "calls" | "rawCalls"> {
   if (value === null || value === undefined) return {};
-  if (!Array.isArray(value) || !value.every(isObject)) return { rawCalls: value };
+  if (!Array.isArray(value) || !value.every(isObject)) return { rawCalls: capDepth(value) };
   return {
     calls: value.map((c) => {
       const f = isObject(c.function) ? c.function : {};
@@ -152,7 +152,7 @@ function callsOf(value: unknown): Pick<PageItem, "calls" | "rawCalls"> {
 }
 
 function itemOf(item: unknown): PageItem {
-  if (!isObject(item)) return { k: "x", raw: item };
+  if (!isObject(item)) return { k: "x", raw: capDepth(item) };
   const choice = "finish_reason" in item && "message" in item;
   const m = choice ? (isObject(item.message) ? item.message : {}) : item;
   const out: PageItem = {
@@ -167,6 +167,7 @@ function itemOf(item: unknown): PageItem {
   if (choice) {
     out.finish = String(item.finish_reason);
     const tok = pageTokens(item.logprobs, out.text ?? null);
+    if (tok?.raw !== undefined) tok.raw = capDepth(tok.raw);
     if (tok) out.tok = tok;
   }
   return out;
@@ -175,14 +176,14 @@ function itemOf(item: unknown): PageItem {
 function historyOf(label: string, items: unknown, tools: unknown): PageHistory {
   const h: PageHistory = {
     label,
-    items: Array.isArray(items) ? items.map(itemOf) : [{ k: "x", raw: items }],
+    items: Array.isArray(items) ? items.map(itemOf) : [{ k: "x", raw: capDepth(items) }],
   };
   if (Array.isArray(tools) && tools.every(isObject))
     h.tools = tools.map((t) => {
       const f = isObject(t.function) ? t.function : t;
       return typeof f.name === "string" ? f.name : "?";
     });
-  else if (tools !== null && tools !== undefined) h.rawTools = tools;
+  else if (tools !== null && tools !== undefined) h.rawTools = capDepth(tools);
   return h;
 }
 
@@ -212,17 +213,17 @@ export function pageTrajectory(t: ReportTrajectory): PageTrajectory {
       histories.push(
         isObject(h)
           ? historyOf(label, h.messages_and_choices, h.tools ?? t.tools)
-          : { label, items: [{ k: "x", raw: h }] },
+          : { label, items: [{ k: "x", raw: capDepth(h) }] },
       );
     });
   const out: PageTrajectory = { reward: t.reward, histories };
-  if (t.metadata !== undefined) out.metadata = t.metadata;
-  if (t.metrics !== undefined) out.metrics = t.metrics;
-  if (t.logs !== undefined) out.logs = t.logs;
+  if (t.metadata !== undefined) out.metadata = capDepth(t.metadata);
+  if (t.metrics !== undefined) out.metrics = capDepth(t.metrics);
+  if (t.logs !== undefined) out.logs = capDepth(t.logs);
   const other: Json = {};
   for (const k of Object.keys(t))
-    if (!DRAWN.has(k) && !(k in QUIET && t[k] === QUIET[k])) other[k] = t[k];
-  if (extra !== undefined && !Array.isArray(extra)) other.additional_histories = extra;
+    if (!DRAWN.has(k) && !(k in QUIET && t[k] === QUIET[k])) other[k] = capDepth(t[k]);
+  if (extra !== undefined && !Array.isArray(extra)) other.additional_histories = capDepth(extra);
   if (Object.keys(other).length) out.other = other;
   return out;
 }
@@ -258,14 +259,29 @@ export function scenarioOf(group: ReportGroup, index: number): string {
   return `group ${index + 1}`;
 }
 
-function countTokens(h: PageHistory): { tokens: number; turns: number; calls: string[] } {
+/** Sampled tokens, assistant turns and tool calls (by name) of every history, read without building the page form. */
+function countsOf(t: ReportTrajectory): { tokens: number; turns: number; calls: string[] } {
   let tokens = 0;
   let turns = 0;
   const calls: string[] = [];
-  for (const item of h.items) {
-    if (item.k === "c" || item.role === "assistant") turns += 1;
-    if (item.tok) tokens += item.tok.tokens.length;
-    for (const c of item.calls ?? []) calls.push(c.name);
+  const histories: unknown[] = [t.messages_and_choices];
+  if (Array.isArray(t.additional_histories))
+    for (const h of t.additional_histories) if (isObject(h)) histories.push(h.messages_and_choices);
+  for (const items of histories) {
+    if (!Array.isArray(items)) continue;
+    for (const item of items) {
+      if (!isObject(item)) continue;
+      const choice = "finish_reason" in item && "message" in item;
+      const m = choice ? (isObject(item.message) ? item.message : {}) : item;
+      if (choice || m.role === "assistant") turns += 1;
+      if (choice && isObject(item.logprobs) && Array.isArray(item.logprobs.content))
+        tokens += item.logprobs.content.length;
+      if (Array.isArray(m.tool_calls) && m.tool_calls.every(isObject))
+        for (const c of m.tool_calls as Json[]) {
+          const f = isObject(c.function) ? c.function : {};
+          calls.push(typeof f.name === "string" ? f.name : shortJson(f.name));
+        }
+    }
   }
   return { tokens, turns, calls };
 }
@@ -321,24 +337,16 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
         order.push(t);
         index.reward.push(num(rewards[k] as number));
         index.advantage.push(num(adv[k] as number));
-        // Counted from the page form so the index and the page agree.
-        const page = pageTrajectory(t);
-        let tokens = 0;
-        let turns = 0;
+        const { tokens, turns, calls: names } = countsOf(t);
         const calls: number[] = [];
-        for (const h of page.histories) {
-          const c = countTokens(h);
-          tokens += c.tokens;
-          turns += c.turns;
-          for (const name of c.calls) {
-            let at = toolIndex.get(name);
-            if (at === undefined) {
-              at = index.toolNames.length;
-              toolIndex.set(name, at);
-              index.toolNames.push(name);
-            }
-            calls.push(at);
+        for (const name of names) {
+          let at = toolIndex.get(name);
+          if (at === undefined) {
+            at = index.toolNames.length;
+            toolIndex.set(name, at);
+            index.toolNames.push(name);
           }
+          calls.push(at);
         }
         index.tokens.push(tokens);
         index.turns.push(turns);
@@ -354,7 +362,7 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
     for (let c = 0; c < index.chunks; c++) {
       const part: PageTrajectory[] = [];
       for (let i = c * CHUNK_SIZE; i < Math.min(order.length, (c + 1) * CHUNK_SIZE); i++)
-        part.push(pageTrajectory(capDepth(order[i]) as ReportTrajectory));
+        part.push(pageTrajectory(order[i] as ReportTrajectory));
       yield scriptJson(part);
     }
   }

@@ -3,7 +3,7 @@
 // without a tokenizer.
 
 /** One sampled token: its text, its logprob, and the alternatives the server returned. */
-export type PageToken = [text: string, logprob: number, alternatives: [string, number][]];
+export type PageToken = [text: string, logprob: number, alternatives: [string | number, number][]];
 
 /**
  * How the tokens relate to the content: `exact` (their texts join into the
@@ -24,6 +24,8 @@ export interface PageTokens {
 
 const TOKEN_ID = /^token_id:(\d+)$/;
 const MAX_ALTERNATIVES = 5;
+/** Decodes one alternative at a time (no stream: each call starts afresh); made on first use. */
+let altDecoder: TextDecoder | undefined;
 
 const isObject = (x: unknown): x is Record<string, unknown> =>
   !!x && typeof x === "object" && !Array.isArray(x);
@@ -71,13 +73,18 @@ export function pageTokens(logprobs: unknown, content: string | null): PageToken
   if (!Array.isArray(entries) || !entries.every(isObject))
     return { mode: "raw", tokens: [], raw: logprobs };
   const decoder = new TextDecoder("utf-8");
+  altDecoder ??= new TextDecoder("utf-8");
+  const alts = altDecoder;
   const tokens: PageToken[] = entries.map((e) => {
-    const alternatives: [string, number][] = [];
+    const alternatives: [string | number, number][] = [];
     if (Array.isArray(e.top_logprobs))
       for (const alt of e.top_logprobs) {
         if (alternatives.length >= MAX_ALTERNATIVES) break;
-        if (isObject(alt))
-          alternatives.push([textOf(alt, new TextDecoder("utf-8"), false), numberOf(alt.logprob)]);
+        if (!isObject(alt)) continue;
+        // An id the server gave no text for travels as its number: the page is smaller.
+        const text = textOf(alt, alts, false);
+        const id = TOKEN_ID.exec(text);
+        alternatives.push([id ? Number(id[1]) : text, numberOf(alt.logprob)]);
       }
     return [textOf(e, decoder, true), numberOf(e.logprob), alternatives];
   });
@@ -101,7 +108,11 @@ export function pageTokens(logprobs: unknown, content: string | null): PageToken
   return { mode: "strip", tokens };
 }
 
-/** A logprob as a number the page can show: NaN when it is not one. */
+/** A logprob as the page shows it (4 decimals are plenty for a probability): NaN when it is not one. */
 function numberOf(value: unknown): number {
-  return typeof value === "number" ? value : Number.NaN;
+  return typeof value === "number" && Number.isFinite(value)
+    ? Math.round(value * 1e4) / 1e4
+    : typeof value === "number"
+      ? value
+      : Number.NaN;
 }

@@ -113,7 +113,7 @@ export const SCRIPT = `
     var s = typeof lp === "number" ? "p " + Math.exp(lp).toFixed(3) + "  (logprob " + lp.toFixed(4) + ")" : "no logprob";
     if (t[2] && t[2].length) {
       s += "\\nalternatives:";
-      t[2].forEach(function (a) { s += "\\n  " + JSON.stringify(a[0]) + "  p " + (typeof a[1] === "number" ? Math.exp(a[1]).toFixed(3) : "?"); });
+      t[2].forEach(function (a) { s += "\\n  " + (typeof a[0] === "number" ? "token_id:" + a[0] : JSON.stringify(a[0])) + "  p " + (typeof a[1] === "number" ? Math.exp(a[1]).toFixed(3) : "?"); });
     }
     return s;
   }

@@ -92,8 +92,8 @@ it("turns vLLM token ids into the text they produced, and keeps each token's pro
         "three",
         -0.1,
         [
-          ["token_id:6", -0.1],
-          ["token_id:9", -2.3],
+          [6, -0.1],
+          [9, -2.3],
         ],
       ],
       [" apples", -1.2, []],
