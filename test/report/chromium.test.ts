@@ -201,7 +201,10 @@ it("shows a trajectory: token ids as text shaded by probability, every history, 
     expect(text).toMatch(/^[a-z]+( [a-z]+)*$/);
     const token = answer.locator(".tok").first();
     expect(await token.evaluate((e) => getComputedStyle(e).backgroundColor)).toMatch(/^rgb/);
-    expect(await token.getAttribute("title")).toMatch(/^p 0\.\d{3} {2}\(logprob -?\d/);
+    // Hover: its probability, logprob, and the alternatives the server returned.
+    expect(await token.getAttribute("title")).toMatch(
+      /^p [01]\.\d{3} {2}\(logprob -?\d[^)]*\)\nalternatives:\n {2}token_id:\d+ {2}p [01]\.\d{3}\n/,
+    );
     // The tool call, paired with its result; the tool message names its call.
     expect(await histories.first().locator(".call").first().textContent()).toMatch(
       /^→ check_stock\(\{"fruit":"(apple|banana)"\}\)$/,
@@ -359,6 +362,9 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
     expect(raws.some((r) => r.includes('"not": "a list"'))).toBe(true); // tools not a list
     expect(raws.some((r) => r.includes('"content": [\n    null\n  ]'))).toBe(true); // a null logprob entry
     expect(raws.filter((r) => r === JSON.stringify(hostile))).toHaveLength(1); // tool_calls a string
+    expect(await traj.locator(".msg.trained .tok").first().getAttribute("title")).toBe(
+      `p 0.741  (logprob -0.3000)\nalternatives:\n  ${JSON.stringify(hostile)}  p 0.368`,
+    );
     // Recorded text stays text: no element, handler or script came from it.
     expect(await traj.textContent()).toContain(payloads[0]);
     expect(await tab.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();

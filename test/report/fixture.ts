@@ -53,6 +53,7 @@ export async function recordedRun(): Promise<{
             messages,
             tools: TOOLS,
             max_tokens: 4,
+            top_logprobs: 3,
             seed,
           });
           const message = r.choices[0]!.message;
@@ -66,6 +67,7 @@ export async function recordedRun(): Promise<{
               messages,
               tools: TOOLS,
               max_tokens: 3,
+              top_logprobs: 3,
               seed: seed + 1,
             });
             // A sub-agent asked on its own: an additional history.
