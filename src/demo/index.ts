@@ -6,7 +6,7 @@
 import path from "node:path";
 import { TrainingClient } from "../client/index.js";
 import { Recorder } from "../recorder/index.js";
-import { type ReportStep, renderReport } from "../report/index.js";
+import { type ReportStep, type ReportTraining, renderReport } from "../report/index.js";
 import { applyReward } from "../rewards/index.js";
 import { TrainableModel } from "../training/index.js";
 import { gatherTrajectoryGroups, type Trajectory, TrajectoryGroup } from "../trajectory/index.js";
@@ -121,6 +121,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
 
     const logged: ReportStep[] = [];
+    const training: ReportTraining[] = [];
     const gather = async (step: number) => {
       const groups = await gatherTrajectoryGroups(
         FRUITS.map((fruit, f) =>
@@ -169,6 +170,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         { learningRate: options.learningRate ?? 2e-5 },
         { pollIntervalMs: 10 },
       );
+      training.push({
+        step,
+        job: { id: result.jobId, status: "COMPLETED" },
+        metrics: result.metrics,
+      });
       print(
         `step ${step}: reward ${mean.toFixed(3)} (${tools}/${groups.length * groupSize} rollouts used the tool) -> checkpoint ${result.step}`,
       );
@@ -189,6 +195,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           title: "Demo: the fruit-stall agent",
           subtitle: `${model.project}/${model.name} on the embedded emulator`,
           steps: logged,
+          training,
         }),
       );
       print(`report written to ${reportPath}`);

@@ -1,14 +1,22 @@
 // The report: one self-contained HTML page of a run's logged groups.
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import { loadDataDir, loadJsonl } from "./load.js";
-import { renderReport } from "./render.js";
+import { reportParts } from "./render.js";
 import type { ReportRun } from "./run.js";
 
 export { loadDataDir, loadJsonl } from "./load.js";
-export { renderReport } from "./render.js";
-export type { ReportGroup, ReportRun, ReportStep, ReportTrajectory, StepStats } from "./run.js";
-export { stepStats } from "./run.js";
+export { renderReport, reportParts } from "./render.js";
+// The root entry point (src/index.ts) re-exports writeReport, renderReport and the types.
+export type {
+  ReportGroup,
+  ReportRun,
+  ReportStep,
+  ReportTraining,
+  ReportTrajectory,
+  StepStats,
+} from "./run.js";
+export { groupAdvantages, stepStats } from "./run.js";
 
 /** Options of {@link writeReport}: where the run's groups are, and where the page goes. */
 export interface WriteReportOptions {
@@ -16,6 +24,8 @@ export interface WriteReportOptions {
   dataDir?: string;
   /** A JSONL file of groups (or steps, or trajectories). */
   groupsFile?: string;
+  /** A run already in memory, instead of `dataDir` or `groupsFile`. */
+  run?: ReportRun;
   /** With `dataDir`: the model (id or name); default the most recently active one. */
   model?: string;
   /** The HTML file to write. */
@@ -23,35 +33,60 @@ export interface WriteReportOptions {
   title?: string;
 }
 
+/** What {@link writeReport} wrote. */
+export interface WrittenReport {
+  path: string;
+  /** Distinct steps with logged groups (any split). */
+  steps: number;
+  /** Trajectories drawn; 0 means the run holds nothing and the page says so. */
+  trajectories: number;
+  /** Size of the HTML file in bytes. */
+  bytes: number;
+}
+
 /**
- * Writes the HTML report of a run and says how much it drew.
+ * Writes the HTML report of a run (streamed to disk, so runs of any size fit)
+ * and says how much it drew. A run with no trajectory still gets a page,
+ * which says so; `trajectories` is then 0.
  *
  * @example
- * const { path, steps } = await writeReport({ dataDir: ".emulator-data", out: "report.html" });
+ * const { path, trajectories } = await writeReport({ dataDir: ".emulator-data", out: "report.html" });
  */
-export async function writeReport(
-  options: WriteReportOptions,
-): Promise<{ path: string; steps: number; trajectories: number }> {
+export async function writeReport(options: WriteReportOptions): Promise<WrittenReport> {
   if (!options || typeof options.out !== "string" || options.out === "")
     throw new TypeError("writeReport: out: expected the path of the HTML file to write");
-  if ((options.dataDir === undefined) === (options.groupsFile === undefined))
+  const sources = [options.dataDir, options.groupsFile, options.run].filter((x) => x !== undefined);
+  if (sources.length !== 1)
     throw new TypeError(
-      "writeReport: pass exactly one of dataDir (an emulator data directory) or groupsFile (a JSONL file of groups)",
+      "writeReport: pass exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups) or run",
     );
+  if (options.run !== undefined && !Array.isArray(options.run?.steps))
+    throw new TypeError("writeReport: run.steps: expected an array of { step, split, groups }");
   const run: ReportRun =
-    options.dataDir !== undefined
-      ? await loadDataDir(options.dataDir, options.model)
-      : await loadJsonl(options.groupsFile as string);
+    options.run !== undefined
+      ? { ...options.run }
+      : options.dataDir !== undefined
+        ? await loadDataDir(options.dataDir, options.model)
+        : await loadJsonl(options.groupsFile as string);
   if (options.title !== undefined) run.title = options.title;
   const out = path.resolve(options.out);
   await mkdir(path.dirname(out), { recursive: true });
-  await writeFile(out, renderReport(run));
-  return {
-    path: out,
-    steps: new Set(run.steps.map((s) => s.step)).size,
-    trajectories: run.steps.reduce(
-      (n, s) => n + s.groups.reduce((m, g) => m + g.trajectories.length, 0),
-      0,
-    ),
-  };
+  const file = await open(out, "w");
+  let bytes = 0;
+  try {
+    for (const part of reportParts(run)) {
+      const data = Buffer.from(part);
+      bytes += data.length;
+      await file.write(data);
+    }
+  } finally {
+    await file.close();
+  }
+  const steps = new Set<number>();
+  let trajectories = 0;
+  for (const s of run.steps) {
+    steps.add(s.step);
+    for (const g of s.groups) trajectories += g.trajectories.length;
+  }
+  return { path: out, steps: steps.size, trajectories, bytes };
 }

@@ -1,16 +1,24 @@
 // Reading a run's logged groups: the emulator's data directory, or JSONL.
+// Lines are read one at a time and nothing is spread into arguments, so a
+// file of any size and any nesting JSON.parse accepts can be read.
+import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ReportGroup, ReportRun, ReportStep } from "./run.js";
+import { createInterface } from "node:readline";
+import type { ReportGroup, ReportRun, ReportStep, ReportTraining } from "./run.js";
 
 type Json = Record<string, unknown>;
 
 const isObject = (x: unknown): x is Json => !!x && typeof x === "object" && !Array.isArray(x);
+const finite = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 
 /**
  * The groups an emulator data directory holds for one model (by id or name;
  * by default the one trained or logged most recently): each RL job's groups as
- * `train` at the step they were sampled on, and each `log` under its split.
+ * `train` at the step they were sampled on, with the job and its metrics, and
+ * each `log` under its split, at the step its groups name
+ * (`metadata.checkpoint_step`, as `evaluateCheckpoints` writes) or else at
+ * the step the model had when they were logged.
  */
 export async function loadDataDir(dataDir: string, model?: string): Promise<ReportRun> {
   const file = path.join(dataDir, "emulator-state.json");
@@ -22,9 +30,12 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
       `Cannot read the emulator's state at ${file} (${(error as Error).message}); pass the --data-dir the emulator ran with, or a JSONL file of groups.`,
     );
   }
-  const models = ((state.models ?? []) as Json[]).filter(isObject);
-  const jobs = ((state.jobs ?? []) as Json[]).filter((j) => isObject(j) && j.kind === "rl");
-  const logs = ((state.logs ?? []) as Json[]).filter(isObject);
+  const list = (key: string) =>
+    (Array.isArray(state[key]) ? (state[key] as unknown[]) : []).filter(isObject);
+  const models = list("models");
+  const jobs = list("jobs").filter((j) => j.kind === "rl");
+  const logs = list("logs");
+  const events = list("events");
   let chosen = models.find((m) => m.id === model || m.name === model);
   if (model !== undefined && !chosen)
     throw new Error(
@@ -32,34 +43,96 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
     );
   if (!chosen) {
     // The model whose last job or log came last (jobs are in creation order).
-    const last = [...jobs, ...logs].at(-1);
+    const last = logs.at(-1) ?? jobs.at(-1);
     chosen = models.find((m) => m.id === last?.model_id) ?? models.at(-1);
   }
   const steps: ReportStep[] = [];
+  const training: ReportTraining[] = [];
   if (chosen) {
+    const eventsOf = new Map<unknown, Json[]>();
+    for (const e of events) {
+      const seen = eventsOf.get(e.job_id);
+      if (seen) seen.push(e);
+      else eventsOf.set(e.job_id, [e]);
+    }
     let sampled = 0;
     for (const job of jobs) {
       if (job.model_id !== chosen.id) continue;
-      const request = (job.request ?? {}) as Json;
+      const request = isObject(job.request) ? job.request : {};
+      const config = isObject(request.experimental_config) ? request.experimental_config : {};
       // A job trains on rollouts of the checkpoint before the one it writes.
-      const step = typeof job.checkpoint_step === "number" ? job.checkpoint_step - 1 : sampled;
+      const step = finite(job.checkpoint_step) ? job.checkpoint_step - 1 : sampled;
       sampled = step + 1;
-      steps.push({ step, split: "train", groups: groupsOf(request.trajectory_groups) });
+      const groups = groupsOf(request.trajectory_groups);
+      steps.push({
+        step,
+        split: "train",
+        groups,
+        scaleRewards: config.scale_rewards !== false && config.normalize_advantages !== false,
+        advantageBalance: finite(config.advantage_balance) ? config.advantage_balance : 0,
+      });
+      training.push({
+        step,
+        job: {
+          id: String(job.id),
+          status: String(job.status ?? "?"),
+          createdAt: typeof job.created_at === "string" ? job.created_at : null,
+          startedAt: typeof job.training_start === "string" ? job.training_start : null,
+          endedAt: typeof job.training_end === "string" ? job.training_end : null,
+          error: typeof job.error_message === "string" ? job.error_message : null,
+          groups: groups.length,
+        },
+        metrics: jobMetrics(eventsOf.get(job.id) ?? []),
+      });
     }
     for (const log of logs) {
       if (log.model_id !== chosen.id) continue;
-      steps.push({
-        step: typeof log.step === "number" ? log.step : 0,
-        split: String(log.split ?? "val"),
-        groups: groupsOf(log.trajectory_groups),
-      });
+      const at = finite(log.step) ? log.step : 0;
+      const split = String(log.split ?? "val");
+      for (const g of groupsOf(log.trajectory_groups))
+        steps.push({ step: pinnedStep(g) ?? at, split, groups: [g] });
     }
   }
   return {
     title: chosen ? `${chosen.project}/${chosen.name}` : "Trajectory report",
     subtitle: `from ${dataDir}`,
     steps: merge(steps),
+    training,
   };
+}
+
+/**
+ * Each metric of a job's `gradient_step` events averaged over them, as
+ * `model.train` reports them, with `clipped_fraction` derived from the clipped
+ * and trainable token counts when the service sent those.
+ */
+function jobMetrics(events: readonly Json[]): Record<string, number> {
+  const sums = new Map<string, { sum: number; n: number }>();
+  for (const e of events) {
+    if (e.type !== "gradient_step" || !isObject(e.data)) continue;
+    for (const [k, v] of Object.entries(e.data)) {
+      if (!finite(v)) continue;
+      const s = sums.get(k) ?? { sum: 0, n: 0 };
+      s.sum += v;
+      s.n += 1;
+      sums.set(k, s);
+    }
+  }
+  const out: Record<string, number> = {};
+  for (const [k, { sum, n }] of sums) out[k] = sum / n;
+  if (out.clipped_fraction === undefined && finite(out.clipped_tokens) && out.num_trainable_tokens)
+    out.clipped_fraction = out.clipped_tokens / out.num_trainable_tokens;
+  return out;
+}
+
+/** The checkpoint a logged group was sampled from, when it names one. */
+function pinnedStep(group: ReportGroup): number | undefined {
+  const meta = isObject(group.metadata) ? group.metadata : {};
+  if (finite(meta.checkpoint_step)) return meta.checkpoint_step;
+  const t = group.trajectories[0];
+  const tmeta = t && isObject(t.metadata) ? t.metadata : {};
+  if (finite(tmeta.checkpoint_step)) return tmeta.checkpoint_step;
+  return undefined;
 }
 
 /**
@@ -69,51 +142,79 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
  * gathered into one group per step).
  */
 export async function loadJsonl(file: string): Promise<ReportRun> {
-  const text = await readFile(file, "utf8");
   const steps: ReportStep[] = [];
-  const loose = new Map<number, ReportGroup>();
-  text.split("\n").forEach((line, i) => {
-    if (!line.trim()) return;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw new Error(`${file}:${i + 1} is not JSON; each line must be one group or trajectory.`);
-    }
-    if (!isObject(row))
-      throw new Error(`${file}:${i + 1} is not a JSON object; expected a group or a trajectory.`);
-    const meta = isObject(row.metadata) ? row.metadata : {};
-    const step =
-      typeof row.step === "number" ? row.step : typeof meta.step === "number" ? meta.step : 0;
-    const split = typeof row.split === "string" ? row.split : "train";
-    if (Array.isArray(row.trajectory_groups))
-      steps.push({ step, split, groups: groupsOf(row.trajectory_groups) });
-    else if (Array.isArray(row.trajectories)) steps.push({ step, split, groups: groupsOf([row]) });
-    else if (Array.isArray(row.messages_and_choices)) {
-      const g = loose.get(step) ?? { trajectories: [] };
-      g.trajectories.push(row as ReportGroup["trajectories"][number]);
-      loose.set(step, g);
-    } else
-      throw new Error(
-        `${file}:${i + 1} has neither trajectories, trajectory_groups nor messages_and_choices.`,
-      );
+  const loose = new Map<string, ReportStep>();
+  let i = 0;
+  const lines = createInterface({
+    input: createReadStream(file, "utf8"),
+    crlfDelay: Number.POSITIVE_INFINITY,
   });
-  for (const [step, g] of loose) steps.push({ step, split: "train", groups: [g] });
+  try {
+    for await (const line of lines) {
+      i += 1;
+      if (!line.trim()) continue;
+      let row: unknown;
+      try {
+        row = JSON.parse(line);
+      } catch {
+        throw new Error(`${file}:${i} is not JSON; each line must be one group or trajectory.`);
+      }
+      if (!isObject(row))
+        throw new Error(`${file}:${i} is not a JSON object; expected a group or a trajectory.`);
+      const meta = isObject(row.metadata) ? row.metadata : {};
+      const stated = finite(row.step) ? row.step : finite(meta.step) ? meta.step : undefined;
+      const split = typeof row.split === "string" ? row.split : "train";
+      if (Array.isArray(row.trajectory_groups))
+        steps.push({ step: stated ?? 0, split, groups: groupsOf(row.trajectory_groups) });
+      else if (Array.isArray(row.trajectories)) {
+        const [g] = groupsOf([row]) as [ReportGroup];
+        steps.push({ step: stated ?? pinnedStep(g) ?? 0, split, groups: [g] });
+      } else if (Array.isArray(row.messages_and_choices)) {
+        const step = stated ?? (finite(meta.checkpoint_step) ? meta.checkpoint_step : 0);
+        const key = `${split}\u0000${step}`;
+        const s = loose.get(key) ?? { step, split, groups: [{ trajectories: [] }] };
+        (s.groups[0] as ReportGroup).trajectories.push(trajectoryOf(row));
+        loose.set(key, s);
+      } else
+        throw new Error(
+          `${file}:${i} has neither trajectories, trajectory_groups nor messages_and_choices.`,
+        );
+    }
+  } catch (error) {
+    if (
+      (error as NodeJS.ErrnoException).code === "ENOENT" ||
+      (error as NodeJS.ErrnoException).code === "EISDIR"
+    )
+      throw new Error(
+        `Cannot read ${file} (${(error as NodeJS.ErrnoException).code}); pass a JSONL file of groups.`,
+      );
+    throw error;
+  } finally {
+    lines.close();
+  }
+  for (const s of loose.values()) steps.push(s);
   return { title: path.basename(file), subtitle: `from ${file}`, steps: merge(steps) };
+}
+
+function trajectoryOf(t: Json): ReportGroup["trajectories"][number] {
+  return {
+    ...t,
+    messages_and_choices: Array.isArray(t.messages_and_choices) ? t.messages_and_choices : [],
+    reward: typeof t.reward === "number" ? t.reward : t.reward === undefined ? 0 : Number.NaN,
+  };
 }
 
 function groupsOf(value: unknown): ReportGroup[] {
   if (!Array.isArray(value)) return [];
-  return value.filter(isObject).map((g) => ({
-    ...g,
-    trajectories: (Array.isArray(g.trajectories) ? g.trajectories : [])
-      .filter(isObject)
-      .map((t) => ({
-        ...t,
-        messages_and_choices: Array.isArray(t.messages_and_choices) ? t.messages_and_choices : [],
-        reward: typeof t.reward === "number" ? t.reward : Number.NaN,
-      })),
-  }));
+  const out: ReportGroup[] = [];
+  for (const g of value) {
+    if (!isObject(g)) continue;
+    const trajectories: ReportGroup["trajectories"] = [];
+    if (Array.isArray(g.trajectories))
+      for (const t of g.trajectories) if (isObject(t)) trajectories.push(trajectoryOf(t));
+    out.push({ ...g, trajectories });
+  }
+  return out;
 }
 
 /** One entry per (split, step), groups in the order they came. */
@@ -122,7 +223,7 @@ function merge(steps: ReportStep[]): ReportStep[] {
   for (const s of steps) {
     const key = `${s.split}\u0000${s.step}`;
     const seen = by.get(key);
-    if (seen) seen.groups.push(...s.groups);
+    if (seen) for (const g of s.groups) seen.groups.push(g);
     else by.set(key, { ...s, groups: [...s.groups] });
   }
   return [...by.values()].sort((a, b) => a.step - b.step || a.split.localeCompare(b.split));

@@ -1,10 +1,11 @@
-// The data a report draws: groups of trajectories (wire JSON) per step and split.
+// The data a report draws: groups of trajectories (wire JSON) per step and
+// split, and what the trainer said about each step.
 
 /** A trajectory as logged (ART wire JSON); only the fields the report reads are typed. */
 export interface ReportTrajectory {
   messages_and_choices: unknown[];
   reward: number;
-  tools?: unknown[] | null;
+  tools?: unknown;
   metadata?: Record<string, unknown>;
   metrics?: Record<string, unknown>;
   [key: string]: unknown;
@@ -21,6 +22,30 @@ export interface ReportStep {
   step: number;
   split: string;
   groups: ReportGroup[];
+  /**
+   * Whether advantages are divided by the group's standard deviation, as the
+   * job that trained on these groups was configured (`scale_rewards`); default true.
+   */
+  scaleRewards?: boolean;
+  /** The job's `advantage_balance` (in [-1, 1]); default 0. */
+  advantageBalance?: number;
+}
+
+/** The training job of one step and the metrics the service reported for it. */
+export interface ReportTraining {
+  /** The step whose rollouts the job trained on (its checkpoint is `step + 1`). */
+  step: number;
+  job?: {
+    id: string;
+    status: string;
+    createdAt?: string | null;
+    startedAt?: string | null;
+    endedAt?: string | null;
+    error?: string | null;
+    groups?: number;
+  };
+  /** Each metric averaged over the job's gradient steps (loss, entropy, grad_norm, ...). */
+  metrics: Record<string, number>;
 }
 
 /** What {@link renderReport} draws. */
@@ -29,6 +54,8 @@ export interface ReportRun {
   /** A line under the title, e.g. the model's name. */
   subtitle?: string;
   steps: ReportStep[];
+  /** The training jobs, one per trained step. */
+  training?: ReportTraining[];
 }
 
 /** Reward statistics of one step. */
@@ -46,21 +73,73 @@ export interface StepStats {
 export function stepStats(run: ReportRun): StepStats[] {
   const out: StepStats[] = [];
   for (const s of run.steps) {
-    const rewards = s.groups
-      .flatMap((g) => g.trajectories.map((t) => t.reward))
-      .filter((r) => typeof r === "number" && Number.isFinite(r));
-    if (rewards.length === 0) continue;
-    const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
-    const std = Math.sqrt(rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / rewards.length);
-    out.push({
-      step: s.step,
-      split: s.split,
-      mean,
-      std,
-      min: Math.min(...rewards),
-      max: Math.max(...rewards),
-      count: rewards.length,
-    });
+    const rewards: number[] = [];
+    for (const g of s.groups)
+      for (const t of g.trajectories)
+        if (typeof t.reward === "number" && Number.isFinite(t.reward)) rewards.push(t.reward);
+    const stats = rewardStats(rewards);
+    if (stats) out.push({ step: s.step, split: s.split, ...stats });
   }
   return out.sort((a, b) => a.step - b.step);
+}
+
+/**
+ * Mean, population standard deviation and range of finite numbers, without
+ * spreading them into arguments and without overflowing on values near
+ * ±1.8e308 (the mean is summed in parts of the count).
+ */
+export function rewardStats(
+  values: readonly number[],
+): { mean: number; std: number; min: number; max: number; count: number } | undefined {
+  const n = values.length;
+  if (n === 0) return undefined;
+  let sum = 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const v of values) {
+    sum += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  let mean = sum / n;
+  if (!Number.isFinite(mean)) {
+    mean = 0;
+    for (const v of values) mean += v / n;
+  }
+  let variance = 0;
+  for (const v of values) variance += (v - mean) ** 2;
+  variance /= n;
+  if (!Number.isFinite(variance)) {
+    variance = 0;
+    for (const v of values) variance += ((v - mean) / Math.sqrt(n)) ** 2;
+  }
+  return { mean, std: Math.sqrt(variance), min, max, count: n };
+}
+
+/**
+ * The advantage of each reward of a group as the trainer computes it: the
+ * reward minus the group's mean, divided by its standard deviation (+1e-6)
+ * when `scaleRewards`, then `advantageBalance` applied (a positive balance
+ * shrinks the non-positive advantages, a negative one the non-negative ones);
+ * all zero when the rewards are all equal.
+ */
+export function groupAdvantages(
+  rewards: readonly number[],
+  scaleRewards = true,
+  advantageBalance = 0,
+): number[] {
+  const balance = Math.min(
+    1,
+    Math.max(-1, Number.isFinite(advantageBalance) ? advantageBalance : 0),
+  );
+  const finite = rewards.filter((r) => Number.isFinite(r));
+  const stats = rewardStats(finite);
+  if (!stats || stats.std < 1e-9) return rewards.map(() => 0);
+  return rewards.map((r) => {
+    if (!Number.isFinite(r)) return Number.NaN;
+    const a = scaleRewards ? (r - stats.mean) / (stats.std + 1e-6) : r - stats.mean;
+    if (balance > 0 && a <= 0) return a * (1 - balance);
+    if (balance < 0 && a >= 0) return a * (1 + balance);
+    return a;
+  });
 }

@@ -6,6 +6,12 @@ export {
   TrainingFailedError,
 } from "./errors.js";
 export {
+  type CheckpointEvaluation,
+  type EvaluateCheckpointsOptions,
+  type EvaluationContext,
+  evaluateCheckpoints,
+} from "./evaluate.js";
+export {
   type FollowOptions,
   type FollowResult,
   followTrainingJob,

@@ -47,3 +47,17 @@ it("report writes one HTML page from a JSONL file of groups", async () => {
   expect(neither.stderr).toContain("give exactly one of --data-dir DIR or --groups FILE.");
   expect(existsSync(path.join(dir, "nothing.html"))).toBe(false);
 });
+
+it("report exits 1 when the run holds no trajectory, and the page it writes says so", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "tr-cli-report-empty-"));
+  const groups = path.join(dir, "empty.jsonl");
+  await writeFile(groups, `${JSON.stringify({ trajectories: [] })}\n`);
+  const out = path.join(dir, "empty.html");
+  const r = await inProcess(["report", "--groups", groups, "--out", out]);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toBe(
+    `Nothing to report: ${groups} holds no trajectory. Wrote ${out}, which says so.\n`,
+  );
+  expect(readFileSync(out, "utf8")).toContain("Nothing logged");
+});

@@ -43,10 +43,16 @@ Options:
 
 export const report: Command = {
   name: "report",
-  summary: "write one self-contained HTML page of a run: reward per step and every trajectory",
+  summary:
+    "write one self-contained HTML page of a run: training curves, groups, trajectories, checkpoints compared",
   usage: "(--data-dir DIR [--model ID|NAME] | --groups FILE) --out PATH [--title TEXT]",
   details: `Reads a run's logged groups from an emulator's data directory or from a JSONL
-file of groups, and writes one HTML file (no network needed to view it).
+file of groups, and writes one HTML file (no network needed to view it): reward
+and training metrics per step with each step's job, each group's trajectories
+side by side with their rewards and advantages, every trajectory with its
+sampled tokens shaded by probability, and the answers of two checkpoints to
+the same scenarios (see evaluateCheckpoints). Exits 1 when the run holds no
+trajectory (the page is written and says so).
 
 Options:
   --data-dir DIR        an emulator's --data-dir
@@ -77,6 +83,13 @@ Options:
       out: required(values, "out"),
       title: str(values, "title"),
     });
+    if (written.trajectories === 0) {
+      if (values.json) print(out, true, written, "");
+      out.stderr.write(
+        `Nothing to report: ${dataDir !== undefined ? `the model in ${dataDir} has no training job and no logged split` : `${groupsFile} holds no trajectory`}. Wrote ${written.path}, which says so.\n`,
+      );
+      return 1;
+    }
     print(
       out,
       values.json,
