@@ -191,19 +191,25 @@ it("says Redis is unreachable at start, naming the address, instead of waiting f
   await new Promise((resolve) => server.close(resolve));
   const connection = { host: "127.0.0.1", port };
   const message = new RegExp(`cannot reach Redis at 127\\.0\\.0\\.1:${port} \\(.*ECONNREFUSED`);
-  const producer = new RolloutProducer({ connection });
+  const producer = new RolloutProducer({ connection, connectTimeoutMs: 300 });
   await expect(producer.enqueue([{ id: "g", payload: {}, rollouts: 1 }])).rejects.toBeInstanceOf(
     RedisUnavailableError,
   );
   await expect(producer.enqueue([{ id: "g", payload: {}, rollouts: 1 }])).rejects.toThrow(message);
   await producer.close();
+  const connectTimeoutMs = 300;
   await expect(
-    RolloutWorker.start({ connection, recorder: agent(h.tap.url).recorder, rollout: () => {} }),
+    RolloutWorker.start({
+      connection,
+      connectTimeoutMs,
+      recorder: agent(h.tap.url).recorder,
+      rollout: () => {},
+    }),
   ).rejects.toThrow(message);
   await expect(
-    TrainingCoordinator.start({ connection, model: h.model, trainEvery: 1 }),
+    TrainingCoordinator.start({ connection, connectTimeoutMs, model: h.model, trainEvery: 1 }),
   ).rejects.toThrow(message);
-  await expect(readProgress({ connection })).rejects.toThrow(message);
+  await expect(readProgress({ connection, connectTimeoutMs })).rejects.toThrow(message);
 });
 
 it("loses nothing acknowledged when Redis dies mid-run and comes back from its append-only file", async () => {
