@@ -170,7 +170,9 @@ it("a job whose creation answer is lost is never trained again on our own: its g
   expect(p.groups).toMatchObject({ uncertain: 2, trained: 0, training: 0, total: 2 });
   expect((await unhanded({ connection: h.redis.connection })).uncertain).toEqual(["g-a", "g-b"]);
   expect(logger.lines).toContainEqual(
-    expect.stringMatching(/batch 1 \(2 groups: g-[ab], g-[ab]\) was being sent to the service when/),
+    expect.stringMatching(
+      /batch 1 \(2 groups: g-[ab], g-[ab]\) was being sent to the service when/,
+    ),
   );
   expect(await coordinator.retrain(["g-a", "g-b"])).toEqual(["g-a", "g-b"]);
   const again = await coordinator.drain();
