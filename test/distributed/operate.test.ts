@@ -271,3 +271,32 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+it("TrainingCoordinator.start resolves only once it holds the lock: a second one waits for the first to close", async () => {
+  const options = {
+    connection: h.redis.connection,
+    model: h.model,
+    trainEvery: 2,
+    pollIntervalMs: 100,
+    lockTtlMs: 2000,
+    logger: memoryLogger(),
+    ...fast,
+  };
+  const first = await TrainingCoordinator.start(options);
+  let secondStarted = false;
+  const second = TrainingCoordinator.start(options).then((c) => {
+    secondStarted = true;
+    closers.push(() => c.close());
+    return c;
+  });
+  // The second has asked for the lock by now (its line is logged), and is still waiting.
+  const logged = options.logger.lines;
+  for (let i = 0; i < 100 && !logged.some((l) => l.includes("holds the lock")); i++) {
+    await readProgress({ connection: h.redis.connection });
+  }
+  expect(logged).toContainEqual(expect.stringContaining("holds the lock; waiting for it"));
+  expect(secondStarted).toBe(false);
+  await first.close();
+  await second;
+  expect(secondStarted).toBe(true);
+}, 60_000);
