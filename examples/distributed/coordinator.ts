@@ -2,7 +2,12 @@
 // It also collects groups; rewards are made relative within each group.
 // `npx tsx examples/distributed/coordinator.ts`; with SHIPPER_SPOOL_DIR set,
 // groups go through a TrajectoryShipper (spooled there) that trains instead.
-import { applyGroupReward, TrajectoryShipper } from "trajectory-recorder";
+import {
+  applyGroupReward,
+  rankRewards,
+  type Trajectory,
+  TrajectoryShipper,
+} from "trajectory-recorder";
 import { TrainingCoordinator } from "trajectory-recorder/bullmq";
 import { connection, openModel } from "./shared.js";
 
@@ -13,6 +18,7 @@ const shipper =
   spoolDir === undefined
     ? undefined
     : new TrajectoryShipper({ model, spoolDir, trainEvery: { groups: 4, config } });
+const answerLength = (t: Trajectory) => String(t.messages().at(-1)?.content ?? "").length;
 const coordinator = await TrainingCoordinator.start({
   connection,
   model,
@@ -28,11 +34,15 @@ const coordinator = await TrainingCoordinator.start({
       }),
   maxStaleness: 4, // this example enqueues everything at step 0
   maxExceptions: 0.25,
-  afterEach: async (group) => {
-    // The service learns nothing from a group whose rewards are all equal.
-    const mean = group.trajectories.reduce((s, t) => s + t.reward, 0) / group.trajectories.length;
-    await applyGroupReward(group, (g) => g.trajectories.map((t, i) => t.reward - mean + i * 1e-3));
-  },
+  // Relative within the group: the rollouts that said the word first, then
+  // among equals the shorter answer (a one-turn rollout's message count
+  // would tie them all). A group where all
+  // rollouts scored the same teaches nothing: the coordinator releases it
+  // (counted in groups.noSignal; `noSignal: "send"` would train it anyway).
+  afterEach: (group) =>
+    applyGroupReward(group, (g) =>
+      rankRewards(g.trajectories.map((t) => t.reward * 100 - answerLength(t))),
+    ),
 });
 console.log(
   `coordinator ${process.pid} ready${shipper ? ` (through a shipper, spool ${spoolDir})` : ""}`,

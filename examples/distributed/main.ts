@@ -1,6 +1,6 @@
 // The whole cluster on one machine: Redis, the emulator, N worker processes
 // and the coordinator, then 16 groups of 8 rollouts and the progress until
-// every group is trained. `npx tsx examples/distributed/main.ts [workers] [--shipper]`
+// every group is accounted for (trained, failed, no signal, ...); then it exits. `npx tsx examples/distributed/main.ts [workers] [--shipper]`
 // (`--shipper`: the coordinator hands groups to a TrajectoryShipper that trains)
 // (needs `redis-server` on the PATH; on Debian `apt-get install redis-server`).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -8,7 +8,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { RolloutProducer, readProgress } from "trajectory-recorder/bullmq";
+import { drain, RolloutProducer, readProgress } from "trajectory-recorder/bullmq";
 import { startEmulator } from "trajectory-recorder/emulator";
 import { TARGETS } from "./shared.js";
 
@@ -77,22 +77,29 @@ const groups = Array.from({ length: 16 }, (_, i) => {
 console.log(await producer.enqueue(groups));
 await producer.close();
 
-// 5. Progress, from any process.
+// 5. Progress, from any process, until every group is in a final state:
+// once nothing is queued or running, drain() asks the coordinator to train
+// the last partial batch (through the shipper: to hand over the rest and
+// flush it), and resolves when nothing is left.
+const line = (p: Awaited<ReturnType<typeof readProgress>>) => {
+  const g = p.groups;
+  const shown = Object.entries(g)
+    .filter(([state, n]) => n > 0 && state !== "finished" && state !== "total")
+    .map(([state, n]) => `${state} ${n}`)
+    .join(", ");
+  return `groups: ${shown}; reward mean ${p.rewardMean?.toFixed(3) ?? "-"}; step ${p.step}; jobs ${p.trainingJobs}`;
+};
 for (;;) {
   const p = await readProgress({ connection });
-  const g = p.groups;
-  console.log(
-    `groups queued ${g.queued} running ${g.running} finished ${g.finished} failed ${g.failed} stale ${g.stale} ${viaShipper ? `handed ${g.handed}` : `trained ${g.trained}`}; reward mean ${p.rewardMean?.toFixed(3) ?? "-"}; step ${p.step}`,
-  );
-  const ended = g.failed + g.stale + (viaShipper ? g.uncertain + g.handOffFailed : 0);
-  // Through the shipper: every 4 handed groups, one training job and one step.
-  if (
-    viaShipper
-      ? g.handed + ended >= groups.length && p.step >= Math.floor(g.handed / 4)
-      : g.trained + ended >= groups.length
-  )
-    break;
+  console.log(line(p));
+  if (p.idle) break;
   await new Promise((r) => setTimeout(r, 1000));
+}
+const final = await drain({ connection });
+console.log(`drained: ${line(final)}`);
+const { ids } = await readProgress({ connection, ids: true });
+for (const [state, list] of Object.entries(ids ?? {})) {
+  if (list.length > 0) console.log(`  ${state}: ${list.join(", ")}`);
 }
 // The coordinator (and its shipper) first, while the service is still up; Redis last.
 for (const child of children.reverse()) {

@@ -1,4 +1,4 @@
-import { RolloutProducer, readProgress } from "trajectory-recorder/bullmq";
+import { RolloutProducer, readProgress, unhanded } from "trajectory-recorder/bullmq";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Child, runChild } from "../e2e/child.js";
 import { type Harness, startHarness } from "./harness.js";
@@ -74,7 +74,8 @@ it("loses and duplicates nothing when a worker and the coordinator are killed wi
     .slice(1)
     .map((w) => w.output())
     .join("");
-  expect(others).toContain(`start ${cut}`);
+  // Run again after its worker died: ctx.attempt counts that run.
+  expect(others).toContain(`start ${cut} attempt 2`);
   expect(others).toContain(`done ${cut}`);
 
   // What the service was sent: every group once, each with all its rollouts.
@@ -93,4 +94,43 @@ it("loses and duplicates nothing when a worker and the coordinator are killed wi
   expect(p.groups).toMatchObject({ finished: 6, failed: 0, trained: 6, stale: 0 });
   expect(p.rollouts).toMatchObject({ finished: 24, failed: 0, queued: 0 });
   expect(p.trainingJobs).toBe(2);
+}, 120_000);
+
+it("a coordinator killed between the job's creation and saving its id: the next one reports the batch's groups instead of training them again", async () => {
+  const port = h.redis.port;
+  const worker = spawn("worker.ts", {
+    port,
+    baseURL: h.tap.url,
+    modelName: h.model.inferenceName(),
+    pauseMs: 0,
+  });
+  await worker.waitFor(/ready \d+/);
+  const coordinatorConfig = {
+    port,
+    baseURL: h.tap.url,
+    project: h.model.project,
+    name: h.model.name,
+    trainEvery: 2,
+    scorePauseMs: 0,
+  };
+  const first = spawn("coordinator.ts", { ...coordinatorConfig, hangOnJobCreated: true });
+  await first.waitFor(/ready \d+/);
+  const ids = ["g-red", "g-cat"];
+  const producer = new RolloutProducer({ connection: h.redis.connection });
+  await producer.enqueue(ids.map((id) => ({ id, payload: { target: id.slice(2) }, rollouts: 2 })));
+  await producer.close();
+  await first.waitFor(/created \S+/);
+  await kill9(first);
+
+  const second = spawn("coordinator.ts", coordinatorConfig);
+  await second.waitFor(/groups\.uncertain/);
+  expect(second.output()).toMatch(/batch 1 \(2 groups: g-\w+, g-\w+\) was being sent/);
+  const p = await readProgress({ connection: h.redis.connection, ids: true });
+  expect(p.groups).toMatchObject({ uncertain: 2, trained: 0, training: 0, total: 2 });
+  expect(p.ids?.uncertain).toEqual(["g-cat", "g-red"]);
+  // The service saw the job once: 0 groups trained twice.
+  expect(h.tap.jobs).toHaveLength(1);
+  expect(await unhanded({ connection: h.redis.connection })).toMatchObject({
+    uncertain: ["g-cat", "g-red"],
+  });
 }, 120_000);

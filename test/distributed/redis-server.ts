@@ -13,6 +13,10 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port and data directory. */
   start(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections are accepted by the kernel, nothing answers. */
+  pause(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -62,7 +66,10 @@ export async function startRedis(): Promise<RedisServer> {
     connection: { host: "127.0.0.1", port },
     kill,
     start,
+    pause: () => proc?.kill("SIGSTOP"),
+    resume: () => proc?.kill("SIGCONT"),
     close: async () => {
+      proc?.kill("SIGCONT");
       await kill();
       await rm(dir, { recursive: true, force: true });
     },

@@ -20,6 +20,10 @@ export interface ServiceTap {
   jobs: SentGroup[][];
   /** Resolves when a request whose path matches `re` was answered. */
   answered(re: RegExp): Promise<void>;
+  /** The next job creation is answered 400 without reaching the service (the service refused it). */
+  refuseNextJob(): void;
+  /** The next job creation reaches the service (the job runs) and its answer is lost (a 502). */
+  loseNextJobAnswer(): void;
   close(): Promise<void>;
 }
 
@@ -27,6 +31,8 @@ export async function startTap(upstream: string): Promise<ServiceTap> {
   const origin = new URL(upstream).origin;
   const jobs: SentGroup[][] = [];
   const waiters: { re: RegExp; resolve: () => void }[] = [];
+  let refuse = 0;
+  let lose = 0;
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -37,6 +43,13 @@ export async function startTap(upstream: string): Promise<ServiceTap> {
       if (typeof v === "string" && !["host", "connection", "content-length"].includes(k))
         headers[k] = v;
     }
+    const creating = req.method === "POST" && /\/training-jobs$/.test(url);
+    if (creating && refuse > 0) {
+      refuse -= 1;
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify({ detail: "refused by the test's tap" }));
+      return;
+    }
     const answer = await fetch(origin + url, {
       method: req.method,
       headers,
@@ -45,6 +58,12 @@ export async function startTap(upstream: string): Promise<ServiceTap> {
     const text = await answer.text();
     if (req.method === "POST" && /\/training-jobs$/.test(url) && answer.ok) {
       jobs.push(JSON.parse(body.toString()).trajectory_groups);
+    }
+    if (creating && lose > 0) {
+      lose -= 1;
+      res.writeHead(502, { "content-type": "text/plain" });
+      res.end("bad gateway (the test's tap lost the answer)");
+      return;
     }
     res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "" });
     res.end(text);
@@ -56,6 +75,12 @@ export async function startTap(upstream: string): Promise<ServiceTap> {
     url: `http://127.0.0.1:${port}/v1`,
     jobs,
     answered: (re) => new Promise((resolve) => waiters.push({ re, resolve })),
+    refuseNextJob: () => {
+      refuse += 1;
+    },
+    loseNextJobAnswer: () => {
+      lose += 1;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

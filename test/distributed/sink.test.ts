@@ -4,10 +4,12 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { type TrajectoryGroup, TrajectoryShipper } from "trajectory-recorder";
 import {
+  handAgain,
   RolloutProducer,
   RolloutWorker,
   readProgress,
   TrainingCoordinator,
+  unhanded,
 } from "trajectory-recorder/bullmq";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Child, runChild } from "../e2e/child.js";
@@ -100,9 +102,14 @@ it("hands each collected group to a TrajectoryShipper once; the shipper trains e
   expect(p.groups).toMatchObject({ finished: 4, handed: 4, uncertain: 0, handOffFailed: 0 });
   // The coordinator's own training path stayed unused.
   expect(p.groups.trained).toBe(0);
-  expect(p.trainingJobs).toBe(0);
+  // With a sink, trainingJobs counts the sink's jobs.
+  await until(
+    async () => (await progress()).trainingJobs === shipper.stats().trainingJobs,
+    "the shipper's jobs counted",
+  );
+  expect((await progress()).trainingJobs).toBe(2);
   await until(() => worker.step === 2, "the worker on step 2");
-  expect(await coordinator.unhanded()).toEqual({ uncertain: [], failed: [] });
+  expect(await coordinator.unhanded()).toEqual({ uncertain: [], failed: [], trainingFailed: [] });
 });
 
 it("a sink that refuses a group is tried 3 times, then the group is kept and reported; handAgain hands it once more", async () => {
@@ -129,7 +136,11 @@ it("a sink that refuses a group is tried 3 times, then the group is kept and rep
   await until(() => got.length === 1, "g-ok handed");
 
   expect(got.map((g) => g.metadata.group_id)).toEqual(["g-ok"]);
-  expect(await coordinator.unhanded()).toEqual({ uncertain: [], failed: ["g-bad"] });
+  expect(await coordinator.unhanded()).toEqual({
+    uncertain: [],
+    failed: ["g-bad"],
+    trainingFailed: [],
+  });
   expect(logger.lines.filter((l) => l.includes("refused group g-bad"))).toEqual([
     "TrainingCoordinator: the sink refused group g-bad (disk full); trying again (attempt 1 of 3).",
     "TrainingCoordinator: the sink refused group g-bad (disk full); trying again (attempt 2 of 3).",
@@ -256,17 +267,15 @@ it("a coordinator killed before the shipper's add: the group is reported uncerta
   expect(sentIds()).not.toContain(cut);
   expect(second.output()).not.toContain(`handing ${cut}`);
 
-  // The user checked the service: the group is not there, so it is handed again.
-  const coordinatorView = await TrainingCoordinator.start({
-    connection: h.redis.connection,
-    model: h.model,
-    sink: { add: () => {} },
-    logger: memoryLogger(),
-    lockTtlMs: 1000,
+  // The user checked the service: the group is not there, so it is handed
+  // again, from a process of their own (the coordinator keeps running).
+  const connection = h.redis.connection;
+  expect(await unhanded({ connection })).toEqual({
+    uncertain: [cut],
+    failed: [],
+    trainingFailed: [],
   });
-  closers.push(() => coordinatorView.close());
-  expect(await coordinatorView.unhanded()).toEqual({ uncertain: [cut], failed: [] });
-  expect(await coordinatorView.handAgain([cut])).toEqual([cut]);
+  expect(await handAgain({ connection }, [cut])).toEqual([cut]);
   await until(async () => sentIds().length === 4, "the second training job");
   expect(sentIds().sort()).toEqual([...ids].sort());
   expect((await progress()).groups).toMatchObject({ handed: 4, uncertain: 0 });

@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import {
   exceptionToWire,
   type GatherOptions,
+  hasRewardSignal,
   Trajectory,
   TrajectoryGroup,
 } from "../../trajectory/index.js";
@@ -10,8 +11,20 @@ import { errorMessage } from "../../util/error-message.js";
 import type { ExceptionWire } from "../../wire/index.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
 import type { GroupJobData } from "./producer.js";
-import { assertReachable, bullConnection, type DistributedLogger, openClient } from "./redis.js";
+import {
+  assertReachable,
+  bullConnection,
+  type DistributedLogger,
+  OutageLog,
+  openClient,
+} from "./redis.js";
 import { storeGroup } from "./store.js";
+
+let create: (
+  cluster: Cluster,
+  options: GroupCollectorOptions,
+  outage: OutageLog | undefined,
+) => GroupCollector;
 
 /** Options of {@link GroupCollector}. */
 export interface GroupCollectorOptions extends ClusterOptions {
@@ -55,13 +68,15 @@ export class GroupCollector {
   readonly #options: GroupCollectorOptions;
   readonly #logger: DistributedLogger;
 
-  private constructor(cluster: Cluster, options: GroupCollectorOptions) {
+  private constructor(cluster: Cluster, options: GroupCollectorOptions, outage?: OutageLog) {
     this.#cluster = cluster;
     this.#options = options;
     this.#logger = options.logger ?? console;
-    this.#client = openClient(cluster, "GroupCollector", this.#logger);
+    outage ??= new OutageLog(cluster, "GroupCollector", this.#logger);
+    this.#client = openClient(cluster, outage);
     const connection = bullConnection(cluster);
     this.#rollouts = new Queue(cluster.rolloutQueue, { connection, prefix: cluster.prefix });
+    this.#rollouts.on("error", outage.listener());
     this.worker = new Worker(cluster.groupQueue, (job) => this.#collect(job), {
       connection,
       prefix: cluster.prefix,
@@ -69,20 +84,19 @@ export class GroupCollector {
       lockDuration: options.lockDurationMs ?? 30_000,
       stalledInterval: options.stalledIntervalMs ?? 30_000,
     });
-    this.worker.on("error", (error) => this.#logger.warn(`GroupCollector: ${error.message}`));
+    this.worker.on("error", outage.listener());
     this.worker.on("failed", (job, error) => {
       if (job) this.#logger.error(`GroupCollector: group ${job.id} failed: ${error.message}`);
     });
   }
 
   /** @throws RedisUnavailableError when Redis cannot be reached. */
-  static async start(options: GroupCollectorOptions): Promise<GroupCollector> {
-    const cluster = resolveCluster(options, "GroupCollector");
-    const max = options.maxExceptions ?? 0;
-    if (!(max >= 0))
-      throw new TypeError("GroupCollector: options.maxExceptions must be 0 or more.");
-    await assertReachable(cluster, "GroupCollector");
-    return new GroupCollector(cluster, options);
+  static start(options: GroupCollectorOptions): Promise<GroupCollector> {
+    return startCollector(options);
+  }
+
+  static {
+    create = (cluster, options, outage) => new GroupCollector(cluster, options, outage);
   }
 
   async close(): Promise<void> {
@@ -147,6 +161,7 @@ export class GroupCollector {
       rewardSum: group.trajectories.reduce((s, t) => s + t.reward, 0),
       rewards: group.trajectories.length,
       exceptions: group.exceptions.length,
+      signal: hasRewardSignal(group),
     });
     if (!stored)
       this.#logger.info(`GroupCollector: group ${id} was already collected; not added again.`);
@@ -166,4 +181,16 @@ export class GroupCollector {
     const name = /^([A-Za-z_$][\w$]*)(?::|$)/.exec(stack)?.[1] ?? "Error";
     return { type: `<class '${name}'>`, message: reason, traceback: stack };
   }
+}
+
+/** Starts a collector; the coordinator passes its own outage log, so that an outage is logged once. */
+export async function startCollector(
+  options: GroupCollectorOptions,
+  outage?: OutageLog,
+): Promise<GroupCollector> {
+  const cluster = resolveCluster(options, "GroupCollector");
+  const max = options.maxExceptions ?? 0;
+  if (!(max >= 0)) throw new TypeError("GroupCollector: options.maxExceptions must be 0 or more.");
+  await assertReachable(cluster, "GroupCollector");
+  return create(cluster, options, outage);
 }

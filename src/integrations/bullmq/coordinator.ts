@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { abortableSleep } from "../../client/index.js";
 import {
@@ -10,27 +11,32 @@ import {
 } from "../../training/index.js";
 import { type GroupSink, TrajectoryGroup } from "../../trajectory/index.js";
 import { errorMessage } from "../../util/error-message.js";
-import { GroupCollector, type GroupCollectorOptions } from "./collector.js";
+import { type GroupCollector, type GroupCollectorOptions, startCollector } from "./collector.js";
+import { drain } from "./control.js";
 import {
   confirmHandOff,
   handAgain,
   recoverHandOffs,
   refusedHandOff,
   takeForHandOff,
+  type UnhandedGroups,
   unhanded,
 } from "./handoff.js";
 import { type Cluster, resolveCluster } from "./options.js";
 import { policyKeys, publishStep } from "./policy.js";
-import { assertReachable, type DistributedLogger, openClient } from "./redis.js";
+import type { ClusterProgress } from "./progress.js";
+import { assertReachable, type DistributedLogger, OutageLog, openClient } from "./redis.js";
 import { Rerunner } from "./rerun.js";
 import {
   type BatchRecord,
   claimBatch,
   finishBatch,
+  type NoSignalMode,
   openBatches,
   type StaleMode,
   saveBatch,
   storeKeys,
+  uncertainBatch,
 } from "./store.js";
 
 /** Tries of a group whose `sink.add` rejects before it is set aside as refused. */
@@ -79,6 +85,14 @@ export interface TrainingCoordinatorOptions extends GroupCollectorOptions {
   onStale?: StaleMode;
   /** Re-runs of one group with `onStale: "rerun"`. Default 1. */
   maxReruns?: number;
+  /**
+   * What happens to a collected group whose rewards are all equal
+   * (`hasRewardSignal` is false: RL learns nothing from it): `"skip"`
+   * releases it (its JSON is dropped, it is counted in `groups.noSignal`,
+   * never trained or handed over); `"send"` trains it (hands it over) like
+   * any other. Default `"skip"`, as in `model.train` and the shipper.
+   */
+  noSignal?: NoSignalMode;
   /** Also collect groups in this process. Default true. */
   collect?: boolean;
   /** How often to look for a full batch, and to poll a job's events, in ms. Default 1000. */
@@ -125,6 +139,9 @@ export class TrainingCoordinator {
   readonly #abort = new AbortController();
   readonly #token = `${hostname()}:${process.pid}:${randomUUID()}`;
   readonly #rerunner: Rerunner;
+  readonly #outage: OutageLog;
+  #groupQueue: Queue | undefined;
+  #countSinkJobs: (() => Promise<void>) | undefined;
   #collector: GroupCollector | undefined;
   #loop: Promise<void> | undefined;
   #renew: NodeJS.Timeout | undefined;
@@ -133,13 +150,21 @@ export class TrainingCoordinator {
     this.#cluster = cluster;
     this.#options = options;
     this.#logger = options.logger ?? console;
-    this.#client = openClient(cluster, "TrainingCoordinator", this.#logger);
-    this.#rerunner = new Rerunner(this.#client, cluster, options.maxReruns ?? 1, this.#logger);
+    this.#outage = new OutageLog(cluster, "TrainingCoordinator", this.#logger);
+    this.#client = openClient(cluster, this.#outage);
+    this.#rerunner = new Rerunner(
+      this.#client,
+      cluster,
+      options.maxReruns ?? 1,
+      this.#logger,
+      this.#outage,
+    );
   }
 
   /**
-   * Checks Redis, starts collecting, waits for the coordinator lock, then
-   * resumes unfinished jobs and trains as groups arrive.
+   * Checks Redis (waiting up to `connectTimeoutMs` for it), starts
+   * collecting, waits for the coordinator lock and resolves once it holds
+   * it; then resumes unfinished jobs and trains as groups arrive.
    *
    * @throws RedisUnavailableError when Redis cannot be reached.
    */
@@ -148,7 +173,22 @@ export class TrainingCoordinator {
     checkOptions(options);
     await assertReachable(cluster, "TrainingCoordinator");
     const coordinator = new TrainingCoordinator(cluster, options);
-    if (options.collect !== false) coordinator.#collector = await GroupCollector.start(options);
+    try {
+      if (options.collect !== false) {
+        coordinator.#collector = await startCollector(options, coordinator.#outage);
+      }
+      await coordinator.#acquire();
+      // For readProgress's `idle`: how many collected groups make a batch.
+      await coordinator.#client.set(
+        storeKeys(cluster).mode,
+        JSON.stringify(options.sink ? { sink: true } : { trainEvery: options.trainEvery }),
+      );
+    } catch (error) {
+      await coordinator.#collector?.close().catch(() => {});
+      clearInterval(coordinator.#renew);
+      coordinator.#client.disconnect();
+      throw error;
+    }
     coordinator.#loop = coordinator.#run().catch((error) => {
       if (!coordinator.#abort.signal.aborted) {
         coordinator.#logger.error(`TrainingCoordinator stopped: ${errorMessage(error)}`);
@@ -171,7 +211,7 @@ export class TrainingCoordinator {
    * @example
    * const { uncertain } = await coordinator.unhanded();
    */
-  unhanded(): Promise<{ uncertain: string[]; failed: string[] }> {
+  unhanded(): Promise<UnhandedGroups> {
     return unhanded(this.#client, this.#cluster);
   }
 
@@ -187,6 +227,41 @@ export class TrainingCoordinator {
   }
 
   /**
+   * Trains uncertain or training-failed groups again, first in the next
+   * batch: for groups whose job you checked the service did not run (an
+   * uncertain group's job may exist: see `unhanded()`). The same as
+   * `handAgain`. Returns the ids moved.
+   *
+   * @example
+   * const { uncertain } = await coordinator.unhanded();
+   * await coordinator.retrain(uncertain); // after checking the service's jobs
+   */
+  retrain(ids: string[]): Promise<string[]> {
+    return handAgain(this.#client, this.#cluster, ids);
+  }
+
+  /**
+   * Finishes the run: once no group is queued or running, trains the last
+   * batch even if smaller than `trainEvery` (with a sink: hands the rest
+   * over and calls the sink's `flush()` if it has one). Resolves with the
+   * progress once every group is in a final state (trained, failed, stale,
+   * no signal, uncertain, ...). The coordinator keeps running; a later group
+   * waits for a full batch again.
+   *
+   * @example
+   * await producer.enqueue(groups);
+   * const p = await coordinator.drain();
+   * console.log(p.groups);
+   */
+  drain(options: { signal?: AbortSignal } = {}): Promise<ClusterProgress> {
+    return drain({
+      ...this.#options,
+      pollIntervalMs: Math.min(this.#pollMs, 500),
+      signal: options.signal,
+    });
+  }
+
+  /**
    * Stops collecting and training; a job being followed keeps running on the
    * service and is followed by the next coordinator. A group being handed to
    * the sink is handed (and marked) first.
@@ -197,6 +272,7 @@ export class TrainingCoordinator {
     await this.#collector?.close();
     await this.#loop;
     await this.#rerunner.close();
+    await this.#groupQueue?.close();
     await this.#client.eval(RELEASE, 1, storeKeys(this.#cluster).lock, this.#token).catch(() => {});
     this.#client.disconnect();
   }
@@ -206,11 +282,14 @@ export class TrainingCoordinator {
   }
 
   async #run(): Promise<void> {
-    await this.#acquire();
     await this.#publishLatestStep();
     await this.#rerunner.run();
     if (this.#options.sink) return this.#handOffLoop(this.#options.sink);
     for (const { batch, record } of await openBatches(this.#client, this.#cluster)) {
+      if (record.jobId === undefined && record.creating) {
+        await this.#uncertain(batch, record, "the previous coordinator stopped");
+        continue;
+      }
       this.#logger.info(
         `TrainingCoordinator: resuming batch ${batch} (${record.groups.length} groups${record.jobId ? `, job ${record.jobId}` : ""}).`,
       );
@@ -218,21 +297,91 @@ export class TrainingCoordinator {
     }
     const signal = this.#abort.signal;
     while (!signal.aborted) {
-      const claim = await claimBatch(
-        this.#client,
-        this.#cluster,
-        this.#options.trainEvery as number,
-        this.#options.maxStaleness,
-        this.#onStale,
-        policyKeys(this.#cluster).step,
-      );
-      await this.#stale(claim.stale);
+      let claim = await this.#claim(false);
+      if (claim.batch === undefined && (await this.#draining())) {
+        claim = await this.#claim(true);
+        if (claim.batch === undefined) await this.#drained();
+      }
       if (claim.batch === undefined) {
         await this.#idle();
         continue;
       }
       await this.#train(claim.batch, { groups: claim.groups });
     }
+  }
+
+  async #claim(partial: boolean) {
+    const claim = await claimBatch(
+      this.#client,
+      this.#cluster,
+      this.#options.trainEvery as number,
+      {
+        maxStaleness: this.#options.maxStaleness,
+        onStale: this.#onStale,
+        noSignal: this.#options.noSignal ?? "skip",
+        partial,
+      },
+      policyKeys(this.#cluster).step,
+    );
+    await this.#stale(claim.stale);
+    this.#released(claim.noSignal);
+    return claim;
+  }
+
+  #released(ids: string[]): void {
+    if (ids.length === 0) return;
+    this.#logger.info(
+      `TrainingCoordinator: released ${ids.length} group(s) whose rewards are all equal (nothing to learn; noSignal "skip"), counted in groups.noSignal: ${ids.join(", ")}.`,
+    );
+  }
+
+  /**
+   * Whether a drain was asked for (`drain()`, from any process) and no more
+   * groups are coming: none queued, running or being collected, no re-run
+   * being enqueued.
+   */
+  async #draining(): Promise<boolean> {
+    const k = storeKeys(this.#cluster);
+    if ((await this.#client.exists(k.drain)) === 0) return false;
+    if ((await this.#client.llen(k.rerun)) > 0) return false;
+    if (!this.#groupQueue) {
+      this.#groupQueue = new Queue(this.#cluster.groupQueue, {
+        connection: this.#client,
+        prefix: this.#cluster.prefix,
+      });
+      this.#groupQueue.on("error", this.#outage.listener());
+    }
+    const counts = await this.#groupQueue.getJobCounts(
+      "waiting-children",
+      "waiting",
+      "active",
+      "delayed",
+      "prioritized",
+    );
+    return Object.values(counts).every((n) => n === 0);
+  }
+
+  /** A drain found nothing left: the sink is flushed and the request answered. */
+  async #drained(): Promise<void> {
+    const sink = this.#options.sink as { flush?: () => Promise<void> } | undefined;
+    if (typeof sink?.flush === "function") {
+      try {
+        await sink.flush();
+      } catch (error) {
+        this.#logger.warn(`TrainingCoordinator: the sink's flush failed (${errorMessage(error)}).`);
+      }
+    }
+    await this.#countSinkJobs?.();
+    await this.#client.del(storeKeys(this.#cluster).drain);
+    this.#logger.info("TrainingCoordinator: drained: every group is in a final state.");
+  }
+
+  /** A batch whose job the service may have created: reported, never trained again on our own. */
+  async #uncertain(batch: number, record: BatchRecord, why: string): Promise<void> {
+    await uncertainBatch(this.#client, this.#cluster, batch, { ...record, uncertain: why });
+    this.#logger.error(
+      `TrainingCoordinator: batch ${batch} (${record.groups.length} groups: ${record.groups.join(", ")}) was being sent to the service when ${why}; the service may have created its job, so the groups are not trained again. They stay in Redis, counted in groups.uncertain; check the service's jobs, then coordinator.retrain(ids) (or retrain(options, ids) from any process) trains them again.`,
+    );
   }
 
   /** Nothing to train or hand over: a re-run that could not be enqueued is tried again, then a pause. */
@@ -274,11 +423,14 @@ export class TrainingCoordinator {
           this.#cluster,
           this.#options.maxStaleness,
           this.#onStale,
+          this.#options.noSignal ?? "skip",
           policyKeys(this.#cluster).step,
           this.#token,
         );
         await this.#stale(taken.stale);
+        this.#released(taken.noSignal);
         if (taken.id === undefined) {
+          if (await this.#draining()) await this.#drained();
           await this.#idle();
           continue;
         }
@@ -326,19 +478,49 @@ export class TrainingCoordinator {
    */
   async #watchStep(sink: GroupSink): Promise<void> {
     const signal = this.#abort.signal;
-    const jobs = () => (sink as { stats?: () => { trainingJobs?: number } }).stats?.().trainingJobs;
+    const stats = () =>
+      (sink as { stats?: () => { trainingJobs?: number; trainingFailed?: number } }).stats?.();
+    const jobs = () => stats()?.trainingJobs;
     let seen = jobs();
+    // The sink's jobs, counted in readProgress's trainingJobs (as deltas: a
+    // new coordinator's shipper starts again from 0).
+    let counted = { jobs: seen ?? 0, failed: stats()?.trainingFailed ?? 0 };
+    const count = async () => {
+      const now = stats();
+      if (now?.trainingJobs !== undefined) {
+        const jobsDelta = now.trainingJobs - counted.jobs;
+        const failedDelta = (now.trainingFailed ?? 0) - counted.failed;
+        if (jobsDelta > 0 || failedDelta > 0) {
+          const k = storeKeys(this.#cluster).stats;
+          await this.#client
+            .multi()
+            .hincrby(k, "training_jobs", Math.max(0, jobsDelta))
+            .hincrby(k, "failed_jobs", Math.max(0, failedDelta))
+            .exec()
+            .then(() => {
+              counted = { jobs: now.trainingJobs as number, failed: now.trainingFailed ?? 0 };
+            })
+            .catch(() => {});
+        }
+      }
+      return now;
+    };
+    this.#countSinkJobs = async () => {
+      await count();
+    };
     while (!signal.aborted) {
       await abortableSleep(this.#pollMs, signal).catch(() => {});
-      const now = jobs();
-      if (signal.aborted || (now !== undefined && now === seen)) continue;
+      const now = await count();
+      if (signal.aborted || (now?.trainingJobs !== undefined && now.trainingJobs === seen))
+        continue;
+      const current = now?.trainingJobs;
       try {
         await publishStep(
           this.#client,
           this.#cluster,
           await this.#options.model.getStep({ signal }),
         );
-        seen = now;
+        seen = current;
       } catch (error) {
         if (!signal.aborted) {
           this.#logger.warn(
@@ -388,17 +570,26 @@ export class TrainingCoordinator {
         return;
       } catch (error) {
         if (signal.aborted) return;
-        if (error instanceof TrainingFailedError) {
+        const outcome = record.jobId === undefined ? creationOutcome(error) : "retry";
+        if (outcome === "uncertain") {
+          await this.#uncertain(
+            batch,
+            record,
+            `the service's answer was lost (${errorMessage(error)})`,
+          );
+          return;
+        }
+        if (error instanceof TrainingFailedError || outcome === "refused") {
           // The groups stay in Redis, readable under their ids; never trained again.
           await finishBatch(
             this.#client,
             this.#cluster,
             batch,
-            { ...record, failed: error.message },
+            { ...record, failed: errorMessage(error) },
             policyKeys(this.#cluster),
           );
           this.#logger.error(
-            `TrainingCoordinator: batch ${batch} failed on the service (${error.message}); its groups are kept and not trained again.`,
+            `TrainingCoordinator: batch ${batch} (${record.groups.length} groups: ${record.groups.join(", ")}) failed (${errorMessage(error)}); its groups are kept in Redis, counted in groups.trainingFailed, and not trained again (coordinator.retrain(ids) sends them again).`,
           );
           return;
         }
@@ -420,6 +611,13 @@ export class TrainingCoordinator {
       });
     }
     const groups = await this.#load(record.groups);
+    // Marked before the request: a coordinator that dies before the job's id
+    // is saved leaves this mark, and the next one reports the batch instead
+    // of training it again (the service may have created the job).
+    if (!record.creating) {
+      record.creating = true;
+      await saveBatch(this.#client, this.#cluster, batch, record);
+    }
     return this.#options.model.train(groups, this.#options.config, {
       ...run,
       onJobCreated: async ({ jobId, stepBefore }) => {
@@ -518,8 +716,40 @@ function checkOptions(options: TrainingCoordinatorOptions): void {
   if (options.onStale !== undefined && options.onStale !== "drop" && options.onStale !== "rerun") {
     fail(`options.onStale must be "drop" or "rerun", not ${JSON.stringify(options.onStale)}.`);
   }
+  if (
+    options.noSignal !== undefined &&
+    options.noSignal !== "skip" &&
+    options.noSignal !== "send"
+  ) {
+    fail(`options.noSignal must be "skip" or "send", not ${JSON.stringify(options.noSignal)}.`);
+  }
   const reruns = options.maxReruns;
   if (reruns !== undefined && !(Number.isInteger(reruns) && reruns >= 0)) {
     fail("options.maxReruns must be an integer, 0 or more.");
   }
+}
+
+/**
+ * What a failed `model.train` of a batch without a saved job id means:
+ * `retry` when the service certainly created no job (a read failed, the
+ * service was unreachable or asked to come back later), `refused` when it
+ * rejected the job (a 4xx answer) or the groups never left this process,
+ * `uncertain` when the creation request may have reached the service
+ * (a 5xx answer, a timeout, a connection lost mid-request).
+ */
+function creationOutcome(error: unknown): "retry" | "refused" | "uncertain" {
+  const e = error as { status?: unknown; method?: unknown; cause?: unknown };
+  for (let cause = e?.cause, depth = 0; cause && depth < 4; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return "retry";
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  if (typeof e?.method !== "string") return "refused";
+  if (e.method === "GET") return "retry";
+  const status = e.status;
+  if (status === 429 || status === 503) return "retry";
+  if (typeof status === "number" && status >= 400 && status < 500 && status !== 408) {
+    return "refused";
+  }
+  return "uncertain";
 }

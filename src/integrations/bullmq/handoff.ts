@@ -6,14 +6,22 @@
 // itself): at most once, and every group either handed or reported.
 import type { Redis } from "ioredis";
 import type { Cluster } from "./options.js";
-import { STALE, type StaleMode, staleKeys, storeKeys } from "./store.js";
+import {
+  type NoSignalMode,
+  noSignalLua,
+  STALE,
+  type StaleMode,
+  staleKeys,
+  storeKeys,
+} from "./store.js";
 
-// KEYS 1-6: the stale keys; 7: groups, 8: handing. ARGV 3: this coordinator's token.
-const TAKE = `${STALE}
+// KEYS 1-6: the stale keys; 7: groups, 8: handing, 9: no-signal-new. ARGV 3:
+// this coordinator's token, 4: the noSignal mode.
+const TAKE = `${noSignalLua(9, 7)}${STALE}
 local gid = redis.call('LPOP', KEYS[1])
-if not gid then return {'', stale, ''} end
+if not gid then return {'', stale, '', released} end
 redis.call('HSET', KEYS[8], gid, ARGV[3])
-return {gid, stale, redis.call('HGET', KEYS[7], gid) or ''}`;
+return {gid, stale, redis.call('HGET', KEYS[7], gid) or '', released}`;
 
 /** Takes the oldest ready group for the sink (dropping or re-running stale ones first). */
 export async function takeForHandOff(
@@ -21,21 +29,24 @@ export async function takeForHandOff(
   cluster: Cluster,
   maxStaleness: number | undefined,
   onStale: StaleMode,
+  noSignal: NoSignalMode,
   stepKey: string,
   token: string,
-): Promise<{ id?: string; json: string; stale: string[] }> {
+): Promise<{ id?: string; json: string; stale: string[]; noSignal: string[] }> {
   const k = storeKeys(cluster);
-  const [id, stale, json] = (await client.eval(
+  const [id, stale, json, released] = (await client.eval(
     TAKE,
-    8,
+    9,
     ...staleKeys(cluster, stepKey),
     k.groups,
     k.handing,
+    k.flat,
     String(maxStaleness ?? -1),
     onStale,
     token,
-  )) as [string, string[], string];
-  return { id: id === "" ? undefined : id, json, stale };
+    noSignal,
+  )) as [string, string[], string, string[]];
+  return { id: id === "" ? undefined : id, json, stale, noSignal: released };
 }
 
 // A group reported uncertain by a coordinator that took over, and then
@@ -116,35 +127,54 @@ for _, gid in ipairs(ARGV) do
   elseif redis.call('LREM', KEYS[2], 1, gid) == 1 then
     redis.call('HINCRBY', KEYS[4], 'handoff_failed', -1)
     table.insert(moved, gid)
+  elseif redis.call('SREM', KEYS[5], gid) == 1 then
+    redis.call('HINCRBY', KEYS[4], 'failed_groups', -1)
+    table.insert(moved, gid)
   end
 end
 for i = #moved, 1, -1 do redis.call('LPUSH', KEYS[3], moved[i]) end
 return moved`;
 
-/** Puts uncertain or refused groups back at the head of `ready`; returns those moved. */
+/**
+ * Puts uncertain, refused or training-failed groups back at the head of
+ * `ready` (the next batch or hand-off takes them); returns those moved.
+ */
 export async function handAgain(client: Redis, cluster: Cluster, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const k = storeKeys(cluster);
   return (await client.eval(
     AGAIN,
-    4,
+    5,
     k.uncertain,
     k.handOffFailed,
     k.ready,
     k.stats,
+    k.trainingFailed,
     ...ids,
   )) as string[];
 }
 
-/** Groups in `uncertain` and `handoff-failed`, for `TrainingCoordinator.unhanded()`. */
-export async function unhanded(
-  client: Redis,
-  cluster: Cluster,
-): Promise<{ uncertain: string[]; failed: string[] }> {
+/** Groups set aside: not trained or handed, kept in Redis, each listed once. */
+export interface UnhandedGroups {
+  /**
+   * A coordinator stopped while handing them to the sink, or while the
+   * service created their training job: the sink (or the service) may have
+   * them. Never sent again on our own.
+   */
+  uncertain: string[];
+  /** Refused by the sink's `add` 3 times. */
+  failed: string[];
+  /** In a training job the service failed (or refused to create). */
+  trainingFailed: string[];
+}
+
+/** The groups set aside, for `unhanded()`. */
+export async function unhanded(client: Redis, cluster: Cluster): Promise<UnhandedGroups> {
   const k = storeKeys(cluster);
-  const [uncertain, failed] = await Promise.all([
+  const [uncertain, failed, trainingFailed] = await Promise.all([
     client.smembers(k.uncertain),
     client.lrange(k.handOffFailed, 0, -1),
+    client.smembers(k.trainingFailed),
   ]);
-  return { uncertain: uncertain.sort(), failed };
+  return { uncertain: uncertain.sort(), failed, trainingFailed: trainingFailed.sort() };
 }

@@ -2,8 +2,10 @@
 // BullMQ and Redis, with a training coordinator. Needs `bullmq` (and its
 // `ioredis`); importing the root of the package never loads them.
 export { GroupCollector, type GroupCollectorOptions } from "./collector.js";
+export { drain, handAgain, retrain, unhanded } from "./control.js";
 export { TrainingCoordinator, type TrainingCoordinatorOptions } from "./coordinator.js";
 export { InvalidGroupError, RedisUnavailableError, RolloutResultError } from "./errors.js";
+export type { UnhandedGroups } from "./handoff.js";
 export type { ClusterOptions } from "./options.js";
 export {
   type GroupJobData,
@@ -12,6 +14,12 @@ export {
   RolloutProducer,
   type RolloutProducerOptions,
 } from "./producer.js";
-export { type ClusterProgress, readProgress } from "./progress.js";
+export {
+  type ClusterProgress,
+  GROUP_STATES,
+  type GroupState,
+  type ReadProgressOptions,
+  readProgress,
+} from "./progress.js";
 export type { DistributedLogger } from "./redis.js";
 export { type RolloutContext, RolloutWorker, type RolloutWorkerOptions } from "./worker.js";

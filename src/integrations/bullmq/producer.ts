@@ -9,7 +9,13 @@ import {
   resolveCluster,
   rolloutJobId,
 } from "./options.js";
-import { assertReachable, bullConnection } from "./redis.js";
+import {
+  assertReachable,
+  bounded,
+  bullConnection,
+  type DistributedLogger,
+  OutageLog,
+} from "./redis.js";
 
 /** Groups per Redis transaction when enqueueing. */
 const ENQUEUE_SLICE = 50;
@@ -50,6 +56,8 @@ export interface RolloutProducerOptions extends ClusterOptions {
    * regardless (BullMQ's stalled-job recovery).
    */
   attempts?: number;
+  /** Where a lost Redis is reported (once per outage); `console` by default. */
+  logger?: DistributedLogger;
 }
 
 const GroupSpecSchema = z.object({
@@ -103,12 +111,14 @@ function notJson(value: unknown, path: string[]): { path: string[]; what: string
 export class RolloutProducer<P = unknown> {
   readonly #cluster: Cluster;
   readonly #attempts: number;
+  readonly #outage: OutageLog;
   #flows: FlowProducer | undefined;
   #groups: Queue | undefined;
 
   constructor(options: RolloutProducerOptions) {
     this.#cluster = resolveCluster(options, "RolloutProducer");
     this.#attempts = options.attempts ?? 1;
+    this.#outage = new OutageLog(this.#cluster, "RolloutProducer", options.logger ?? console);
     if (!Number.isInteger(this.#attempts) || this.#attempts < 1) {
       throw new TypeError("RolloutProducer: options.attempts must be a positive integer.");
     }
@@ -119,12 +129,16 @@ export class RolloutProducer<P = unknown> {
    * those not enqueued before. Resolves once Redis holds them.
    *
    * @throws InvalidGroupError naming the field, e.g. `groups[1].payload.when`.
-   * @throws RedisUnavailableError when Redis cannot be reached.
+   * @throws RedisUnavailableError when Redis cannot be reached (within
+   * `connectTimeoutMs`), or stops answering midway: groups before the
+   * failing slice of 50 are enqueued; enqueueing the whole list again adds
+   * only the others.
    */
   async enqueue(groups: readonly GroupSpec<P>[]): Promise<{ added: string[]; existing: string[] }> {
     const specs = validate(groups);
     // Every call: BullMQ would otherwise wait for a Redis that is gone, silently.
     await assertReachable(this.#cluster, "RolloutProducer");
+    this.#outage.back();
     const { flows, queue } = this.#open();
     const added: string[] = [];
     const existing: string[] = [];
@@ -132,15 +146,24 @@ export class RolloutProducer<P = unknown> {
     // single Redis transaction large enough to stall the other clients.
     for (let i = 0; i < specs.length; i += ENQUEUE_SLICE) {
       const slice = specs.slice(i, i + ENQUEUE_SLICE);
-      // Only to report it: the flow's ids make a second add a no-op anyway.
-      const found = await this.#existing(queue, slice);
-      const fresh = slice.filter((spec, j) => {
-        if (found[j]) existing.push(spec.id);
-        return !found[j];
-      });
-      if (fresh.length === 0) continue;
-      await flows.addBulk(fresh.map((spec) => groupFlow(this.#cluster, spec, this.#attempts)));
-      added.push(...fresh.map((spec) => spec.id));
+      const step = async () => {
+        // Only to report it: the flow's ids make a second add a no-op anyway.
+        const found = await this.#existing(queue, slice);
+        const fresh = slice.filter((spec, j) => {
+          if (found[j]) existing.push(spec.id);
+          return !found[j];
+        });
+        if (fresh.length === 0) return;
+        await flows.addBulk(fresh.map((spec) => groupFlow(this.#cluster, spec, this.#attempts)));
+        added.push(...fresh.map((spec) => spec.id));
+      };
+      // Each slice within connectTimeoutMs: a Redis that freezes midway is an error, not a hang.
+      await bounded(
+        this.#cluster,
+        "RolloutProducer",
+        `the first ${added.length + existing.length} groups are in Redis and the next ${slice.length} may be; enqueueing the same list again adds only the missing ones`,
+        step(),
+      );
     }
     return { added, existing };
   }
@@ -161,6 +184,9 @@ export class RolloutProducer<P = unknown> {
       const prefix = this.#cluster.prefix;
       this.#flows = new FlowProducer({ connection, prefix });
       this.#groups = new Queue(this.#cluster.groupQueue, { connection, prefix });
+      // BullMQ prints connection errors through console.error without a listener.
+      this.#flows.on("error", this.#outage.listener());
+      this.#groups.on("error", this.#outage.listener());
     }
     return { flows: this.#flows, queue: this.#groups };
   }

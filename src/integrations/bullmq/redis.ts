@@ -11,65 +11,201 @@ export interface DistributedLogger {
   error(message: string): void;
 }
 
-function where(connection: RedisOptions): string {
-  return `${connection.host ?? "127.0.0.1"}:${connection.port ?? 6379}`;
+/**
+ * `host:port` for messages, never with credentials: a Redis URL passed as
+ * `host` (`redis://:secret@h:6379`) is reduced to its host and port.
+ */
+export function where(connection: RedisOptions): string {
+  const host = connection.host ?? "127.0.0.1";
+  if (host.includes("://") || host.includes("@")) {
+    try {
+      const url = new URL(host.includes("://") ? host : `redis://${host}`);
+      return `${url.hostname}:${url.port || connection.port || 6379}`;
+    } catch {
+      return `${host.slice(host.lastIndexOf("@") + 1)}:${connection.port ?? 6379}`;
+    }
+  }
+  return `${host}:${connection.port ?? 6379}`;
 }
 
-/**
- * Fails fast, with a sentence, when Redis is not there at start: BullMQ and
- * ioredis would otherwise retry forever without a word.
- */
-export async function assertReachable(cluster: Cluster, who: string): Promise<void> {
+/** An error's message with any `user:password@` of a URL in it removed. */
+function clean(error: unknown): string {
+  return errorMessage(error).replace(/\/\/[^/@\s]*@/g, "//");
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One try: connect and PING within `ms`, or the reason it did not. */
+async function probeOnce(cluster: Cluster, ms: number): Promise<unknown> {
   const probe = new Redis({
     ...cluster.connection,
     lazyConnect: true,
     retryStrategy: () => null,
     maxRetriesPerRequest: 0,
-    connectTimeout: cluster.connectTimeoutMs,
+    enableOfflineQueue: false,
+    connectTimeout: Math.max(1, ms),
   });
   // The socket's error (ECONNREFUSED, ...) says more than connect()'s rejection.
   let cause: unknown;
   probe.on("error", (error) => {
     cause ??= error;
   });
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch (error) {
-    cause ??= error;
-    throw new RedisUnavailableError(
-      `${who}: cannot reach Redis at ${where(cluster.connection)} (${errorMessage(cause)}); nothing was started. Start Redis (e.g. \`redis-server --appendonly yes\`) or fix options.connection.`,
-      { cause },
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${ms} ms (a Redis that accepts and never answers)`)),
+      Math.max(1, ms),
     );
+  });
+  try {
+    await Promise.race([
+      (async () => {
+        await probe.connect();
+        await probe.ping();
+      })(),
+      deadline,
+    ]);
+    return undefined;
+  } catch (error) {
+    return cause ?? error;
   } finally {
+    clearTimeout(timer);
     probe.disconnect();
   }
 }
 
 /**
- * A client for this run's own keys. Commands wait through a lost connection
- * (ioredis reconnects) instead of failing, and each loss is logged once.
+ * Waits for Redis at start, trying again until `connectTimeoutMs` elapsed
+ * (a Redis restarting, a worker started before it), then fails with a
+ * sentence: BullMQ and ioredis would otherwise retry forever without a word.
+ * A Redis that accepts connections and never answers (frozen, a wrong port)
+ * fails the same way, after the same bounded wait.
  */
-export function openClient(cluster: Cluster, who: string, logger: DistributedLogger): Redis {
+export async function assertReachable(cluster: Cluster, who: string): Promise<void> {
+  const end = Date.now() + cluster.connectTimeoutMs;
+  let cause: unknown;
+  for (let attempt = 0; ; attempt++) {
+    const left = end - Date.now();
+    cause = await probeOnce(cluster, Math.max(50, left));
+    if (cause === undefined) return;
+    const pause = Math.min(500, 50 * 2 ** attempt);
+    if (Date.now() + pause >= end) break;
+    await sleep(pause);
+  }
+  throw unavailable(cluster, who, `${clean(cause)}`, "nothing was started", cause);
+}
+
+export function unavailable(
+  cluster: Cluster,
+  who: string,
+  reason: string,
+  consequence: string,
+  cause?: unknown,
+): RedisUnavailableError {
+  return new RedisUnavailableError(
+    `${who}: cannot reach Redis at ${where(cluster.connection)} (${reason}); ${consequence}. Start Redis (e.g. \`redis-server --appendonly yes\`) or fix options.connection.`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
+ * Resolves like `work`, or rejects with {@link RedisUnavailableError} when
+ * Redis has not answered within `connectTimeoutMs` (it went away, or froze,
+ * after the start check). `work` is not cancelled.
+ */
+export async function bounded<T>(
+  cluster: Cluster,
+  who: string,
+  consequence: string,
+  work: Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const ms = cluster.connectTimeoutMs;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(unavailable(cluster, who, `no answer within ${ms} ms`, consequence)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const CONNECTION_ERROR =
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|Connection is closed|connect ETIMEDOUT|Stream isn't writeable/;
+
+/** Whether a BullMQ or ioredis error is the connection's (an outage), not a command's. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (
+    (typeof code === "string" && CONNECTION_ERROR.test(code)) ||
+    CONNECTION_ERROR.test(errorMessage(error))
+  );
+}
+
+/**
+ * One line when Redis is lost and one when it is back, however many clients
+ * and BullMQ queues of the process see the outage and however often they
+ * retry.
+ */
+export class OutageLog {
+  readonly #who: string;
+  readonly #where: string;
+  readonly #logger: DistributedLogger;
+  #down = false;
+
+  constructor(cluster: Cluster, who: string, logger: DistributedLogger) {
+    this.#who = who;
+    this.#where = where(cluster.connection);
+    this.#logger = logger;
+  }
+
+  get down(): boolean {
+    return this.#down;
+  }
+
+  lost(error: unknown): void {
+    if (this.#down) return;
+    this.#down = true;
+    this.#logger.warn(
+      `${this.#who}: lost Redis at ${this.#where} (${clean(error)}); waiting for it to come back.`,
+    );
+  }
+
+  back(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.#logger.info(`${this.#who}: Redis at ${this.#where} is back.`);
+  }
+
+  /** The `error` listener of a BullMQ queue or worker: an outage once, other errors each time. */
+  listener(): (error: Error) => void {
+    return (error) => {
+      if (isConnectionError(error)) this.lost(error);
+      else this.#logger.warn(`${this.#who}: ${clean(error)}`);
+    };
+  }
+}
+
+/**
+ * A client for this run's own keys. Commands wait through a lost connection
+ * (ioredis reconnects) instead of failing, and each loss is logged once (by
+ * `outage`, shared with the process's BullMQ queues).
+ */
+export function openClient(cluster: Cluster, outage: OutageLog): Redis {
   const client = new Redis({ ...cluster.connection, maxRetriesPerRequest: null });
-  let down = false;
-  let lastError = "connection closed";
+  let lastError: unknown = new Error("connection closed");
   client.on("error", (error) => {
-    lastError = errorMessage(error);
+    lastError = error;
   });
   // Only a connection ioredis will try again; not our own disconnect().
-  client.on("reconnecting", () => {
-    if (down) return;
-    down = true;
-    logger.warn(
-      `${who}: lost Redis at ${where(cluster.connection)} (${lastError}); waiting for it to come back.`,
-    );
-  });
-  client.on("ready", () => {
-    if (!down) return;
-    down = false;
-    logger.info(`${who}: Redis at ${where(cluster.connection)} is back.`);
-  });
+  client.on("reconnecting", () => outage.lost(lastError));
+  client.on("ready", () => outage.back());
   return client;
 }
 

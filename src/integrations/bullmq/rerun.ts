@@ -9,7 +9,7 @@ import type { Redis } from "ioredis";
 import { errorMessage } from "../../util/error-message.js";
 import { type Cluster, GroupIdSchema, rolloutJobId } from "./options.js";
 import { type GroupJobData, groupFlow, type RolloutJobData } from "./producer.js";
-import { bullConnection, type DistributedLogger } from "./redis.js";
+import { bullConnection, type DistributedLogger, type OutageLog } from "./redis.js";
 import { storeKeys } from "./store.js";
 
 const DONE = `
@@ -29,9 +29,17 @@ export class Rerunner {
   readonly #cluster: Cluster;
   readonly #maxReruns: number;
   readonly #logger: DistributedLogger;
+  readonly #outage: OutageLog;
   #bull: { flows: FlowProducer; groups: Queue; rollouts: Queue } | undefined;
 
-  constructor(client: Redis, cluster: Cluster, maxReruns: number, logger: DistributedLogger) {
+  constructor(
+    client: Redis,
+    cluster: Cluster,
+    maxReruns: number,
+    logger: DistributedLogger,
+    outage: OutageLog,
+  ) {
+    this.#outage = outage;
     this.#client = client;
     this.#cluster = cluster;
     this.#maxReruns = maxReruns;
@@ -105,6 +113,10 @@ export class Rerunner {
         groups: new Queue(this.#cluster.groupQueue, { connection, prefix }),
         rollouts: new Queue(this.#cluster.rolloutQueue, { connection, prefix }),
       };
+      const log = this.#outage.listener();
+      this.#bull.flows.on("error", log);
+      this.#bull.groups.on("error", log);
+      this.#bull.rollouts.on("error", log);
     }
     return this.#bull;
   }

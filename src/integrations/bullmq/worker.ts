@@ -7,7 +7,14 @@ import { RolloutResultError } from "./errors.js";
 import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
 import { policyKeys, readStep } from "./policy.js";
 import type { RolloutJobData } from "./producer.js";
-import { assertReachable, bullConnection, type DistributedLogger, openClient } from "./redis.js";
+import {
+  assertReachable,
+  bounded,
+  bullConnection,
+  type DistributedLogger,
+  OutageLog,
+  openClient,
+} from "./redis.js";
 
 /** What a rollout function receives. */
 export interface RolloutContext<P = unknown> {
@@ -16,7 +23,11 @@ export interface RolloutContext<P = unknown> {
   groupId: string;
   /** This rollout's place in its group, from 0. */
   index: number;
-  /** 1 on the first run; more when the rollout runs again (a worker died, or `attempts`). */
+  /**
+   * 1 on the first run; more each time the rollout runs again: after it
+   * threw (the producer's `attempts`) or after its worker died (BullMQ's
+   * stalled-job recovery ran it elsewhere).
+   */
   attempt: number;
   /** The trajectory being recorded (set `reward`, `metrics`, ... on it). */
   trajectory: Trajectory;
@@ -93,8 +104,9 @@ export class RolloutWorker<P = unknown> {
     logger: DistributedLogger,
   ) {
     this.#options = options;
-    this.#client = openClient(cluster, "RolloutWorker", logger);
-    this.#subscriber = openClient(cluster, "RolloutWorker (policy)", logger);
+    const outage = new OutageLog(cluster, "RolloutWorker", logger);
+    this.#client = openClient(cluster, outage);
+    this.#subscriber = openClient(cluster, outage);
     const channel = policyKeys(cluster).channel;
     this.#subscriber.on("message", (_channel, message) => this.#raise(Number(message)));
     // A step published while Redis was away never reaches this subscriber:
@@ -115,7 +127,7 @@ export class RolloutWorker<P = unknown> {
       stalledInterval: options.stalledIntervalMs ?? 30_000,
       maxStalledCount: options.maxStalledCount ?? 2,
     });
-    this.worker.on("error", (error) => logger.warn(`RolloutWorker: ${error.message}`));
+    this.worker.on("error", outage.listener());
     this.worker.on("failed", (job, error) => {
       if (job)
         logger.warn(
@@ -139,7 +151,21 @@ export class RolloutWorker<P = unknown> {
     }
     await assertReachable(cluster, "RolloutWorker");
     const worker = new RolloutWorker(cluster, options, options.logger ?? console);
-    worker.#raise(await readStep(worker.#client, cluster));
+    try {
+      worker.#raise(
+        await bounded(
+          cluster,
+          "RolloutWorker",
+          "nothing was started",
+          readStep(worker.#client, cluster),
+        ),
+      );
+    } catch (error) {
+      await worker.worker.close(true).catch(() => {});
+      worker.#subscriber.disconnect();
+      worker.#client.disconnect();
+      throw error;
+    }
     return worker;
   }
 
@@ -174,7 +200,8 @@ export class RolloutWorker<P = unknown> {
           payload,
           groupId,
           index,
-          attempt: job.attemptsMade + 1,
+          // attemptsMade counts runs that threw; stalledCounter runs whose worker died.
+          attempt: job.attemptsMade + (job.stalledCounter ?? 0) + 1,
           trajectory,
           step,
           model: () => {
