@@ -229,7 +229,7 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
     [`logprobs: one ${LONG_TOKENS}-token top-${TOP} call, p50 (added)`]: {
       value: `${us(added(long))}, ${ratio(long)}; target ≤ 1.05×`,
     },
-    [`logprobs: the same, bytes not the text's UTF-8 (slow path)`]: {
+    "logprobs: the same, bytes not the text's UTF-8 (slow path)": {
       value: `${us(added(split))}, ${ratio(split)}`,
     },
     [`logprobs: per streamed chunk (1 token, top ${TOP}), p50 (added)`]: {

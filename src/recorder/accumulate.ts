@@ -35,13 +35,14 @@ class StreamedLogprobs {
   #add(key: "content" | "refusal", list: unknown): void {
     if (!Array.isArray(list)) return;
     if (!this.plain) {
-      const capture = (this[key] ??= new TokenCapture(true));
-      if (capture.append(list)) return;
+      this[key] ??= new TokenCapture(true);
+      if (this[key].append(list)) return;
       this.plain = { content: plainOf(this.content), refusal: plainOf(this.refusal) };
       this.content = null;
       this.refusal = null;
     }
-    const plain = (this.plain[key] ??= []);
+    this.plain[key] ??= [];
+    const plain = this.plain[key];
     // Appended in place: copying the whole list per chunk is quadratic.
     for (let i = 0; i < list.length; i++) plain.push(list[i]);
   }
@@ -153,7 +154,10 @@ export class StreamAccumulator {
       if (calls) for (let i = 0; i < calls.length; i++) addToolCall(a, calls[i] as ToolCallDelta);
     }
     const lp = c.logprobs;
-    if (lp) (a.logprobs ??= new StreamedLogprobs()).add(lp);
+    if (lp) {
+      a.logprobs ??= new StreamedLogprobs();
+      a.logprobs.add(lp);
+    }
     if (c.finish_reason) a.finish = c.finish_reason;
     const ids = (c as unknown as { token_ids?: number[] }).token_ids;
     if (ids) {

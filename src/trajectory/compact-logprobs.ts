@@ -141,10 +141,10 @@ function toColumns(capture: TokenCapture, table: TokenTable): Columns {
           ? table.plainId(texts[i] as string)
           : table.oddId(texts[i] as string, bytes);
     }
-  const logprobs =
-    capture.logprobs.length === n ? capture.logprobs : capture.logprobs.slice(0, n);
+  const logprobs = capture.logprobs.length === n ? capture.logprobs : capture.logprobs.slice(0, n);
   const topEnds =
-    capture.topEnds && (capture.topEnds.length === n ? capture.topEnds : capture.topEnds.slice(0, n));
+    capture.topEnds &&
+    (capture.topEnds.length === n ? capture.topEnds : capture.topEnds.slice(0, n));
   const top = capture.top && toColumns(capture.top, table);
   return { table, ids, logprobs, top, topEnds };
 }
@@ -325,10 +325,7 @@ export class CompactLogprobs {
   }
 
   /** Streamed tokens, captured chunk by chunk (null: the list never came), compacted later. */
-  static fromCaptures(
-    content: TokenCapture | null,
-    refusal: TokenCapture | null,
-  ): CompactLogprobs {
+  static fromCaptures(content: TokenCapture | null, refusal: TokenCapture | null): CompactLogprobs {
     const list = (c: TokenCapture | null): List => (c ? { captured: c } : { plain: null });
     return CompactLogprobs.#made(list(content), list(refusal), true);
   }

@@ -130,11 +130,11 @@ export class TokenCapture {
         return false;
       if (keyCount(t) !== (top ? TOKEN_KEYS : TOP_KEYS)) return false;
       const at = this.length;
-      if (bytes === null) (this.odd ??= new Map()).set(at, null);
+      if (bytes === null) this.#setOdd(at, null);
       else if (!Array.isArray(bytes)) return false;
       else if (!isUtf8Of(token, bytes)) {
         if (!isByteList(bytes)) return false;
-        (this.odd ??= new Map()).set(at, bytes.slice());
+        this.#setOdd(at, bytes.slice());
       }
       this.texts.push(token);
       (this.logprobs as Float64Array)[at] = logprob;
@@ -146,6 +146,11 @@ export class TokenCapture {
       this.length = at + 1;
     }
     return true;
+  }
+
+  #setOdd(at: number, bytes: readonly number[] | null): void {
+    this.odd ??= new Map();
+    this.odd.set(at, bytes);
   }
 
   #reserve(size: number): void {
@@ -178,12 +183,16 @@ export class TokenCapture {
   } {
     const token = this.texts[i] as string;
     const odd = this.odd?.get(i);
-    const out: { token: string; bytes: number[] | null; logprob: number; top_logprobs?: unknown[] } =
-      {
-        token,
-        bytes: odd === undefined ? [...Buffer.from(token)] : odd && [...odd],
-        logprob: this.logprobs[i] as number,
-      };
+    const out: {
+      token: string;
+      bytes: number[] | null;
+      logprob: number;
+      top_logprobs?: unknown[];
+    } = {
+      token,
+      bytes: odd === undefined ? [...Buffer.from(token)] : odd && [...odd],
+      logprob: this.logprobs[i] as number,
+    };
     if (this.top && this.topEnds) {
       const top: unknown[] = [];
       const to = this.topEnds[i] as number;
