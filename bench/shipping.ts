@@ -17,6 +17,7 @@ import {
   type Trajectory,
   TrajectoryGroup,
   TrajectoryShipper,
+  toWireGroups,
 } from "trajectory-recorder";
 
 const TRAJECTORIES = 8;
@@ -229,6 +230,18 @@ export async function shippingBench(): Promise<void> {
     ours.push(cpuMs(c));
   }
 
+  // toWireGroups (the CLI's log and train) against the same bare stringify.
+  const bareToo: number[] = [];
+  const wireGroups: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    let c = process.cpuUsage();
+    JSON.stringify(wire);
+    bareToo.push(cpuMs(c));
+    c = process.cpuUsage();
+    toWireGroups([group], "bench");
+    wireGroups.push(cpuMs(c));
+  }
+
   const model = await TrainableModel.register(
     new TrainingClient({ apiKey: "k", baseURL: sink.url }),
     { project: "p", name: "n", baseModel: "b" },
@@ -287,6 +300,12 @@ export async function shippingBench(): Promise<void> {
       baseline: ms(median(bare)),
       ratio: x(median(ours), median(bare)),
       target: "≤ 1.3×",
+    },
+    "toWireGroups, the CLI's log and train (vs bare stringify of the wire object)": {
+      value: ms(median(wireGroups)),
+      baseline: ms(median(bareToo)),
+      ratio: x(median(wireGroups), median(bareToo)),
+      target: "",
     },
     "client CPU shipping one group (vs stringify + bare fetch)": {
       value: ms(cpuShip),

@@ -1,5 +1,6 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { CompactLogprobs } from "../trajectory/compact-logprobs.js";
+import { TokenCapture } from "../trajectory/logprob-capture.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
@@ -7,11 +8,59 @@ interface Acc {
   content: string | null;
   refusal: string | null;
   toolCalls: ToolCall[];
-  logprobs: NonNullable<RecordedChoice["logprobs"]> | null;
+  logprobs: StreamedLogprobs | null;
   finish: RecordedChoice["finish_reason"] | null;
   tokenIds: number[] | null;
   /** Reasoning text by the field the server streams it in (`reasoning_content`, `reasoning`). */
   reasoning: Record<string, string> | null;
+}
+
+type Lists = { content: unknown[] | null; refusal: unknown[] | null };
+
+/**
+ * A streamed Choice's logprobs, copied into columns chunk by chunk as they
+ * arrive (no SDK object is kept), compacted after the stream ends. A chunk
+ * whose tokens have another shape turns both lists into plain ones from then on.
+ */
+class StreamedLogprobs {
+  content: TokenCapture | null = null;
+  refusal: TokenCapture | null = null;
+  plain: Lists | undefined;
+
+  add(lp: { content?: unknown; refusal?: unknown }): void {
+    this.#add("content", lp.content);
+    this.#add("refusal", lp.refusal);
+  }
+
+  #add(key: "content" | "refusal", list: unknown): void {
+    if (!Array.isArray(list)) return;
+    if (!this.plain) {
+      this[key] ??= new TokenCapture(true);
+      if (this[key].append(list)) return;
+      this.plain = { content: plainOf(this.content), refusal: plainOf(this.refusal) };
+      this.content = null;
+      this.refusal = null;
+    }
+    this.plain[key] ??= [];
+    const plain = this.plain[key];
+    // Appended in place: copying the whole list per chunk is quadratic.
+    for (let i = 0; i < list.length; i++) plain.push(list[i]);
+  }
+
+  result(): RecordedChoice["logprobs"] {
+    if (this.plain) return this.plain as RecordedChoice["logprobs"];
+    return CompactLogprobs.fromCaptures(
+      this.content,
+      this.refusal,
+    ) as unknown as RecordedChoice["logprobs"];
+  }
+}
+
+function plainOf(capture: TokenCapture | null): unknown[] | null {
+  if (!capture) return null;
+  const out: unknown[] = [];
+  for (let i = 0; i < capture.length; i++) out.push(capture.tokenAt(i));
+  return out;
 }
 
 /** The delta fields reasoning servers stream thinking in (vLLM, DeepSeek, OpenRouter). */
@@ -106,16 +155,8 @@ export class StreamAccumulator {
     }
     const lp = c.logprobs;
     if (lp) {
-      a.logprobs ??= { content: null, refusal: null };
-      // Appended in place: copying the whole list per chunk is quadratic.
-      if (lp.content) {
-        a.logprobs.content ??= [];
-        for (let i = 0; i < lp.content.length; i++) a.logprobs.content.push(lp.content[i]!);
-      }
-      if (lp.refusal) {
-        a.logprobs.refusal ??= [];
-        for (let i = 0; i < lp.refusal.length; i++) a.logprobs.refusal.push(lp.refusal[i]!);
-      }
+      a.logprobs ??= new StreamedLogprobs();
+      a.logprobs.add(lp);
     }
     if (c.finish_reason) a.finish = c.finish_reason;
     const ids = (c as unknown as { token_ids?: number[] }).token_ids;
@@ -133,7 +174,7 @@ export class StreamAccumulator {
         const choice: RecordedChoice = {
           index,
           finish_reason: (a.finish ?? "stop") as RecordedChoice["finish_reason"],
-          logprobs: (CompactLogprobs.from(a.logprobs) ?? a.logprobs) as RecordedChoice["logprobs"],
+          logprobs: a.logprobs ? a.logprobs.result() : null,
           message: {
             role: "assistant",
             content: a.content,

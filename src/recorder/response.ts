@@ -16,8 +16,9 @@ export interface ChatCompletionBody {
 /**
  * The response's Choices as a trajectory keeps them, each carrying the
  * response's `prompt_token_ids` (the trainer reads them from the Choice). A
- * shallow copy: the caller keeps its own objects, and the logprobs (the large
- * part, which nobody edits) are shared rather than cloned per token.
+ * copy: the caller keeps its own objects, and editing them afterwards changes
+ * nothing recorded. The logprobs (the large part) are copied in one cheap
+ * pass and turned into the compact form after the caller has its answer.
  *
  * @example
  * rollout.recordCompletion({ request, choices: recordedChoices(body), response: recordedResponse(body) });
@@ -41,10 +42,10 @@ export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
     // One literal (no key added afterwards), so every copy has one shape.
     // Logprobs in columns: a tenth of the SDK objects' heap until the group ships.
     const message = { ...choice.message };
-    if (!promptIds) return compactChoice({ ...choice, message });
+    if (!promptIds) return compactChoice({ ...choice, message }, true);
     const copy: RecordedChoice = { prompt_token_ids: promptIds, ...choice, message };
     if (!copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return compactChoice(copy);
+    return compactChoice(copy, true);
   });
 }
 

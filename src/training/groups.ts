@@ -9,7 +9,7 @@ import { findJsonProblem } from "../util/json-check.js";
 import {
   formatZodPath,
   type TrajectoryGroupWire,
-  TrajectoryGroupWireSchema,
+  type TrajectoryGroupWireSchema,
 } from "../wire/index.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { PreparedGroup } from "./prepared.js";
@@ -27,7 +27,10 @@ export type GroupInput =
 
 /**
  * The wire JSON of each group, validated; a bad group throws naming its index
- * and field, before anything is sent.
+ * and field, before anything is sent. Each group is written and checked once
+ * by the shipper's writer (see {@link prepareGroup}) and read back from that
+ * text, in one go: for a few groups at hand, as the CLI has. A shipper or a
+ * long-running process uses {@link prepareGroups}, which keeps the event loop free.
  *
  * @example
  * const wire = toWireGroups([group], "train");
@@ -43,36 +46,59 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
   return groups.map((group, index) => {
     // Checked when it was prepared.
     if (group instanceof PreparedGroup) return group.toJSON();
-    const raw =
-      group && typeof (group as { toJSON?: unknown }).toJSON === "function"
-        ? (group as { toJSON(): unknown }).toJSON()
-        : group;
-    // JSON turns NaN and Infinity into null, which the schema would then
-    // report as "received null": name the number the caller set instead.
-    const bad = nonFiniteNumber(raw);
-    if (bad) {
-      throw new InvalidTrainingOptionsError(method, [
-        `${groupPath(index, bad.path)}: ${nonFinite(bad.value)}`,
-      ]);
+    const issues: WireIssue[] = [];
+    let text: string;
+    try {
+      const parts: string[] = [];
+      for (const piece of groupWirePieces(group, issues))
+        parts.push(typeof piece === "string" ? piece : decoder.decode(piece));
+      text = parts.join("");
+    } catch (error) {
+      // What JSON cannot write (a BigInt, a cycle, runaway nesting): named.
+      throw jsonProblemError(group, index, method) ?? error;
     }
-    // A BigInt, a cycle or runaway nesting cannot be sent: named, not thrown by JSON.
-    const problem = findJsonProblem(raw ?? null);
-    if (problem) {
-      throw new InvalidTrainingOptionsError(method, [
-        `${groupPath(index, problem.path)}: ${problem.message}`,
-      ]);
-    }
-    // A round trip through JSON gives exactly what would be sent.
-    const json = JSON.parse(JSON.stringify(raw ?? null) ?? "null");
-    const parsed = TrajectoryGroupWireSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new InvalidTrainingOptionsError(
-        method,
-        parsed.error.issues.map((i) => `${groupPath(index, i.path)}: ${i.message}`),
-      );
-    }
-    return json as TrajectoryGroupWire;
+    if (issues.length > 0) throw issuesError(group, issues, index, method);
+    return JSON.parse(text) as TrajectoryGroupWire;
   });
+}
+
+const decoder = new TextDecoder();
+
+/** The error naming where a group holds what JSON cannot write, if it does. */
+function jsonProblemError(
+  group: unknown,
+  index: number,
+  method: string,
+): InvalidTrainingOptionsError | undefined {
+  const raw =
+    group && typeof (group as { toJSON?: unknown }).toJSON === "function"
+      ? (group as { toJSON(): unknown }).toJSON()
+      : group;
+  const problem = findJsonProblem(raw ?? null);
+  if (!problem) return undefined;
+  return new InvalidTrainingOptionsError(method, [
+    `${groupPath(index, problem.path)}: ${problem.message}`,
+  ]);
+}
+
+/** The error naming the first problems the writer found in `group`. */
+function issuesError(
+  group: unknown,
+  issues: readonly WireIssue[],
+  index: number,
+  method: string,
+): InvalidTrainingOptionsError {
+  return new InvalidTrainingOptionsError(
+    method,
+    issues.slice(0, 20).map((i) => {
+      // JSON turns NaN and Infinity into null, which the schema then
+      // reports as "received null": name the number the caller set instead.
+      const value = valueAt(group, i.path);
+      const message =
+        typeof value === "number" && !Number.isFinite(value) ? nonFinite(value) : i.message;
+      return `${groupPath(index, i.path)}: ${message}`;
+    }),
+  );
 }
 
 export function groupPath(index: number, path: readonly PropertyKey[]): string {
@@ -93,23 +119,6 @@ function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
     at = (at as Record<string | number, unknown>)[key];
   }
   return at;
-}
-
-/** The first NaN or ±Infinity inside `value`, with its path. */
-function nonFiniteNumber(
-  value: unknown,
-  path: PropertyKey[] = [],
-  seen = new Set<object>(),
-): { path: PropertyKey[]; value: number } | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, value };
-  if (typeof value !== "object" || value === null || seen.has(value)) return undefined;
-  seen.add(value);
-  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
-  for (const [key, inner] of entries) {
-    const found = nonFiniteNumber(inner, [...path, key], seen);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /**
@@ -176,19 +185,7 @@ export async function prepareGroup(
       started = performance.now();
     }
   }
-  if (issues.length > 0) {
-    throw new InvalidTrainingOptionsError(
-      method,
-      issues.slice(0, 20).map((i) => {
-        // JSON turns NaN and Infinity into null, which the schema then
-        // reports as "received null": name the number the caller set instead.
-        const value = valueAt(group, i.path);
-        const message =
-          typeof value === "number" && !Number.isFinite(value) ? nonFinite(value) : i.message;
-        return `${groupPath(index, i.path)}: ${message}`;
-      }),
-    );
-  }
+  if (issues.length > 0) throw issuesError(group, issues, index, method);
   if (length > 0 || chunks.length === 0) encode();
   return new PreparedGroup(chunks);
 }

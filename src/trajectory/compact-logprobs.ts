@@ -5,8 +5,14 @@
 // array and a string for each); this form 12 bytes per token and
 // alternative. Reading `content` or `refusal` gives the SDK's form back
 // (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
+//
+// A recorded call only copies its tokens into a TokenCapture (one cheap pass,
+// see logprob-capture.ts); turning that into ids of the token table happens
+// off the call path, in short slices after the caller has its answer, or
+// whenever the object is read first.
 
 import { copyJson } from "../util/copy-json.js";
+import { TokenCapture } from "./logprob-capture.js";
 
 /** A token logprob as the SDK gives it. */
 interface TokenLogprob {
@@ -32,18 +38,6 @@ function bytesOf(token: string): number[] {
   return out;
 }
 
-function sameBytes(token: string, bytes: readonly number[]): boolean {
-  if (isAscii(token)) {
-    if (token.length !== bytes.length) return false;
-    for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) !== bytes[i]) return false;
-    return true;
-  }
-  const own = utf8.encode(token);
-  if (own.length !== bytes.length) return false;
-  for (let i = 0; i < own.length; i++) if (own[i] !== bytes[i]) return false;
-  return true;
-}
-
 /**
  * The distinct tokens recorded, each with its bytes and the start of its wire
  * JSON (`{"token":…,"bytes":[…],"logprob":`), both made once, when first
@@ -66,25 +60,30 @@ class TokenTable {
   readonly #prefixes: (Uint8Array | undefined)[] = [];
   readonly #plain = new Map<string, number>();
   // Tokens whose bytes are not their text's UTF-8 (a character split over
-  // tokens), or null, keyed by both.
-  readonly #odd = new Map<string, number>();
+  // tokens), or null: the ids of each text's variants.
+  readonly #odd = new Map<string, number[]>();
 
-  idOf(token: string, bytes: readonly number[] | null): number {
-    if (bytes !== null && sameBytes(token, bytes)) {
-      let id = this.#plain.get(token);
-      if (id === undefined) {
-        id = this.tokens.push(token) - 1;
-        this.#plain.set(token, id);
-      }
-      return id;
-    }
-    const key = `${bytes === null ? "null" : bytes.join(",")}:${token}`;
-    let id = this.#odd.get(key);
+  /** The id of a token whose bytes are its text's UTF-8. */
+  plainId(token: string): number {
+    let id = this.#plain.get(token);
     if (id === undefined) {
       id = this.tokens.push(token) - 1;
-      this.#odd.set(key, id);
-      this.#bytes[id] = bytes && Object.freeze([...bytes]);
+      this.#plain.set(token, id);
     }
+    return id;
+  }
+
+  /** The id of a token whose bytes are not its text's UTF-8 (or null). */
+  oddId(token: string, bytes: readonly number[] | null): number {
+    let same = this.#odd.get(token);
+    if (same === undefined) {
+      same = [];
+      this.#odd.set(token, same);
+    }
+    for (const id of same) if (sameList(this.#bytes[id], bytes)) return id;
+    const id = this.tokens.push(token) - 1;
+    this.#bytes[id] = bytes && Object.freeze([...bytes]);
+    same.push(id);
     return id;
   }
 
@@ -112,8 +111,12 @@ class TokenTable {
   }
 }
 
-const TOKEN_KEYS = 4;
-const TOP_KEYS = 3;
+function sameList(a: readonly number[] | null | undefined, b: readonly number[] | null): boolean {
+  if (a === null || b === null || a === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /** Tokens in columns; `top` holds the alternatives of all tokens, `topEnds[i]` where token i's end. */
 interface Columns {
@@ -124,40 +127,25 @@ interface Columns {
   topEnds: Uint32Array | undefined;
 }
 
-/** Columns of a list of tokens, or undefined when a token has another shape. */
-function toColumns(
-  list: readonly unknown[],
-  withTop: boolean,
-  table: TokenTable,
-): Columns | undefined {
-  const n = list.length;
+/** The columns of captured tokens: their texts become ids of `table`. */
+function toColumns(capture: TokenCapture, table: TokenTable): Columns {
+  const n = capture.length;
   const ids = new Uint32Array(n);
-  const logprobs = new Float64Array(n);
-  const tops: unknown[] = [];
-  const topEnds = withTop ? new Uint32Array(n) : undefined;
-  for (let i = 0; i < n; i++) {
-    const t = list[i] as Record<string, unknown>;
-    if (typeof t !== "object" || t === null) return undefined;
-    const { token, logprob } = t;
-    const b = t.bytes;
-    if (typeof token !== "string" || typeof logprob !== "number" || !Number.isFinite(logprob))
-      return undefined;
-    if (Object.keys(t).length !== (withTop ? TOKEN_KEYS : TOP_KEYS)) return undefined;
-    if (b !== null && !(Array.isArray(b) && b.every((x) => Number.isInteger(x)))) return undefined;
-    ids[i] = table.idOf(token, b as number[] | null);
-    logprobs[i] = logprob;
-    if (topEnds) {
-      const top = t.top_logprobs;
-      if (!Array.isArray(top)) return undefined;
-      for (const x of top) tops.push(x);
-      topEnds[i] = tops.length;
+  const { texts, odd } = capture;
+  if (odd === undefined) for (let i = 0; i < n; i++) ids[i] = table.plainId(texts[i] as string);
+  else
+    for (let i = 0; i < n; i++) {
+      const bytes = odd.get(i);
+      ids[i] =
+        bytes === undefined
+          ? table.plainId(texts[i] as string)
+          : table.oddId(texts[i] as string, bytes);
     }
-  }
-  let top: Columns | undefined;
-  if (topEnds) {
-    top = toColumns(tops, false, table);
-    if (!top) return undefined;
-  }
+  const logprobs = capture.logprobs.length === n ? capture.logprobs : capture.logprobs.slice(0, n);
+  const topEnds =
+    capture.topEnds &&
+    (capture.topEnds.length === n ? capture.topEnds : capture.topEnds.slice(0, n));
+  const top = capture.top && toColumns(capture.top, table);
   return { table, ids, logprobs, top, topEnds };
 }
 
@@ -245,7 +233,39 @@ function writeColumns(c: Columns, out: Uint8Array, at: number): number {
   return at;
 }
 
-type List = { columns: Columns } | { plain: TokenLogprob[] | null };
+type List = { columns: Columns } | { captured: TokenCapture } | { plain: TokenLogprob[] | null };
+
+/** How long one slice of compacting may hold the event loop, in ms. */
+const SLICE_MS = 1;
+/** Captured logprobs waiting to be compacted, oldest first, from `head` on. */
+const waiting: (CompactLogprobs | undefined)[] = [];
+let head = 0;
+let scheduled = false;
+
+function scheduleCompaction(): void {
+  if (scheduled) return;
+  scheduled = true;
+  // After the I/O the loop has ready (the caller's next answers first); unref'd:
+  // compacting is worth no wait at exit.
+  setImmediate(compactWaiting).unref();
+}
+
+/** Compacts waiting logprobs, oldest first, for about {@link SLICE_MS}; schedules the rest. */
+function compactWaiting(): void {
+  scheduled = false;
+  const until = performance.now() + SLICE_MS;
+  while (head < waiting.length) {
+    const next = waiting[head];
+    waiting[head++] = undefined;
+    next?.compact();
+    if (performance.now() >= until) break;
+  }
+  if (head < waiting.length) scheduleCompaction();
+  else {
+    waiting.length = 0;
+    head = 0;
+  }
+}
 
 /**
  * A Choice's `logprobs` kept in columns. Reads like the SDK's object
@@ -281,27 +301,66 @@ export class CompactLogprobs {
    * keys or tokens of another shape (it is then kept as it is).
    */
   static from(logprobs: unknown): CompactLogprobs | undefined {
+    const compact = CompactLogprobs.capture(logprobs, false);
+    compact?.compact();
+    return compact;
+  }
+
+  /**
+   * A copy of an SDK `logprobs` object (or undefined, as {@link from}), made
+   * in one cheap pass; with `later`, turned into the compact form after the
+   * current turn of the event loop, in slices of about {@link SLICE_MS} ms,
+   * or when first read. Nothing of the SDK's objects is kept: editing them
+   * afterwards changes nothing here.
+   */
+  static capture(logprobs: unknown, later = true): CompactLogprobs | undefined {
     if (typeof logprobs !== "object" || logprobs === null || logprobs instanceof CompactLogprobs)
       return undefined;
     const raw = logprobs as Record<string, unknown>;
-    for (const key of Object.keys(raw))
-      if (key !== "content" && key !== "refusal") return undefined;
+    for (const key in raw) if (key !== "content" && key !== "refusal") return undefined;
     const content = CompactLogprobs.#list(raw.content);
     const refusal = CompactLogprobs.#list(raw.refusal);
     if (!content || !refusal) return undefined;
-    return new CompactLogprobs(content, refusal);
+    return CompactLogprobs.#made(content, refusal, later);
+  }
+
+  /** Streamed tokens, captured chunk by chunk (null: the list never came), compacted later. */
+  static fromCaptures(content: TokenCapture | null, refusal: TokenCapture | null): CompactLogprobs {
+    const list = (c: TokenCapture | null): List => (c ? { captured: c } : { plain: null });
+    return CompactLogprobs.#made(list(content), list(refusal), true);
+  }
+
+  static #made(content: List, refusal: List, later: boolean): CompactLogprobs {
+    const compact = new CompactLogprobs(content, refusal);
+    if (later && ("captured" in content || "captured" in refusal)) {
+      waiting.push(compact);
+      scheduleCompaction();
+    }
+    return compact;
   }
 
   static #list(value: unknown): List | undefined {
     if (value === null || value === undefined) return { plain: null };
     if (!Array.isArray(value)) return undefined;
-    const columns = toColumns(value, true, TokenTable.current());
-    return columns && { columns };
+    const captured = TokenCapture.of(value);
+    return captured && { captured };
+  }
+
+  /** Turns captured tokens into columns of the token table (done once; cheap when done). */
+  compact(): void {
+    const content = this.#content;
+    const refusal = this.#refusal;
+    if (!("captured" in content) && !("captured" in refusal)) return;
+    // One table for both lists: a Choice's columns never span two.
+    const table = TokenTable.current();
+    if ("captured" in content) this.#content = { columns: toColumns(content.captured, table) };
+    if ("captured" in refusal) this.#refusal = { columns: toColumns(refusal.captured, table) };
   }
 
   #materialize(key: "content" | "refusal"): TokenLogprob[] | null {
+    this.compact();
     const list = key === "content" ? this.#content : this.#refusal;
-    if ("plain" in list) return list.plain;
+    if (!("columns" in list)) return (list as { plain: TokenLogprob[] | null }).plain;
     const plain = fromColumns(list.columns, false);
     if (key === "content") this.#content = { plain };
     else this.#refusal = { plain };
@@ -322,9 +381,12 @@ export class CompactLogprobs {
    * stringifying its wire JSON.
    */
   toJSON(key?: unknown): { content: TokenLogprob[] | null; refusal: TokenLogprob[] | null } {
+    this.compact();
     const shared = typeof key === "string";
     const read = (list: List) =>
-      "plain" in list ? copyJson(list.plain) : fromColumns(list.columns, shared);
+      "plain" in list
+        ? copyJson(list.plain)
+        : fromColumns((list as { columns: Columns }).columns, shared);
     return { content: read(this.#content), refusal: read(this.#refusal) };
   }
 
@@ -333,10 +395,12 @@ export class CompactLogprobs {
    * a list was replaced by a plain one (the caller writes that itself).
    */
   wireBytes(): Uint8Array | undefined {
+    this.compact();
     if ("plain" in this.#content && this.#content.plain !== null) return undefined;
     if ("plain" in this.#refusal && this.#refusal.plain !== null) return undefined;
-    const content = "plain" in this.#content ? undefined : this.#content.columns;
-    const refusal = "plain" in this.#refusal ? undefined : this.#refusal.columns;
+    const columns = (list: List) => ("columns" in list ? list.columns : undefined);
+    const content = columns(this.#content);
+    const refusal = columns(this.#refusal);
     const size =
       CONTENT_KEY.byteLength +
       REFUSAL_KEY.byteLength +
@@ -370,8 +434,9 @@ function writeNull(out: Uint8Array, at: number): number {
  * A Choice with its logprobs in the compact form when they have the SDK's
  * shape; otherwise the Choice as it is.
  */
-export function compactChoice<T extends { logprobs?: unknown }>(choice: T): T {
-  const compact = CompactLogprobs.from(choice.logprobs);
+export function compactChoice<T extends { logprobs?: unknown }>(choice: T, later = false): T {
+  const compact = CompactLogprobs.capture(choice.logprobs, later);
+  if (compact && !later) compact.compact();
   if (!compact) return choice;
   return { ...choice, logprobs: compact };
 }

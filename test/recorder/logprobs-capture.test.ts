@@ -1,0 +1,195 @@
+// Logprobs recorded off the call path: the caller's answer does not wait for
+// the compact form, and what is recorded is a copy of what the server sent.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import OpenAI from "openai";
+import { Recorder, Trajectory, TrajectoryGroup, toWireGroups } from "trajectory-recorder";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CompactLogprobs } from "../../src/trajectory/compact-logprobs.js";
+import { isUtf8Of } from "../../src/trajectory/logprob-capture.js";
+
+const utf8 = (s: string) => [...Buffer.from(s)];
+const tok = (token: string, logprob: number, bytes: number[] | null = utf8(token)) => ({
+  token,
+  logprob,
+  bytes,
+  top_logprobs: [
+    { token, logprob, bytes },
+    { token: " é", logprob: -2.5, bytes: utf8(" é") },
+    { token: "🙂", logprob: -7e-9, bytes: utf8("🙂") },
+  ],
+});
+// Plain, non-ASCII, a character split over two tokens, and null bytes.
+const TOKENS = [
+  tok("Par", -0.01),
+  tok("is", -1e-9),
+  tok(" café", -0.3),
+  tok("\ufffd", -0.5, [0xe2, 0x82]),
+  tok("\ufffd", -0.25, [0xac]),
+  tok("<eos>", -0.125, null),
+];
+
+let server: ReturnType<typeof createServer>;
+let baseURL = "";
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (d) => (raw += d));
+    req.on("end", () => {
+      const body = JSON.parse(raw);
+      const base = { id: "c1", created: 1, model: "m" };
+      if (!body.stream) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            ...base,
+            object: "chat.completion",
+            choices: [
+              {
+                index: 0,
+                finish_reason: "stop",
+                logprobs: { content: TOKENS, refusal: null },
+                message: { role: "assistant", content: "Paris café" },
+              },
+            ],
+          }),
+        );
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      // One token per chunk; with ?odd, the last chunk's token has an extra key.
+      const chunks = TOKENS.map((t, i) => ({
+        ...base,
+        object: "chat.completion.chunk",
+        choices: [
+          {
+            index: 0,
+            delta: { content: i === 0 ? "Paris café" : "" },
+            logprobs: {
+              content: [body.model === "odd" && i === TOKENS.length - 1 ? { ...t, extra: 1 } : t],
+              refusal: null,
+            },
+            finish_reason: i === TOKENS.length - 1 ? "stop" : null,
+          },
+        ],
+      }));
+      res.end(`${chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("")}data: [DONE]\n\n`);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const recorder = new Recorder();
+const client = () => recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
+const messages = [{ role: "user" as const, content: "capital of France?" }];
+const wireLogprobs = (t: Trajectory) =>
+  JSON.parse(JSON.stringify(t)).messages_and_choices[1].logprobs;
+const expected = { content: TOKENS, refusal: null };
+
+describe("recorded logprobs", () => {
+  it("are a copy: editing the response right after the call changes nothing recorded", async () => {
+    let answer: OpenAI.ChatCompletion | undefined;
+    const t = await recorder.rollout(async () => {
+      answer = await client().chat.completions.create({ model: "m", messages });
+      // Edited in the same turn the answer arrived, before anything else ran.
+      const content = answer.choices[0]!.logprobs!.content!;
+      content[0]!.logprob = 5;
+      content[1]!.token = "edited";
+      content[2]!.bytes!.push(1);
+      content[3]!.bytes!.length = 0;
+      content[4]!.top_logprobs.pop();
+      content.splice(5, 1);
+    });
+    const choice = t.messages_and_choices[1] as { logprobs: unknown };
+    expect(choice.logprobs).toBeInstanceOf(CompactLogprobs);
+    expect(wireLogprobs(t)).toEqual(expected);
+    // Compacted or not, the same JSON.
+    await nextTurn();
+    await nextTurn();
+    expect(wireLogprobs(t)).toEqual(expected);
+    expect(answer!.choices[0]!.logprobs!.content![0]!.logprob).toBe(5);
+  });
+
+  it("read as the SDK's objects at any time, before and after they are compacted", async () => {
+    const t = await recorder.rollout(async () => {
+      await client().chat.completions.create({ model: "m", messages });
+    });
+    // Read in the same turn the rollout ended, then again after compaction.
+    const read = () =>
+      (t.messages_and_choices[1] as { logprobs: { content: unknown } }).logprobs.content;
+    expect(read()).toEqual(TOKENS);
+    await nextTurn();
+    expect(read()).toEqual(TOKENS);
+  });
+
+  it("stream in as chunks arrive and serialize as the non-streamed answer does", async () => {
+    const plain = await recorder.rollout(async () => {
+      await client().chat.completions.create({ model: "m", messages });
+    });
+    const streamed = await recorder.rollout(async () => {
+      const s = await client().chat.completions.create({ model: "m", messages, stream: true });
+      for await (const chunk of s) {
+        // Chunks edited after they were read change nothing recorded.
+        const lp = chunk.choices[0]?.logprobs?.content?.[0];
+        if (lp) lp.logprob = 99;
+      }
+    });
+    const choice = streamed.messages_and_choices[1] as { logprobs: unknown };
+    expect(choice.logprobs).toBeInstanceOf(CompactLogprobs);
+    expect(wireLogprobs(streamed)).toEqual(expected);
+    const logprobsText = (t: Trajectory) =>
+      JSON.stringify((t.messages_and_choices[1] as { logprobs: unknown }).logprobs);
+    expect(logprobsText(streamed)).toBe(logprobsText(plain));
+  });
+
+  it("keep a streamed list whose tokens change shape as plain data, losing nothing", async () => {
+    const t = await recorder.rollout(async () => {
+      const s = await client().chat.completions.create({ model: "odd", messages, stream: true });
+      for await (const _ of s);
+    });
+    const choice = t.messages_and_choices[1] as { logprobs: unknown };
+    expect(choice.logprobs).not.toBeInstanceOf(CompactLogprobs);
+    const last = TOKENS.at(-1)!;
+    expect(wireLogprobs(t).content).toEqual([
+      ...TOKENS.slice(0, -1),
+      { ...last, top_logprobs: last.top_logprobs, extra: 1 },
+    ]);
+  });
+
+  it("go through toWireGroups as JSON.stringify writes them", async () => {
+    const t = await recorder.rollout(async () => {
+      await client().chat.completions.create({ model: "m", messages });
+    });
+    t.reward = 1;
+    const group = new TrajectoryGroup([t, new Trajectory({ messages_and_choices: [] })]);
+    expect(toWireGroups([group], "log")).toEqual([JSON.parse(JSON.stringify(group))]);
+    t.reward = Number.NaN;
+    expect(() => toWireGroups([group], "log")).toThrow(
+      /groups\[0\]\.trajectories\[0\]\.reward: is NaN, but JSON has no such number/,
+    );
+  });
+});
+
+it("checks bytes against a text's UTF-8 as TextEncoder writes it", () => {
+  const texts = [
+    "",
+    "abc",
+    " é",
+    "€",
+    "🙂",
+    "a\ud83d",
+    "\udc00b",
+    "日本語",
+    "\u0000\u007f\u0080\u07ff\u0800\uffff",
+  ];
+  for (const text of texts) {
+    const bytes = [...new TextEncoder().encode(text)];
+    expect(isUtf8Of(text, bytes), text).toBe(true);
+    expect(isUtf8Of(text, [...bytes, 0]), text).toBe(false);
+    if (bytes.length) expect(isUtf8Of(text, bytes.slice(1)), text).toBe(false);
+    if (bytes.length) expect(isUtf8Of(text, [bytes[0]! ^ 1, ...bytes.slice(1)]), text).toBe(false);
+  }
+});
