@@ -1,23 +1,23 @@
 // The report in a real browser: Debian's Chromium, headless, driven by
 // playwright-core. The page must load without a console error and draw the
 // chart and a trajectory; a screenshot goes to test-output/report.png.
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
-import { expect, it } from "vitest";
+import { expect, inject, it } from "vitest";
 import { writeReport } from "../../src/report/index.js";
 import { recordedRun } from "./fixture.js";
 
-const CHROMIUM = "/usr/bin/chromium";
+// Found (or installed) by the global setup, test/setup/global.ts.
+const CHROMIUM = inject("systemTools").chromium;
 const SCREENSHOT = path.resolve("test-output/report.png");
 
 it("loads in headless Chromium with no console error, and draws the chart and a trajectory", async () => {
-  if (!existsSync(CHROMIUM))
+  if (!CHROMIUM)
     throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium); .ci/run installs it.`,
+      "Chromium was not found: install Debian's chromium package (apt-get install -y chromium), or set CHROMIUM to it.",
     );
   const { dataDir } = await recordedRun();
   const { path: page } = await writeReport({ dataDir, out: path.join(dataDir, "report.html") });
