@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { cannotInstall, missingTools, skipLine } from "./test/setup/system-tools.js";
 
 // The test matrix: OPENAI_MAJOR points every `import "openai"` of the source
 // and the tests at another major: 7 at the devDependency alias `openai7`; 4
@@ -63,6 +64,14 @@ const alias = [
 // their tests belong to the Node 22 leg of the matrix.
 const exclude = ["node_modules/**", "dist/**"];
 if (nodeMajor < 22) exclude.push("test/integrations/**");
+// redis-server and Chromium: the global setup installs them where they are
+// missing and it can; where it cannot, their tests are left out, said loudly.
+const missingTool = missingTools();
+const noInstall = missingTool.length > 0 ? cannotInstall() : undefined;
+if (noInstall) {
+  exclude.push(...missingTool.flatMap((t) => t.files));
+  console.warn(skipLine(missingTool, noInstall));
+}
 
 export default defineConfig({
   resolve: { alias },
@@ -72,5 +81,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    globalSetup: ["test/setup/global.ts"],
   },
 });

@@ -81,7 +81,8 @@ const sources = [
 ];
 const blocks = sources.flatMap((source) => {
   const text = readFileSync(join(root, source), "utf8");
-  return [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => ({
+  // Complete blocks (```ts) and excerpts (```ts fragment) alike.
+  return [...text.matchAll(/^```ts(?: fragment)?\n([\s\S]*?)^```$/gm)].map((m) => ({
     code: m[1],
     source,
     line: text.slice(0, m.index).split("\n").length + 1,

@@ -17,6 +17,7 @@ import {
   question,
   type Scenario,
   scenario,
+  scenarioMetadata,
   stockReward,
   TOOLS,
 } from "./task.js";
@@ -82,8 +83,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     print(
       `task: "how many <fruit> are left?"; the stock changes every rollout, only the tool check_stock knows it`,
     );
-    // Logprob tokens as text (not token ids), so the report reads as words.
-    const recorder = new Recorder({ tokenIds: false });
+    const recorder = new Recorder();
     const openai = model.openai({ recorder });
 
     // One rollout: an ordinary agent loop. The model may call the tool; the
@@ -117,7 +117,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
             }
           }
         },
-        { metadata: { scenario: s } },
+        { metadata: scenarioMetadata(s) },
       );
 
     const logged: ReportStep[] = [];
@@ -157,26 +157,27 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       const tools = groups
         .flatMap((g) => g.trajectories)
         .filter((t) => t.messages().some((m) => m.role === "tool")).length;
-      // A group whose rollouts all scored alike teaches nothing (and the
-      // service refuses a batch of only such groups): sample again instead.
-      if (!groups.some((g) => new Set(g.trajectories.map((t) => t.reward)).size > 1)) {
+      // A group whose rollouts all scored alike teaches nothing: train
+      // leaves it out, and creates no job when every group is like that.
+      const result = await model.train(
+        groups,
+        { learningRate: options.learningRate ?? 2e-5 },
+        { pollIntervalMs: 10, logger: { info: () => {} } },
+      );
+      if (result.skipped) {
         print(
           `step ${step}: reward ${mean.toFixed(3)}, every group scored alike: nothing to train`,
         );
         continue;
       }
-      const result = await model.train(
-        groups,
-        { learningRate: options.learningRate ?? 2e-5 },
-        { pollIntervalMs: 10 },
-      );
-      training.push({
-        step,
-        job: { id: result.jobId, status: "COMPLETED" },
-        metrics: result.metrics,
-      });
+      if (result.jobId !== null)
+        training.push({
+          step,
+          job: { id: result.jobId, status: "COMPLETED" },
+          metrics: result.metrics,
+        });
       print(
-        `step ${step}: reward ${mean.toFixed(3)} (${tools}/${groups.length * groupSize} rollouts used the tool) -> checkpoint ${result.step}`,
+        `step ${step}: reward ${mean.toFixed(3)} (${tools}/${groups.length * groupSize} rollouts used the tool) -> checkpoint ${result.step}${result.noSignalGroups ? ` (${result.noSignalGroups} group(s) scored alike, left out)` : ""}`,
       );
     }
     const { mean } = await gather(steps);

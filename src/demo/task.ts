@@ -43,6 +43,22 @@ export function scenario(fruit: Scenario["fruit"], seed: number): Scenario {
 
 export const question = (s: Scenario) => `how many ${s.fruit} are left`;
 
+/**
+ * A scenario as a trajectory's metadata: scalar values only (the service
+ * refuses nested ones), the stock as a JSON string.
+ */
+export function scenarioMetadata(s: Scenario): { fruit: string; stock: string } {
+  return { fruit: s.fruit, stock: JSON.stringify(s.stock) };
+}
+
+/** The scenario a trajectory was recorded in, from its metadata. */
+export function scenarioOf(t: Trajectory): Scenario {
+  return {
+    fruit: t.metadata.fruit as Scenario["fruit"],
+    stock: JSON.parse(String(t.metadata.stock)) as Scenario["stock"],
+  };
+}
+
 /** What the tool answers for its JSON arguments. */
 export function checkStock(s: Scenario, args: string): string {
   let fruit: unknown;
@@ -77,7 +93,7 @@ function checkedRightFruit(t: Trajectory, s: Scenario): boolean {
  * guess, or a list of numbers, earns nothing).
  */
 export function stockReward(t: Trajectory): number {
-  const s = t.metadata.scenario as Scenario;
+  const s = scenarioOf(t);
   if (!checkedRightFruit(t, s)) return 0;
   const last = t.messages().at(-1);
   if (last?.role !== "assistant" || typeof last.content !== "string") return 0.5;

@@ -6,8 +6,8 @@ import {
   retryDelay,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import { prepareGroup } from "../training/groups.js";
-import type { GroupInput, TrainableModel, TrainConfig } from "../training/index.js";
+import { prepareGroup, rewardSignalOf } from "../training/groups.js";
+import type { GroupInput, NoSignalPolicy, TrainableModel, TrainConfig } from "../training/index.js";
 import { PreparedGroup } from "../training/prepared.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
@@ -29,9 +29,17 @@ export interface TrajectoryShipperOptions {
    * Start a training job every `groups` logged groups, with `config`. One job
    * at a time; `pollIntervalMs` is passed to `train`. With a spool, a job's id
    * is saved as soon as the service names it, and a restart follows that job
-   * instead of training its groups again.
+   * instead of training its groups again. A logged group whose rewards are
+   * all equal teaches nothing (every advantage is zero): with `noSignal:
+   * "skip"` (default) it is logged as usual but left out of the jobs,
+   * counted in `stats().noSignal`; `"send"` trains on it too.
    */
-  trainEvery?: { groups: number; config?: TrainConfig; pollIntervalMs?: number };
+  trainEvery?: {
+    groups: number;
+    config?: TrainConfig;
+    pollIntervalMs?: number;
+    noSignal?: NoSignalPolicy;
+  };
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
   /**
@@ -132,6 +140,14 @@ export class TrajectoryShipper {
         every,
       );
     }
+    const noSignal = options.trainEvery?.noSignal;
+    if (noSignal !== undefined && noSignal !== "skip" && noSignal !== "send")
+      throw new InvalidArgumentError(
+        call,
+        "options.trainEvery.noSignal",
+        '"skip" or "send"',
+        noSignal,
+      );
     this.#options = options;
     this.#model = options.model;
     this.#split = options.split ?? "train";
@@ -442,6 +458,14 @@ export class TrajectoryShipper {
     this.#pending.delete(item);
     this.#stats.shipped += 1;
     if (this.#options.trainEvery) {
+      // Known now, from the group in memory; a group read back from the spool is judged when its job is made.
+      const signal = rewardSignalOf(item.entry.group);
+      if (signal === false && this.#trainer.skipsNoSignal) {
+        this.#drop(item);
+        this.#trainer.noSignal(1);
+        await this.#spoolQuietly(() => this.#unspool(item.entry));
+        return;
+      }
       item.entry.logged = true;
       await this.#spoolQuietly(() => this.#spool?.write(item.entry));
       if (this.#spool) item.entry.group = undefined;

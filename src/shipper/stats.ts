@@ -4,6 +4,8 @@
 export interface ShipperLogger {
   warn(message: string): void;
   error(message: string): void;
+  /** Notes that need no action (groups left out of training for no reward signal); `warn` when absent. */
+  info?(message: string): void;
 }
 
 /** Counters of a shipper. */
@@ -34,6 +36,11 @@ export interface ShipperStats {
    * follows them to their end (their groups are not trained again).
    */
   trainingAbandoned: number;
+  /**
+   * Logged groups left out of the training jobs because their rewards are
+   * all equal (no reward signal; `trainEvery.noSignal`, default `"skip"`).
+   */
+  noSignal: number;
   /** Logged groups waiting for the next training job. */
   awaitingTraining: number;
 }
@@ -51,5 +58,6 @@ export function newCounters(): Counters {
     trainingJobs: 0,
     trainingFailed: 0,
     trainingAbandoned: 0,
+    noSignal: 0,
   };
 }

@@ -3,8 +3,10 @@
 // as the service names it, so a restart follows that job to its end instead
 // of training the same groups again.
 import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index.js";
+import { rewardSignalOf } from "../training/groups.js";
 import {
   type GroupInput,
+  type NoSignalPolicy,
   type TrainableModel,
   type TrainConfig,
   TrainingFailedError,
@@ -16,7 +18,9 @@ import type { Counters, ShipperLogger } from "./stats.js";
 export interface TrainerContext {
   model: Pick<TrainableModel, "train" | "followJob">;
   spool: Spool | undefined;
-  trainEvery: { groups: number; config?: TrainConfig; pollIntervalMs?: number } | undefined;
+  trainEvery:
+    | { groups: number; config?: TrainConfig; pollIntervalMs?: number; noSignal?: NoSignalPolicy }
+    | undefined;
   /** Passed to `train`: `false` once `add` ran a check the user asked for. */
   validate: false | undefined;
   signal: AbortSignal;
@@ -71,9 +75,26 @@ export class Trainer {
   #running = false;
   #loop: Promise<void> = Promise.resolve();
   #active: ActiveJob | undefined;
+  #toldNoSignal = false;
 
   constructor(ctx: TrainerContext) {
     this.#ctx = ctx;
+  }
+
+  /** Groups whose rewards are all equal stay out of the jobs (`trainEvery.noSignal`, default `"skip"`). */
+  get skipsNoSignal(): boolean {
+    return (this.#ctx.trainEvery?.noSignal ?? "skip") === "skip";
+  }
+
+  /** Counts logged groups left out of the jobs for having no reward signal; says so once. */
+  noSignal(count: number): void {
+    this.#ctx.counters.noSignal += count;
+    if (this.#toldNoSignal) return;
+    this.#toldNoSignal = true;
+    const line = `TrajectoryShipper: logged group(s) whose rewards are all equal teach nothing (every advantage is zero), so they are left out of the training jobs; stats().noSignal counts them (trainEvery.noSignal: "send" trains on them).`;
+    const logger = this.#ctx.logger;
+    if (logger.info) logger.info(line);
+    else logger.warn(line);
   }
 
   /** Logged groups waiting for the next job. */
@@ -176,6 +197,28 @@ export class Trainer {
       await this.#settle(job, Promise.reject(error));
       return;
     }
+    // Groups read back from an earlier run's spool are judged here.
+    if (this.skipsNoSignal) {
+      const flat = entries.filter((e) => rewardSignalOf(e.group) === false);
+      if (flat.length > 0) {
+        this.noSignal(flat.length);
+        for (const e of flat) {
+          entries.splice(entries.indexOf(e), 1);
+          groups.splice(groups.indexOf(e.group as GroupInput), 1);
+        }
+        if (spool)
+          await this.#quietly(async () => {
+            for (const e of flat) await spool.remove(e.id);
+          });
+        this.#ctx.counters.spooled -= spool ? flat.length : 0;
+        // Too few left for a job: they wait for the next groups, first in line.
+        if (entries.length < (this.#ctx.trainEvery?.groups ?? 0)) {
+          this.#waiting.unshift(...entries);
+          this.#active = undefined;
+          return;
+        }
+      }
+    }
     // Marked before the request: if its answer is lost (or the process dies
     // waiting), a restart cannot tell whether the job exists, and keeps the
     // groups out of any other job rather than risk training them twice.
@@ -185,6 +228,8 @@ export class Trainer {
         signal: this.#ctx.signal,
         pollIntervalMs: this.#ctx.trainEvery?.pollIntervalMs,
         validate: this.#ctx.validate,
+        // Groups without reward signal were left out above, unless asked to send them.
+        noSignal: "send",
         onJobCreated: async ({ jobId, stepBefore }) => {
           job.jobId = jobId;
           job.stepBefore = stepBefore;

@@ -3,6 +3,7 @@
 
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { z } from "zod";
+import { hasRewardSignal } from "../trajectory/index.js";
 import { groupWirePieces, type WireIssue } from "../trajectory/wire-writer.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { findJsonProblem } from "../util/json-check.js";
@@ -187,5 +188,20 @@ export async function prepareGroup(
   }
   if (issues.length > 0) throw issuesError(group, issues, index, method);
   if (length > 0 || chunks.length === 0) encode();
-  return new PreparedGroup(chunks);
+  return new PreparedGroup(chunks, rewardSignalOf(group));
+}
+
+/**
+ * Whether a group's rewards differ (see `hasRewardSignal`), from its
+ * trajectories' `reward`; `undefined` when it holds no trajectory.
+ */
+export function rewardSignalOf(group: unknown): boolean | undefined {
+  if (group instanceof PreparedGroup) {
+    // Read back as bytes: parsed once, and remembered.
+    group.rewardSignal ??= rewardSignalOf(group.toJSON());
+    return group.rewardSignal;
+  }
+  const trajectories = (group as { trajectories?: unknown } | null)?.trajectories;
+  if (!Array.isArray(trajectories) || trajectories.length === 0) return undefined;
+  return hasRewardSignal({ trajectories } as Parameters<typeof hasRewardSignal>[0]);
 }

@@ -20,6 +20,7 @@ export {
 export { type GroupInput, toWireGroups } from "./groups.js";
 export {
   type CreatedJob,
+  type NoSignalPolicy,
   type OpenAIWrapper,
   type RegisterOptions,
   TrainableModel,

@@ -13,7 +13,7 @@ import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
-import { type GroupInput, prepareGroup, prepareGroups } from "./groups.js";
+import { type GroupInput, prepareGroup, prepareGroups, rewardSignalOf } from "./groups.js";
 import { PreparedGroup } from "./prepared.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
@@ -78,12 +78,31 @@ export interface CreatedJob {
 
 /** What a finished training job produced. */
 export interface TrainResult {
-  jobId: string;
-  /** The model's latest step once the job ended. */
+  /** The job's id; `null` when `train` created no job (see `skipped`). */
+  jobId: string | null;
+  /** The model's latest step once the job ended (the current step when skipped). */
   step: number;
-  /** Each metric averaged over the gradient steps, plus `num_gradient_steps`. */
+  /** Each metric averaged over the gradient steps, plus `num_gradient_steps`; `{}` when skipped. */
   metrics: Record<string, number>;
+  /**
+   * Groups `train` left out because their rewards are all equal (no reward
+   * signal: every advantage is zero); see {@link NoSignalPolicy}.
+   */
+  noSignalGroups?: number;
+  /**
+   * Why no job was created: `"no_reward_signal"` when every group's rewards
+   * were equal, so nothing was left to learn from. The loop goes on.
+   */
+  skipped?: "no_reward_signal";
 }
+
+/**
+ * What `train` (and the shipper's `trainEvery`) does with a group whose
+ * rewards are all equal. `"skip"` (default): leave it out, as ART's trainer
+ * does (its advantages are all zero), and create no job when nothing is
+ * left. `"send"`: send it anyway (for an advantage scheme of your own).
+ */
+export type NoSignalPolicy = "skip" | "send";
 
 /**
  * A model on the Training Service that trains from trajectory groups (RL) or
@@ -205,18 +224,31 @@ export class TrainableModel {
   async train(
     groups: readonly GroupInput[],
     config?: TrainConfig,
-    run: TrainRunOptions & { validate?: GroupCheck } = {},
+    run: TrainRunOptions & {
+      validate?: GroupCheck;
+      /** Groups whose rewards are all equal: `"skip"` (default) or `"send"`. */
+      noSignal?: NoSignalPolicy;
+      /** Where the line about groups left out goes. Default `console` (`info`). */
+      logger?: { info(message: string): void };
+    } = {},
   ): Promise<TrainResult> {
     const experimental_config = toExperimentalConfig(config, "train");
+    const policy = run.noSignal ?? "skip";
+    if (policy !== "skip" && policy !== "send")
+      throw new InvalidTrainingOptionsError("train", [
+        `noSignal: expected "skip" or "send", got ${JSON.stringify(policy)}`,
+      ]);
     // Asked to train without logprobs, the service learns from other turns too.
     const refuseUntrainable = config?.allowTrainingWithoutLogprobs !== true;
     // Groups the shipper prepared are sent as the bytes they already are
     // (checked when the shipper took them); others are written and checked
     // once here, and those bytes are sent.
     let prepared = allPrepared(groups);
+    let signals: (boolean | undefined)[];
     if (prepared) {
       if (run.validate === undefined && refuseUntrainable)
         refuseUntrainableBytes(prepared, "train");
+      signals = groups.map(rewardSignalOf);
     } else {
       const written = await prepareGroups(groups, "train");
       requireTrainableGroups(groups as TrajectoryGroupWire[]);
@@ -224,7 +256,30 @@ export class TrainableModel {
         refuseUntrainable,
       }).groups;
       prepared = await keptChunks(groups, written, kept, "train");
+      signals = kept.map(rewardSignalOf);
     }
+    // Groups whose rewards are all equal teach nothing (every advantage is
+    // zero): left out, as ART's trainer does, checked first so that every
+    // finding names the caller's own index.
+    let noSignalGroups = 0;
+    if (policy === "skip") {
+      const total = prepared.length;
+      prepared = prepared.filter((_, i) => signals[i] !== false);
+      noSignalGroups = total - prepared.length;
+      const logger = run.logger ?? console;
+      if (noSignalGroups > 0 && prepared.length === 0) {
+        const step = await this.getStep({ signal: run.signal });
+        logger.info(
+          `train: every one of the ${total} group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step ${step} (noSignal: "send" sends them).`,
+        );
+        return { jobId: null, step, metrics: {}, noSignalGroups, skipped: "no_reward_signal" };
+      }
+      if (noSignalGroups > 0)
+        logger.info(
+          `train: left out ${noSignalGroups} of ${total} group(s) whose rewards are all equal (nothing to learn); training on ${prepared.length} (noSignal: "send" sends them).`,
+        );
+    }
+    const sent = prepared;
     return withTrainingSpan(
       "trajectory_recorder.train",
       {
@@ -235,12 +290,13 @@ export class TrainableModel {
         const stepBefore = await this.getStep({ signal: run.signal });
         const job = await this.client.trainingJobs.createPrepared(
           { model_id: this.id, experimental_config },
-          prepared,
+          sent,
           { signal: run.signal },
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
-        return this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
+        const result = await this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
+        return { ...result, noSignalGroups };
       },
     );
   }

@@ -13,8 +13,14 @@ export class PreparedGroup {
   /** The group's wire JSON, UTF-8, in order. */
   readonly chunks: readonly Uint8Array[];
   readonly byteLength: number;
+  /**
+   * Whether the group's rewards differ (see `hasRewardSignal`), noted when it
+   * was prepared from the group itself; `undefined` when read back as bytes.
+   */
+  rewardSignal: boolean | undefined;
 
-  constructor(bytes: Uint8Array | readonly Uint8Array[]) {
+  constructor(bytes: Uint8Array | readonly Uint8Array[], rewardSignal?: boolean) {
+    this.rewardSignal = rewardSignal;
     this.chunks = bytes instanceof Uint8Array ? [bytes] : bytes;
     let length = 0;
     for (const chunk of this.chunks) length += chunk.byteLength;

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { inject } from "vitest";
 
 export interface RedisServer {
   port: number;
@@ -35,14 +36,16 @@ export async function startRedis(): Promise<RedisServer> {
   const start = async () => {
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir];
     args.push("--appendonly", "yes", "--appendfsync", "always", "--save", "");
-    const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+    // Found (or installed) by the global setup, test/setup/global.ts.
+    const bin = inject("systemTools").redisServer ?? "redis-server";
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
     proc = child;
     let out = "";
     await new Promise<void>((resolve, reject) => {
       child.on("error", (e) =>
         reject(
           new Error(
-            `redis-server could not start (${e.message}); install it (apt-get install redis-server).`,
+            `redis-server could not start (${e.message}); install it (apt-get install -y redis-server), or set REDIS_SERVER to it.`,
           ),
         ),
       );

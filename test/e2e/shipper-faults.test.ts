@@ -123,7 +123,10 @@ it("surfaces a failing job as TrainingFailedError carrying the service's message
     baseModel: "toy",
   });
   const same = trainableGroup(1, 1);
-  const err = await model.train([same], {}, { pollIntervalMs: 10 }).catch((e) => e);
+  // Sent on purpose: the service fails a job made only of groups without reward signal.
+  const err = await model
+    .train([same], {}, { pollIntervalMs: 10, noSignal: "send" })
+    .catch((e) => e);
   expect(err.name).toBe("TrainingFailedError");
   expect(err.message).toMatch(
     /^RL training job [0-9a-f-]+ failed: Every trajectory group has rewards that are all equal/,

@@ -104,7 +104,12 @@ it("keeps the groups of a failed job and reports them on every start, never trai
     trajectories: sampleGroup(key).trajectories.map((t) => ({ ...t, reward: 1 })),
   });
   const firstLog = quiet();
-  const first = new TrajectoryShipper(options(firstLog));
+  // Sent on purpose (by default such groups stay out of the jobs).
+  const sendFlat = (log: ReturnType<typeof quiet>) => {
+    const o = options(log);
+    return { ...o, trainEvery: { ...o.trainEvery, noSignal: "send" as const } };
+  };
+  const first = new TrajectoryShipper(sendFlat(firstLog));
   await first.add(flat("x"));
   await first.add(flat("y"));
   const before = await first.close({ timeoutMs: 10_000 });

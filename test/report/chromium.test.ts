@@ -3,17 +3,17 @@
 // must raise no console error, request nothing from the network, run no script
 // that came from recorded content, and never scroll sideways. Screenshots go
 // to test-output/report-*.png.
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { writeReport } from "../../src/report/index.js";
 import { recordedRun } from "./fixture.js";
 
-const CHROMIUM = "/usr/bin/chromium";
+// Found (or installed) by the global setup, test/setup/global.ts.
+const CHROMIUM = inject("systemTools").chromium;
 const OUTPUT = path.resolve("test-output");
 
 let context: BrowserContext;
@@ -22,9 +22,9 @@ let runPage: string;
 let dir: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
+  if (!CHROMIUM)
     throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium); .ci/run installs it.`,
+      "Chromium was not found: install Debian's chromium package (apt-get install -y chromium), or set CHROMIUM to it.",
     );
   const { dataDir } = await recordedRun();
   dir = dataDir;

@@ -81,7 +81,9 @@ it("marks the span of a failed job as an error", async () => {
     name: "otel-fail",
     baseModel: "toy",
   });
-  await expect(model.train([trainableGroup(1, 1)], {}, { pollIntervalMs: 10 })).rejects.toThrow();
+  await expect(
+    model.train([trainableGroup(1, 1)], {}, { pollIntervalMs: 10, noSignal: "send" }),
+  ).rejects.toThrow();
   const train = exporter.getFinishedSpans().find((s) => s.name === "trajectory_recorder.train")!;
   expect(train.status.code).toBe(2);
   expect(train.status.message).toMatch(/rewards that are all equal/);

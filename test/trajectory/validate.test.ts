@@ -264,7 +264,7 @@ describe("before sending", () => {
       const lines = warn.mock.calls.map((c) => String(c[0]));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
-        /^log: trajectory group failed the check before training: groups\[0\]: no trajectory holds a trainable Choice.*said once per process/,
+        /^log: 1 group holds no trainable Choice \(was the openai client wrapped, and called inside recorder\.rollout\(\)\?\), first groups\[0\]; validateGroup\(\) .* lists them \(said once per process; validate: "throw" refuses such groups\)\.$/,
       );
     } finally {
       warn.mockRestore();
@@ -349,7 +349,7 @@ describe("before sending", () => {
       sent.slice(before).filter((r) => r.startsWith("POST") && r.includes("/training-jobs")),
     ).toHaveLength(1);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/groups\[0\]: no trajectory holds a trainable Choice/);
+    expect(lines[0]).toMatch(/^train: 1 group holds no trainable Choice .*, first groups\[0\];/);
   });
 
   it("by default, only a job with nothing at all to learn from is refused; other findings warn", async () => {

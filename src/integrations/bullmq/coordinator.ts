@@ -620,6 +620,8 @@ export class TrainingCoordinator {
     }
     return this.#options.model.train(groups, this.#options.config, {
       ...run,
+      // The batch was formed under the coordinator's own rule for such groups.
+      noSignal: this.#options.noSignal ?? "skip",
       onJobCreated: async ({ jobId, stepBefore }) => {
         record.jobId = jobId;
         record.stepBefore = stepBefore;
