@@ -1,3 +1,10 @@
+// The recorder core: recording rollouts. This folder index is also the
+// package's `trajectory-recorder/core` entry point, what framework plugins
+// build on (the contract: CORE-CONTRACT.md beside this file); its API report
+// is api/trajectory-recorder-core.api.md.
+
+// Shared by every folder; here for plugins, which throw it on a bad argument.
+export { InvalidArgumentError } from "../util/argument-error.js";
 export { appendReasoning, REASONING_FIELDS, StreamAccumulator } from "./accumulate.js";
 export {
   type ActiveRollout,

@@ -9,7 +9,7 @@ import {
   type TrainResult,
 } from "../../training/index.js";
 import { type GroupSink, TrajectoryGroup } from "../../trajectory/index.js";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import { GroupCollector, type GroupCollectorOptions } from "./collector.js";
 import {
   confirmHandOff,

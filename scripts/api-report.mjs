@@ -1,0 +1,144 @@
+// The API reports: one file per entry point in api/, written by API Extractor
+// from the built declarations (dist/*.d.ts), so every change of the public
+// surface shows as a diff of api/*.api.md in review.
+//
+//   node scripts/api-report.mjs           check: fails when the built API differs
+//                                         from a report, or an export has no doc comment
+//   node scripts/api-report.mjs --update  rewrite the reports from the build
+//
+// Both need `npm run build` first (`npm run api:check` / `npm run api:update`
+// build and then run this). An entry point added to package.json "exports"
+// gets its report on the next --update; the check fails until it has one.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Extractor, ExtractorConfig, ExtractorLogLevel } from "@microsoft/api-extractor";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const update = process.argv.includes("--update");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const reportFolder = join(root, "api");
+
+// Every entry point of the exports map with declarations: "." is the package's
+// name, "./wire" its name with "-wire", and so on.
+const entries = Object.entries(pkg.exports)
+  .filter(([, target]) => typeof target === "object" && target.import?.types)
+  .map(([subpath, target]) => ({
+    subpath: subpath === "." ? pkg.name : `${pkg.name}/${subpath.slice(2)}`,
+    report: subpath === "." ? pkg.name : `${pkg.name}-${subpath.slice(2)}`,
+    dts: join(root, target.import.types),
+  }));
+
+const missing = entries.filter((e) => !existsSync(e.dts));
+if (missing.length > 0) {
+  console.error(
+    `api: ${missing.map((e) => e.dts).join(", ")} missing: run \`npm run build\` first`,
+  );
+  process.exit(1);
+}
+mkdirSync(reportFolder, { recursive: true });
+const temp = mkdtempSync(join(tmpdir(), "tr-api-report-"));
+
+// What fails the check besides a changed report: an export without a doc
+// comment (ae-undocumented), a type the API uses but no entry point exports
+// (ae-forgotten-export), a broken {@link} (ae-unresolved-link). Release tags
+// (@public, @beta) are not used: whatever an entry point exports is public.
+const messages = {
+  compilerMessageReporting: { default: { logLevel: "error" } },
+  extractorMessageReporting: {
+    default: { logLevel: "error", addToApiReportFile: false },
+    "ae-missing-release-tag": { logLevel: "none" },
+    "ae-undocumented": { logLevel: "error", addToApiReportFile: false },
+  },
+  // TSDoc syntax the project's comments use freely (`@example` bodies without
+  // fences, `{@link X}` to names in other modules): only the API's shape and
+  // its documentation are checked, not TSDoc's stricter grammar.
+  tsdocMessageReporting: { default: { logLevel: "none" } },
+};
+
+let failed = 0;
+const seen = new Set();
+try {
+  for (const entry of entries) {
+    const reportFileName = `${entry.report}.api.md`;
+    seen.add(reportFileName);
+    const config = ExtractorConfig.prepare({
+      configObject: {
+        projectFolder: root,
+        mainEntryPointFilePath: entry.dts,
+        bundledPackages: [],
+        compiler: {
+          overrideTsconfig: {
+            compilerOptions: {
+              target: "es2022",
+              module: "nodenext",
+              moduleResolution: "nodenext",
+              strict: true,
+              skipLibCheck: true,
+              types: ["node"],
+            },
+            files: [entry.dts],
+          },
+        },
+        apiReport: {
+          enabled: true,
+          reportFileName,
+          reportFolder,
+          reportTempFolder: temp,
+        },
+        docModel: { enabled: false },
+        dtsRollup: { enabled: false },
+        tsdocMetadata: { enabled: false },
+        newlineKind: "lf",
+        messages,
+      },
+      configObjectFullPath: join(root, "api", "api-extractor.json"),
+      packageJsonFullPath: join(root, "package.json"),
+    });
+    // Errors fail the run; warnings are shown; the rest (progress) is quiet.
+    const problems = [];
+    const result = Extractor.invoke(config, {
+      localBuild: update,
+      messageCallback(message) {
+        message.handled = true;
+        if (message.logLevel === ExtractorLogLevel.Error)
+          problems.push(message.formatMessageWithLocation(root));
+        else if (
+          message.logLevel === ExtractorLogLevel.Warning &&
+          message.messageId !== "console-api-report-changed"
+        )
+          console.warn(`  ${entry.subpath}: ${message.formatMessageWithLocation(root)}`);
+      },
+    });
+    for (const p of problems) console.error(`  ${p}`);
+    const changed = result.apiReportChanged && !update;
+    if (problems.length > 0 || changed || !result.succeeded) {
+      failed++;
+      if (changed)
+        console.error(
+          `${entry.subpath}: the built API differs from api/${reportFileName}. If the change is meant, run \`npm run api:update\` and commit the report (\`git diff api/\` shows it).`,
+        );
+      if (problems.length > 0)
+        console.error(`${entry.subpath}: ${problems.length} problem(s) above.`);
+    } else {
+      console.log(
+        `${entry.subpath}: ${update && result.apiReportChanged ? "report updated" : "matches"} api/${reportFileName}`,
+      );
+    }
+  }
+  // A report whose entry point is gone.
+  for (const file of readdirSync(reportFolder)) {
+    if (!file.endsWith(".api.md") || seen.has(file)) continue;
+    if (update) {
+      rmSync(join(reportFolder, file));
+      console.log(`api/${file}: removed (no such entry point)`);
+    } else {
+      console.error(`api/${file}: no entry point of package.json has this report`);
+      failed++;
+    }
+  }
+} finally {
+  rmSync(temp, { recursive: true, force: true });
+}
+if (failed > 0) process.exit(1);
