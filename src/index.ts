@@ -1,3 +1,11 @@
+/**
+ * What a user writes code against: the recorder, the Training Service client and the trainable
+ * model, trajectories and groups, rewards, the shipper, the uploaders, every error class, and the
+ * types they take and return.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder
+ */
 // The root entry point: what a user writes code against, named one by one so
 // the public surface reads in this file (its API report is
 // api/trajectory-recorder.api.md). The wire schemas are in
@@ -105,6 +113,7 @@ export {
   type PresignedUrlUploaderOptions,
   type RegisterOptions,
   type SftConfig,
+  type SftExample,
   TrainableModel,
   type TrainConfig,
   TrainingFailedError,
@@ -151,11 +160,13 @@ export {
 // The shapes the client's resources take and return, as types (their zod
 // schemas are in `trajectory-recorder/wire`).
 export type {
+  ChatEngineParams,
   Checkpoint,
   CheckpointDeleteParams,
   CheckpointDeleteResponse,
   CheckpointListParams,
   EventListParams,
+  ExceptionWire,
   ExperimentalTrainingConfig,
   HealthResponse,
   HistoryWire,

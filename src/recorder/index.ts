@@ -1,3 +1,11 @@
+/**
+ * What framework plugins build on: the current rollout (`currentRollout`, `ActiveRollout`),
+ * recording a completion the plugin saw, stream accumulation, wrapping a client. The contract is
+ * src/recorder/CORE-CONTRACT.md in the repository.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/core
+ */
 // The recorder core: recording rollouts. This folder index is also the
 // package's `trajectory-recorder/core` entry point, what framework plugins
 // build on (the contract: CORE-CONTRACT.md beside this file); its API report
