@@ -3,12 +3,12 @@
 // renamed guide or section cannot leave a dead link behind. Web links are not
 // fetched (CI runs offline).
 //
-// Usage: node scripts/check-links.mjs
+// Usage: node scripts/check-links.mjs [repository root]
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), ".."));
 const sources = [
   "README.md",
   ...readdirSync(join(root, "docs"))
