@@ -65,7 +65,7 @@ describe("npm run api:check / api:update", () => {
     const checked = await script("api-report.mjs", ["--root", dir]);
     expect(checked).toMatchObject({ code: 0 });
     expect(checked.out).toContain("fixture-pkg: matches api/fixture-pkg.api.md");
-  }, 60_000);
+  }, 240_000);
 
   it("fails on a changed export, showing the difference", async () => {
     const dir = apiFixture(documented);
@@ -78,7 +78,7 @@ describe("npm run api:check / api:update", () => {
     expect(checked.code).toBe(1);
     expect(checked.out).toContain("+export function sub(a: number, b: number): number;");
     expect(checked.out).toContain("the built API differs from api/fixture-pkg.api.md");
-  }, 60_000);
+  }, 240_000);
 
   it("fails on an export without a doc comment, naming it; an undocumented member only marks the report", async () => {
     const dir = apiFixture(`${documented}export declare function bare(): void;\n`);
@@ -93,7 +93,7 @@ describe("npm run api:check / api:update", () => {
     expect(readFileSync(join(members, "api/fixture-pkg.api.md"), "utf8")).toMatch(
       /\/\/ \(undocumented\)\n\s+round: boolean;/,
     );
-  }, 60_000);
+  }, 240_000);
 });
 
 describe("the guides' link check", () => {
