@@ -11,6 +11,8 @@ const withoutSources = {
 
 const entry = {
   index: "src/index.ts",
+  wire: "src/wire/entry.ts",
+  core: "src/recorder/index.ts",
   emulator: "src/emulator/index.ts",
   "openai-agents": "src/integrations/openai-agents/index.ts",
   "ai-sdk": "src/integrations/ai-sdk/index.ts",

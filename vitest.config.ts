@@ -46,6 +46,8 @@ const alias = [
   // Tests and examples import the package by its public name, served from source.
   { find: /^trajectory-recorder$/, replacement: src("index.ts") },
   { find: /^trajectory-recorder\/emulator$/, replacement: src("emulator/index.ts") },
+  { find: /^trajectory-recorder\/wire$/, replacement: src("wire/entry.ts") },
+  { find: /^trajectory-recorder\/core$/, replacement: src("recorder/index.ts") },
   { find: /^trajectory-recorder\/bullmq$/, replacement: src("integrations/bullmq/index.ts") },
   {
     find: /^trajectory-recorder\/(openai-agents|ai-sdk|langchain)$/,

@@ -17,8 +17,9 @@ import {
   type Trajectory,
   TrajectoryGroup,
   TrajectoryShipper,
-  toWireGroups,
 } from "trajectory-recorder";
+// Not public (the CLI's own path), so taken from the sources.
+import { toWireGroups } from "../src/training/index.js";
 
 const TRAJECTORIES = 8;
 const TURNS = 10;

@@ -35,6 +35,8 @@ const program = `import OpenAI from "openai";
 import type { ChatCompletion } from "openai/resources/chat/completions";
 import { Recorder, Trajectory, TrajectoryGroup, type MessageOrChoice } from "trajectory-recorder";
 import { startEmulator } from "trajectory-recorder/emulator";
+import { currentRollout, type RecordedCompletion } from "trajectory-recorder/core";
+import { TrajectoryGroupWireSchema, type TrajectoryGroupWire } from "trajectory-recorder/wire";
 
 const recorder = new Recorder({ logprobs: true });
 const openai: OpenAI = recorder.wrap(new OpenAI({ apiKey: "k" }));
@@ -51,6 +53,10 @@ export const group: Promise<TrajectoryGroup> = Promise.all([
   }),
 ]).then((ts) => new TrajectoryGroup(ts));
 export const emulator = startEmulator;
+export const wire: Promise<TrajectoryGroupWire> = group.then((g) =>
+  TrajectoryGroupWireSchema.parse(g.toJSON()),
+);
+export const seen: RecordedCompletion["status"] | undefined = currentRollout() ? "complete" : undefined;
 `;
 
 const tsc = join(modules, "typescript/bin/tsc");

@@ -59,6 +59,19 @@ assert.deepEqual(
 const emulatorEsm = await import("trajectory-recorder/emulator");
 assert.equal(typeof emulatorEsm.startEmulator, "function", "startEmulator is exported");
 assert.equal(typeof require("trajectory-recorder/emulator").startEmulator, "function");
+// The wire schemas and the plugin core have subpaths of their own; the root
+// keeps neither the schemas nor the library's plumbing.
+const wireEsm = await import("trajectory-recorder/wire");
+assert.equal(typeof wireEsm.TrajectoryGroupWireSchema.parse, "function", "wire schemas exported");
+assert.equal(typeof require("trajectory-recorder/wire").ModelSchema.parse, "function");
+const coreEsm = await import("trajectory-recorder/core");
+assert.equal(coreEsm.Recorder, esm.Recorder, "core and root share one Recorder");
+assert.equal(typeof require("trajectory-recorder/core").currentRollout, "function");
+await new esm.Recorder().rollout(() => {
+  assert.ok(coreEsm.currentRollout(), "a rollout of the root is current in core");
+});
+for (const name of ["ModelSchema", "abortableSleep", "toWireGroups", "DEFAULT_SEND_CHECK"])
+  assert.equal(esm[name], undefined, `${name} is not exported from the root`);
 const bullmqEsm = await import("trajectory-recorder/bullmq");
 assert.equal(typeof bullmqEsm.RolloutWorker, "function", "RolloutWorker is exported");
 assert.equal(typeof require("trajectory-recorder/bullmq").TrainingCoordinator, "function");

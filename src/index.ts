@@ -1,6 +1,73 @@
-// The root entry point only re-exports; each folder has one way in.
-export * from "./client/index.js";
-export * from "./recorder/index.js";
+/**
+ * What a user writes code against: the recorder, the Training Service client and the trainable
+ * model, trajectories and groups, rewards, the shipper, the uploaders, every error class, and the
+ * types they take and return.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder
+ */
+// The root entry point: what a user writes code against, named one by one so
+// the public surface reads in this file (its API report is
+// api/trajectory-recorder.api.md). The wire schemas are in
+// `trajectory-recorder/wire`, what framework plugins build on in
+// `trajectory-recorder/core`; the library's own plumbing is not exported.
+
+// The Training Service client, its resources' types and its errors.
+export {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIPromise,
+  APIUserAbortError,
+  AuthenticationError,
+  type BackoffOptions,
+  BadRequestError,
+  type Chat,
+  type ChatCompletions,
+  type Checkpoints,
+  ConflictError,
+  type CreateOpenAIOptions,
+  CursorPage,
+  type InferenceModelRef,
+  InternalServerError,
+  InvalidArgumentError,
+  InvalidBaseURLError,
+  inferenceModelName,
+  isRetryableError,
+  MissingAPIKeyError,
+  type Models,
+  NotFoundError,
+  PagePromise,
+  PermissionDeniedError,
+  RateLimitError,
+  type RequestOptions,
+  RequestValidationError,
+  retryDelay,
+  type ServiceChatParams,
+  type SFTTrainingJobs,
+  TrainingClient,
+  TrainingClientError,
+  type TrainingClientOptions,
+  type TrainingJobEvents,
+  type TrainingJobs,
+  type TrajectoryGroupParam,
+  UnprocessableEntityError,
+  VERSION,
+  type WithGroupParams,
+  type WithResponse,
+} from "./client/index.js";
+// Recording rollouts.
+export {
+  type ActiveRollout,
+  currentRollout,
+  type RecordedChoice,
+  type RecordedCompletion,
+  Recorder,
+  type RecorderOptions,
+  type RolloutOptions,
+  type WrapOptions,
+} from "./recorder/index.js";
+// The run report: one self-contained HTML page of a run.
 export {
   type ReportGroup,
   type ReportRun,
@@ -12,9 +79,130 @@ export {
   type WrittenReport,
   writeReport,
 } from "./report/index.js";
-export * from "./rewards/index.js";
-export * from "./shipper/index.js";
-export * from "./telemetry/index.js";
-export * from "./training/index.js";
-export * from "./trajectory/index.js";
-export * from "./wire/index.js";
+// Rewards.
+export {
+  applyGroupReward,
+  applyJudge,
+  applyReward,
+  DEFAULT_JUDGE_RUBRIC,
+  type GroupReward,
+  InvalidRewardError,
+  type JudgeClient,
+  type JudgeOptions,
+  JudgeResponseError,
+  type JudgeScore,
+  judgeGroup,
+  minMaxRewards,
+  rankRewards,
+  type TrajectoryReward,
+  zScores,
+} from "./rewards/index.js";
+// Shipping rollouts in the background.
+export {
+  type ShipperLogger,
+  type ShipperStats,
+  SpoolLockedError,
+  type SpoolLockHolder,
+  TrajectoryShipper,
+  type TrajectoryShipperOptions,
+} from "./shipper/index.js";
+// Training: the model handle, its options and results, SFT uploaders.
+export {
+  ART_TRAIN_DEFAULTS,
+  type Artifact,
+  type ArtifactOwner,
+  type ArtifactUploader,
+  type CheckpointEvaluation,
+  CheckpointTimeoutError,
+  type CreatedJob,
+  type EvaluateCheckpointsOptions,
+  type EvaluationContext,
+  evaluateCheckpoints,
+  type FollowOptions,
+  type FollowResult,
+  type GroupInput,
+  InvalidTrainingOptionsError,
+  LocalFileUploader,
+  type NoSignalPolicy,
+  type OpenAIWrapper,
+  type PresignedTarget,
+  PresignedUrlUploader,
+  type PresignedUrlUploaderOptions,
+  type RegisterOptions,
+  type SftConfig,
+  type SftExample,
+  TrainableModel,
+  type TrainConfig,
+  TrainingFailedError,
+  type TrainingProgress,
+  type TrainResult,
+  type TrainRunOptions,
+  WandbApiError,
+  WandbArtifactUploader,
+  type WandbArtifactUploaderOptions,
+} from "./training/index.js";
+// Trajectories and groups: the data model, gathering, the check before training.
+export {
+  type ChoiceLike,
+  type GatherGroupInput,
+  type GatherOptions,
+  type GatherProgress,
+  type GroupSink,
+  type GroupValidation,
+  gatherTrajectoryGroups,
+  History,
+  type HistoryInit,
+  hasRewardSignal,
+  isChoice,
+  type MessageOrChoice,
+  type MessageParam,
+  type MetricValue,
+  PendingGroup,
+  type ProgressStream,
+  type Rollout,
+  type ToolParam,
+  TooManyExceptionsError,
+  Trajectory,
+  TrajectoryCheckError,
+  TrajectoryGroup,
+  type TrajectoryGroupOptions,
+  type TrajectoryInit,
+  TrajectoryValidationError,
+  type ValidateOptions,
+  type ValidationMode,
+  type ValidationProblem,
+  validateGroup,
+  validateTrajectory,
+} from "./trajectory/index.js";
+// The shapes the client's resources take and return, as types (their zod
+// schemas are in `trajectory-recorder/wire`).
+export type {
+  ChatEngineParams,
+  Checkpoint,
+  CheckpointDeleteParams,
+  CheckpointDeleteResponse,
+  CheckpointListParams,
+  EventListParams,
+  ExceptionWire,
+  ExperimentalTrainingConfig,
+  HealthResponse,
+  HistoryWire,
+  HTTPValidationError,
+  LogParams,
+  LogResponse,
+  MessageOrChoiceWire,
+  Model,
+  ModelCreateParams,
+  ModelDeleteResponse,
+  PaginatedResponse,
+  SFTTrainingConfig,
+  SFTTrainingJobCreateParams,
+  SystemCheckResponse,
+  TrainingJob,
+  TrainingJobCreateParams,
+  TrainingJobEvent,
+  TrainingJobEventType,
+  TrajectoryGroupWire,
+  TrajectoryWire,
+  ValidationErrorItem,
+} from "./wire/index.js";

@@ -1,3 +1,10 @@
+/**
+ * The Training Service on loopback, with a small policy that really trains: for tests, demos and
+ * working offline.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/emulator
+ */
 // The local emulator of the Training Service: `startEmulator()` serves the
 // whole API on loopback, with a small policy that really trains.
 import { readFile } from "node:fs/promises";

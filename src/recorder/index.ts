@@ -1,3 +1,18 @@
+/**
+ * What framework plugins build on: the current rollout (`currentRollout`, `ActiveRollout`),
+ * recording a completion the plugin saw, stream accumulation, wrapping a client. The contract is
+ * src/recorder/CORE-CONTRACT.md in the repository.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/core
+ */
+// The recorder core: recording rollouts. This folder index is also the
+// package's `trajectory-recorder/core` entry point, what framework plugins
+// build on (the contract: CORE-CONTRACT.md beside this file); its API report
+// is api/trajectory-recorder-core.api.md.
+
+// Shared by every folder; here for plugins, which throw it on a bad argument.
+export { InvalidArgumentError } from "../util/argument-error.js";
 export { appendReasoning, REASONING_FIELDS, StreamAccumulator } from "./accumulate.js";
 export {
   type ActiveRollout,

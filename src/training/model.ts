@@ -407,7 +407,7 @@ export class TrainableModel {
    * the SFT job and follows it like `train`. Without an uploader the data
    * goes to a W&B dataset artifact, as ART sends it
    * (`wandb-artifact:///{entity}/{project}/{name}-sft-data-{12 hex}:v0`),
-   * through {@link defaultSftUploader}.
+   * through `defaultSftUploader` (a `WandbArtifactUploader`).
    *
    * @example
    * await model.trainSft(trajectories, { batchSize: 2, learningRate: 5e-5 });

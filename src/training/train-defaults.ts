@@ -11,7 +11,7 @@ type Wire = ExperimentalTrainingConfig;
 /**
  * What ART sends when an option is left out. `loss_fn`, `ppo`,
  * `normalize_advantages`, `scale_rewards` and `kl_penalty_source` also depend
- * on other options; see {@link withArtDefaults}.
+ * on other options, as they do in ART.
  *
  * @example
  * ART_TRAIN_DEFAULTS.learning_rate; // 5e-6

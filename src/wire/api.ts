@@ -28,6 +28,9 @@ export const ModelCreateParamsSchema = z.strictObject({
   entity: z.string().min(1).nullish(),
   return_existing: z.boolean().optional(),
 });
+/**
+ * Body of `POST /v1/preview/models`. Its shape is what `ModelCreateParamsSchema` accepts.
+ */
 export type ModelCreateParams = z.input<typeof ModelCreateParamsSchema>;
 
 /**
@@ -44,6 +47,9 @@ export const ModelSchema = z.looseObject({
   base_model: z.string(),
   run_id: z.string().nullish(),
 });
+/**
+ * A trainable model as the service returns it. Its shape is what `ModelSchema` returns.
+ */
 export type Model = z.infer<typeof ModelSchema>;
 
 /**
@@ -57,6 +63,10 @@ export const ModelDeleteResponseSchema = z.looseObject({
   deleted_checkpoints: z.number().int(),
   deleted_run: z.boolean(),
 });
+/**
+ * Response of `DELETE /v1/preview/models/{model_id}`. Its shape is what
+ * `ModelDeleteResponseSchema` returns.
+ */
 export type ModelDeleteResponse = z.infer<typeof ModelDeleteResponseSchema>;
 
 // ---------------------------------------------------------------- checkpoints
@@ -72,6 +82,10 @@ export const CheckpointSchema = z.looseObject({
   step: z.number().int(),
   metrics: z.record(z.string(), z.unknown()).default({}),
 });
+/**
+ * One checkpoint of a model: its training step and free-form metrics. Its shape is what
+ * `CheckpointSchema` returns.
+ */
 export type Checkpoint = z.infer<typeof CheckpointSchema>;
 
 /**
@@ -85,6 +99,10 @@ export const CheckpointListParamsSchema = z.strictObject({
   limit: z.number().int().min(1).max(100).optional(),
   order: z.enum(["asc", "desc"]).optional(),
 });
+/**
+ * Query of `GET /v1/preview/models/{model_id}/checkpoints`. Its shape is what
+ * `CheckpointListParamsSchema` accepts.
+ */
 export type CheckpointListParams = z.input<typeof CheckpointListParamsSchema>;
 
 /**
@@ -96,6 +114,10 @@ export type CheckpointListParams = z.input<typeof CheckpointListParamsSchema>;
 export const CheckpointDeleteParamsSchema = z.strictObject({
   steps: z.array(z.number().int().min(0)),
 });
+/**
+ * Body of `DELETE /v1/preview/models/{model_id}/checkpoints`. Its shape is what
+ * `CheckpointDeleteParamsSchema` accepts.
+ */
 export type CheckpointDeleteParams = z.input<typeof CheckpointDeleteParamsSchema>;
 
 /**
@@ -109,6 +131,10 @@ export const CheckpointDeleteResponseSchema = z.looseObject({
   deleted_count: z.number().int(),
   not_found_steps: z.array(z.number().int()).default([]),
 });
+/**
+ * Response of `DELETE /v1/preview/models/{model_id}/checkpoints`: steps that did not exist are
+ * reported, not treated as an error. Its shape is what `CheckpointDeleteResponseSchema` returns.
+ */
 export type CheckpointDeleteResponse = z.infer<typeof CheckpointDeleteResponseSchema>;
 
 // ---------------------------------------------------------------- log
@@ -123,6 +149,9 @@ export const LogParamsSchema = z.strictObject({
   split: z.string().min(1),
   trajectory_groups: z.array(TrajectoryGroupWireSchema),
 });
+/**
+ * Body of `POST /v1/preview/models/{model_id}/log`. Its shape is what `LogParamsSchema` accepts.
+ */
 export type LogParams = z.input<typeof LogParamsSchema>;
 
 /**
@@ -132,6 +161,10 @@ export type LogParams = z.input<typeof LogParamsSchema>;
  * const out: LogResponse = LogResponseSchema.parse(body ?? {});
  */
 export const LogResponseSchema = z.looseObject({});
+/**
+ * Response of the log endpoint; the service documents it as "anything". Its shape is what
+ * `LogResponseSchema` returns.
+ */
 export type LogResponse = z.infer<typeof LogResponseSchema>;
 
 // ---------------------------------------------------------------- RL training jobs
@@ -177,6 +210,10 @@ export const ExperimentalTrainingConfigSchema = z.strictObject({
   scale_rewards: nullableBool,
   truncated_importance_sampling: nullableNumber,
 });
+/**
+ * Optional knobs of an RL training job (`experimental_config`). Its shape is what
+ * `ExperimentalTrainingConfigSchema` accepts.
+ */
 export type ExperimentalTrainingConfig = z.input<typeof ExperimentalTrainingConfigSchema>;
 
 /**
@@ -190,6 +227,10 @@ export const TrainingJobCreateParamsSchema = z.strictObject({
   trajectory_groups: z.array(TrajectoryGroupWireSchema).min(1),
   experimental_config: ExperimentalTrainingConfigSchema.nullish(),
 });
+/**
+ * Body of `POST /v1/preview/training-jobs`. Its shape is what `TrainingJobCreateParamsSchema`
+ * accepts.
+ */
 export type TrainingJobCreateParams = z.input<typeof TrainingJobCreateParamsSchema>;
 
 /**
@@ -206,6 +247,9 @@ export const TrainingJobSchema = z.looseObject({
   training_end: z.string().nullish(),
   error_message: z.string().nullish(),
 });
+/**
+ * A training job. Its shape is what `TrainingJobSchema` returns.
+ */
 export type TrainingJob = z.infer<typeof TrainingJobSchema>;
 
 /** The four kinds of training job event, in the order a job emits them. */
@@ -215,6 +259,10 @@ export const TrainingJobEventTypeSchema = z.enum([
   "training_ended",
   "training_failed",
 ]);
+/**
+ * The four kinds of training job event, in the order a job emits them. Its shape is what
+ * `TrainingJobEventTypeSchema` returns.
+ */
 export type TrainingJobEventType = z.infer<typeof TrainingJobEventTypeSchema>;
 
 /**
@@ -231,6 +279,11 @@ export const TrainingJobEventSchema = z.looseObject({
   type: z.union([TrainingJobEventTypeSchema, z.string() as z.ZodType<string & {}>]),
   data: z.record(z.string(), z.unknown()).default({}),
 });
+/**
+ * One event of a training job (`training_started` carries `num_sequences`, `gradient_step` carries
+ * numeric metrics, `training_failed` an `error_message`). Its shape is what
+ * `TrainingJobEventSchema` returns.
+ */
 export type TrainingJobEvent = z.infer<typeof TrainingJobEventSchema>;
 
 /**
@@ -243,6 +296,10 @@ export const EventListParamsSchema = z.strictObject({
   after: z.string().min(1).optional(),
   limit: z.number().int().min(1).max(100).optional(),
 });
+/**
+ * Query of `GET /v1/preview/training-jobs/{id}/events`. Its shape is what `EventListParamsSchema`
+ * accepts.
+ */
 export type EventListParams = z.input<typeof EventListParamsSchema>;
 
 // ---------------------------------------------------------------- SFT training jobs
@@ -264,6 +321,9 @@ export const SFTTrainingConfigSchema = z.looseObject({
     })
     .nullish(),
 });
+/**
+ * `config` of an SFT job. Its shape is what `SFTTrainingConfigSchema` accepts.
+ */
 export type SFTTrainingConfig = z.input<typeof SFTTrainingConfigSchema>;
 
 /**
@@ -278,6 +338,10 @@ export const SFTTrainingJobCreateParamsSchema = z.strictObject({
   config: SFTTrainingConfigSchema.nullish(),
   experimental_config: z.record(z.string(), z.unknown()).nullish(),
 });
+/**
+ * Body of `POST /v1/preview/sft-training-jobs`. Its shape is what
+ * `SFTTrainingJobCreateParamsSchema` accepts.
+ */
 export type SFTTrainingJobCreateParams = z.input<typeof SFTTrainingJobCreateParamsSchema>;
 
 // ---------------------------------------------------------------- pagination
@@ -333,6 +397,10 @@ export const ValidationErrorItemSchema = z.looseObject({
   msg: z.string(),
   type: z.string(),
 });
+/**
+ * One item of a FastAPI-style validation error. Its shape is what `ValidationErrorItemSchema`
+ * returns.
+ */
 export type ValidationErrorItem = z.infer<typeof ValidationErrorItemSchema>;
 
 /**
@@ -344,6 +412,10 @@ export type ValidationErrorItem = z.infer<typeof ValidationErrorItemSchema>;
 export const HTTPValidationErrorSchema = z.looseObject({
   detail: z.array(ValidationErrorItemSchema),
 });
+/**
+ * The service's 422 body: `{detail: [{loc, msg, type}]}`. Its shape is what
+ * `HTTPValidationErrorSchema` returns.
+ */
 export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
 
 /**
@@ -353,6 +425,10 @@ export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
  * const { status } = HealthResponseSchema.parse(body);
  */
 export const HealthResponseSchema = z.looseObject({ status: z.string().optional() });
+/**
+ * Response of `GET /v1/health`; its shape is not documented, so anything is kept. Its shape is
+ * what `HealthResponseSchema` returns.
+ */
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
 /**
@@ -364,6 +440,10 @@ export type HealthResponse = z.infer<typeof HealthResponseSchema>;
  * const report = SystemCheckResponseSchema.parse(body);
  */
 export const SystemCheckResponseSchema = z.looseObject({ status: z.string().optional() });
+/**
+ * Response of `GET /v1/system-check`; the service answers 503 when a check fails. Its shape is
+ * what `SystemCheckResponseSchema` returns.
+ */
 export type SystemCheckResponse = z.infer<typeof SystemCheckResponseSchema>;
 
 // ---------------------------------------------------------------- zod issues as FastAPI items

@@ -17,6 +17,9 @@ export const ChatRequestMessageSchema = z.looseObject({
   content: z.union([z.string(), z.array(z.unknown())]).nullish(),
   name: z.string().optional(),
 });
+/**
+ * One chat message as sent. Its shape is what `ChatRequestMessageSchema` returns.
+ */
 export type ChatRequestMessage = z.infer<typeof ChatRequestMessageSchema>;
 
 /** A function tool offered to the model. */
@@ -29,6 +32,9 @@ export const ChatRequestToolSchema = z.looseObject({
     strict: z.boolean().nullish(),
   }),
 });
+/**
+ * A function tool offered to the model. Its shape is what `ChatRequestToolSchema` accepts.
+ */
 export type ChatRequestTool = z.input<typeof ChatRequestToolSchema>;
 
 /** Guided decoding options of the serving engine. */
@@ -99,6 +105,10 @@ export const ChatEngineParamsSchema = z.looseObject({
     })
     .nullish(),
 });
+/**
+ * The serving engine's own chat request fields (beyond OpenAI's), all optional. Its shape is what
+ * `ChatEngineParamsSchema` accepts.
+ */
 export type ChatEngineParams = z.input<typeof ChatEngineParamsSchema>;
 
 /**
@@ -157,4 +167,8 @@ export const ChatCompletionCreateParamsSchema = z.looseObject({
   user: z.string().nullish(),
   ...ChatEngineParamsSchema.shape,
 });
+/**
+ * Body of `POST /v1/chat/completions`: the OpenAI fields and every engine-specific field of the
+ * service. Its shape is what `ChatCompletionCreateParamsSchema` accepts.
+ */
 export type ChatCompletionCreateParams = z.input<typeof ChatCompletionCreateParamsSchema>;

@@ -21,6 +21,10 @@ export const ToolWireSchema = z.looseObject({
     strict: z.boolean().nullish(),
   }),
 });
+/**
+ * A function tool offered to the model, as in OpenAI's `ChatCompletionToolParam`. Its shape is
+ * what `ToolWireSchema` returns.
+ */
 export type ToolWire = z.infer<typeof ToolWireSchema>;
 
 const content = z.union([z.string(), z.array(json)]).nullish();
@@ -31,6 +35,10 @@ export const ToolCallWireSchema = z.looseObject({
   type: z.string().default("function"),
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
+/**
+ * A tool call made by an assistant message or a Choice. Its shape is what `ToolCallWireSchema`
+ * returns.
+ */
 export type ToolCallWire = z.infer<typeof ToolCallWireSchema>;
 
 const SystemMessage = z.looseObject({
@@ -74,6 +82,11 @@ export const MessageWireSchema = z.discriminatedUnion("role", [
   ToolMessage,
   FunctionMessage,
 ]);
+/**
+ * A chat message param of any role (`system`, `developer`, `user`, `assistant`, `tool`,
+ * `function`): context the model saw, never trained on. Its shape is what `MessageWireSchema`
+ * returns.
+ */
 export type MessageWire = z.infer<typeof MessageWireSchema>;
 
 const TopLogprob = z.looseObject({
@@ -88,6 +101,10 @@ export const TokenLogprobWireSchema = z.looseObject({
   logprob: z.number(),
   top_logprobs: z.array(TopLogprob).default([]),
 });
+/**
+ * One sampled token with its logprob, as in OpenAI's `ChatCompletionTokenLogprob`. Its shape is
+ * what `TokenLogprobWireSchema` returns.
+ */
 export type TokenLogprobWire = z.infer<typeof TokenLogprobWireSchema>;
 
 /**
@@ -118,9 +135,18 @@ export const ChoiceWireSchema = z.looseObject({
     tool_calls: z.array(ToolCallWireSchema).nullish(),
   }),
 });
+/**
+ * A model-sampled assistant turn: OpenAI's chat completion `Choice` with its `logprobs` and the
+ * engine's extras (`token_ids`, `prompt_token_ids`), which are what the trainer learns from. Its
+ * shape is what `ChoiceWireSchema` returns.
+ */
 export type ChoiceWire = z.infer<typeof ChoiceWireSchema>;
 
 const MessageOrChoice = z.union([ChoiceWireSchema, MessageWireSchema]);
+/**
+ * One item of `messages_and_choices`: a message, or a Choice the model sampled. Its shape is what
+ * `MessageOrChoiceWireSchema` returns.
+ */
 export type MessageOrChoiceWire = z.infer<typeof MessageOrChoice>;
 
 type ChoiceWireInput = z.input<typeof ChoiceWireSchema>;
@@ -152,6 +178,10 @@ export const HistoryWireSchema = z.looseObject({
   messages_and_choices: z.array(MessageOrChoiceWireSchema),
   tools: z.array(ToolWireSchema).nullable().default(null),
 });
+/**
+ * An extra conversation of a trajectory (a sub-agent, a judge), trained with the trajectory's
+ * reward. Its shape is what `HistoryWireSchema` returns.
+ */
 export type HistoryWire = z.infer<typeof HistoryWireSchema>;
 
 /** A metric value: ART accepts numbers and booleans only. */
@@ -178,6 +208,9 @@ export const TrajectoryWireSchema = z.looseObject({
   logs: z.array(z.string()).default([]),
   start_time: z.string().optional(),
 });
+/**
+ * A trajectory as ART serializes it. Its shape is what `TrajectoryWireSchema` returns.
+ */
 export type TrajectoryWire = z.infer<typeof TrajectoryWireSchema>;
 
 /**
@@ -189,6 +222,10 @@ export const ExceptionWireSchema = z.looseObject({
   message: z.string(),
   traceback: z.string().default(""),
 });
+/**
+ * A failed rollout as ART records it on its group (`PydanticException`): `type` is `"<class
+ * 'Name'>"`, `traceback` the formatted stack. Its shape is what `ExceptionWireSchema` returns.
+ */
 export type ExceptionWire = z.infer<typeof ExceptionWireSchema>;
 
 /**
@@ -206,6 +243,11 @@ export const TrajectoryGroupWireSchema = z.looseObject({
   metrics: z.record(z.string(), MetricValueWireSchema).default({}),
   logs: z.array(z.string()).default([]),
 });
+/**
+ * A group of trajectories for the same scenario, as ART serializes it; the rewards inside a group
+ * are compared against each other in training. Its shape is what `TrajectoryGroupWireSchema`
+ * returns.
+ */
 export type TrajectoryGroupWire = z.infer<typeof TrajectoryGroupWireSchema>;
 
 /**

@@ -5,7 +5,6 @@ import {
   APIError,
   APIUserAbortError,
   AuthenticationError,
-  abortableSleep,
   BadRequestError,
   ConflictError,
   InternalServerError,
@@ -17,6 +16,7 @@ import {
   UnprocessableEntityError,
 } from "trajectory-recorder";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { abortableSleep } from "../../src/client/index.js";
 import { BASE, KEY, makeClient, useNock } from "./helpers.js";
 
 const JOB_ID = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6";

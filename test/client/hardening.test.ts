@@ -4,7 +4,6 @@ import { inspect } from "node:util";
 import {
   APIError,
   APIPromise,
-  abortableSleep,
   CursorPage,
   gatherTrajectoryGroups,
   InvalidArgumentError,
@@ -16,9 +15,10 @@ import {
   Trajectory,
   TrajectoryGroup,
   TrajectoryValidationError,
-  toSftJsonl,
 } from "trajectory-recorder";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { abortableSleep } from "../../src/client/index.js";
+import { toSftJsonl } from "../../src/training/index.js";
 
 const KEY = "sk-live-9f8e7d6c5b4a39281706";
 const MODEL_ID = "3f0b6c1e-8a40-4c55-9d1e-6a1f5c3b2a10";

@@ -1,12 +1,8 @@
 import { inspect } from "node:util";
 import nock from "nock";
-import {
-  DEFAULT_BASE_URL,
-  inferenceModelName,
-  MissingAPIKeyError,
-  TrainingClient,
-} from "trajectory-recorder";
+import { inferenceModelName, MissingAPIKeyError, TrainingClient } from "trajectory-recorder";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { DEFAULT_BASE_URL } from "../../src/client/index.js";
 import { BASE, KEY, makeClient, useNock } from "./helpers.js";
 
 useNock({ beforeAll, afterEach, afterAll });

@@ -2,8 +2,9 @@
 // can tell this client's traffic apart.
 import { readFileSync } from "node:fs";
 import nock from "nock";
-import { USER_AGENT, VERSION } from "trajectory-recorder";
+import { VERSION } from "trajectory-recorder";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { USER_AGENT } from "../../src/client/index.js";
 import { BASE, makeClient, useNock } from "./helpers.js";
 
 useNock({ beforeAll, afterEach, afterAll });

@@ -6,12 +6,12 @@ import {
   TrainingClient,
   TrainingFailedError,
   Trajectory,
-  USER_AGENT,
   WandbApiError,
   WandbArtifactUploader,
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { USER_AGENT } from "../../src/client/index.js";
 
 const KEYS = { "alice-key-0123": "alice", "bob-key-4567": "bob" };
 let emu: Emulator;

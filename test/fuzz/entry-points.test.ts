@@ -10,37 +10,35 @@ import {
   applyJudge,
   applyReward,
   CursorPage,
-  createProgressBar,
-  defaultSftUploader,
-  formatProgress,
-  formatZodPath,
   History,
   InvalidArgumentError,
   InvalidRewardError,
   JudgeResponseError,
   judgeGroup,
   LocalFileUploader,
-  manifestDigest,
-  messagesAndChoicesToJson,
   minMaxRewards,
   PendingGroup,
   PresignedUrlUploader,
   Recorder,
   rankRewards,
-  recordedChoices,
-  recordedResponse,
-  recordGradientStepEvent,
   Trajectory,
   TrajectoryGroup,
-  toChatMessage,
-  toChatMessages,
   WandbArtifactUploader,
-  withTrainingSpan,
-  zodIssuesToValidationItems,
   zScores,
 } from "trajectory-recorder";
+import { recordedChoices, recordedResponse } from "trajectory-recorder/core";
 import { isLoopbackHost, parseApiKeys, startEmulator } from "trajectory-recorder/emulator";
+import { formatZodPath, zodIssuesToValidationItems } from "trajectory-recorder/wire";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { recordGradientStepEvent, withTrainingSpan } from "../../src/telemetry/index.js";
+import { defaultSftUploader, manifestDigest } from "../../src/training/index.js";
+import {
+  createProgressBar,
+  formatProgress,
+  messagesAndChoicesToJson,
+  toChatMessage,
+  toChatMessages,
+} from "../../src/trajectory/index.js";
 import { anything, type Call, call, check, expectNoSecret, SECRET } from "./helpers.js";
 
 /** What the engine says when code trips over a bad value instead of checking it. */

@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import fc from "fast-check";
-import { formatZodPath } from "trajectory-recorder";
+import { formatZodPath } from "trajectory-recorder/wire";
 import { expect } from "vitest";
 
 /** Fixed, so a failure replays; fast-check prints it with the counterexample. */

@@ -5,7 +5,6 @@
 import fc from "fast-check";
 import {
   APIError,
-  abortableSleep,
   gatherTrajectoryGroups,
   InvalidArgumentError,
   InvalidTrainingOptionsError,
@@ -18,12 +17,12 @@ import {
   Trajectory,
   TrajectoryGroup,
   TrajectoryValidationError,
-  toSftConfig,
-  toSftJsonl,
-  wrapClient,
 } from "trajectory-recorder";
+import { wrapClient } from "trajectory-recorder/core";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { abortableSleep } from "../../src/client/index.js";
+import { toSftConfig, toSftJsonl } from "../../src/training/index.js";
 import {
   anything,
   call,

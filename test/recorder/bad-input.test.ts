@@ -1,10 +1,5 @@
-import {
-  currentRollout,
-  InvalidArgumentError,
-  Recorder,
-  recordedChoices,
-  recordedResponse,
-} from "trajectory-recorder";
+import { currentRollout, InvalidArgumentError, Recorder } from "trajectory-recorder";
+import { recordedChoices, recordedResponse } from "trajectory-recorder/core";
 import { describe, expect, it } from "vitest";
 
 const choice = {

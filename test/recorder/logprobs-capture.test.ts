@@ -4,8 +4,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import OpenAI from "openai";
-import { Recorder, Trajectory, TrajectoryGroup, toWireGroups } from "trajectory-recorder";
+import { Recorder, Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toWireGroups } from "../../src/training/index.js";
 import { CompactLogprobs } from "../../src/trajectory/compact-logprobs.js";
 import { isUtf8Of } from "../../src/trajectory/logprob-capture.js";
 

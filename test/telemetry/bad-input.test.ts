@@ -1,10 +1,7 @@
 import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
-import {
-  InvalidArgumentError,
-  recordGradientStepEvent,
-  withTrainingSpan,
-} from "trajectory-recorder";
+import { InvalidArgumentError } from "trajectory-recorder";
 import { expect, it } from "vitest";
+import { recordGradientStepEvent, withTrainingSpan } from "../../src/telemetry/index.js";
 
 it("withTrainingSpan rejects a bad name, attributes or function, naming it", async () => {
   let promise: Promise<unknown> | undefined;

@@ -1,12 +1,11 @@
 import {
-  defaultSftUploader,
   InvalidArgumentError,
   LocalFileUploader,
-  manifestDigest,
   PresignedUrlUploader,
   WandbArtifactUploader,
 } from "trajectory-recorder";
 import { expect, it } from "vitest";
+import { defaultSftUploader, manifestDigest } from "../../src/training/index.js";
 
 it("the uploaders and their helpers name a bad argument, and never quote a key", () => {
   expect(() => new WandbArtifactUploader(null as never)).toThrow(InvalidArgumentError);

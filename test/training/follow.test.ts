@@ -1,7 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { followTrainingJob, TrainingClient, TrainingFailedError } from "trajectory-recorder";
+import { TrainingClient, TrainingFailedError } from "trajectory-recorder";
 import { afterEach, expect, it } from "vitest";
+import { followTrainingJob } from "../../src/training/index.js";
 
 // A scripted events endpoint: `pages(after, poll)` decides what each GET answers.
 let server: http.Server | undefined;

@@ -1,12 +1,7 @@
-import {
-  ExperimentalTrainingConfigSchema,
-  InvalidTrainingOptionsError,
-  Trajectory,
-  toExperimentalConfig,
-  toSftConfig,
-  toSftJsonl,
-} from "trajectory-recorder";
+import { InvalidTrainingOptionsError, Trajectory } from "trajectory-recorder";
+import { ExperimentalTrainingConfigSchema } from "trajectory-recorder/wire";
 import { expect, it } from "vitest";
+import { toExperimentalConfig, toSftConfig, toSftJsonl } from "../../src/training/index.js";
 
 it("converts every camelCase training option to the wire's snake_case key", () => {
   const wireKeys = Object.keys(ExperimentalTrainingConfigSchema.shape);

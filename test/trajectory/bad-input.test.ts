@@ -1,16 +1,18 @@
 import {
-  createProgressBar,
-  formatProgress,
   History,
   InvalidArgumentError,
-  messagesAndChoicesToJson,
   PendingGroup,
   Trajectory,
   TrajectoryGroup,
-  toChatMessage,
-  toChatMessages,
 } from "trajectory-recorder";
 import { describe, expect, it } from "vitest";
+import {
+  createProgressBar,
+  formatProgress,
+  messagesAndChoicesToJson,
+  toChatMessage,
+  toChatMessages,
+} from "../../src/trajectory/index.js";
 
 const progress = { done: 1, total: 2, exceptions: 0, rewardMean: null };
 
@@ -124,15 +126,13 @@ describe("constructors", () => {
 
 describe("the check, the wire helpers and the shipper", () => {
   it("name the bad argument instead of failing inside the engine", async () => {
-    const {
-      checkGroups,
-      choiceToJson,
-      refuseUntrainableBytes,
-      toWireGroups,
-      TrajectoryShipper,
-      validateGroup,
-      validateTrajectory,
-    } = await import("trajectory-recorder");
+    const { TrajectoryShipper, validateGroup, validateTrajectory } = await import(
+      "trajectory-recorder"
+    );
+    const { checkGroups, choiceToJson, refuseUntrainableBytes } = await import(
+      "../../src/trajectory/index.js"
+    );
+    const { toWireGroups } = await import("../../src/training/index.js");
     expect(() => choiceToJson(null as never)).toThrow(
       "choiceToJson(choice): choice: expected a Choice (an object), received null.",
     );

@@ -1,6 +1,4 @@
 import {
-  createProgressBar,
-  formatProgress,
   type GatherProgress,
   type GroupSink,
   gatherTrajectoryGroups,
@@ -9,6 +7,7 @@ import {
   TrajectoryGroup,
 } from "trajectory-recorder";
 import { describe, expect, it } from "vitest";
+import { createProgressBar, formatProgress } from "../../src/trajectory/index.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ok =

@@ -6,8 +6,8 @@ import {
   Trajectory,
   TrajectoryGroup,
   TrajectoryValidationError,
-  TrajectoryWireSchema,
 } from "trajectory-recorder";
+import { TrajectoryWireSchema } from "trajectory-recorder/wire";
 import { describe, expect, it } from "vitest";
 
 const fixture = (name: string) =>

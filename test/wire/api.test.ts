@@ -12,7 +12,7 @@ import {
   TrainingJobCreateParamsSchema,
   TrainingJobEventSchema,
   zodIssuesToValidationItems,
-} from "trajectory-recorder";
+} from "trajectory-recorder/wire";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 

@@ -1,8 +1,5 @@
-import {
-  formatZodPath,
-  InvalidArgumentError,
-  zodIssuesToValidationItems,
-} from "trajectory-recorder";
+import { InvalidArgumentError } from "trajectory-recorder";
+import { formatZodPath, zodIssuesToValidationItems } from "trajectory-recorder/wire";
 import { expect, it } from "vitest";
 import { z } from "zod";
 

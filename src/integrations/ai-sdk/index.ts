@@ -1,3 +1,9 @@
+/**
+ * Records Vercel AI SDK (and Mastra) model calls as trajectories.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/ai-sdk
+ */
 // trajectory-recorder/ai-sdk: record Vercel AI SDK (and Mastra) model calls.
 // Framework packages are imported as types only.
 export { recordMastraAgent } from "./mastra.js";

@@ -6,9 +6,8 @@
 // are recorded: a middleware given to the AI SDK model alone never sees a
 // model Mastra builds from a string.
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamResult } from "@ai-sdk/provider";
-import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
-import { InvalidArgumentError } from "../../util/argument-error.js";
-import { errorMessage } from "../../util/error-message.js";
+import { type ActiveRollout, currentRollout, InvalidArgumentError } from "../../recorder/index.js";
+import { errorMessage } from "../../util/index.js";
 import { recordGenerate } from "./generate.js";
 import { noteAnswered } from "./ledger.js";
 import { callState, prepareParams } from "./params.js";

@@ -1,7 +1,6 @@
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { LanguageModelMiddleware } from "ai";
-import { currentRollout } from "../../recorder/index.js";
-import { InvalidArgumentError } from "../../util/argument-error.js";
+import { currentRollout, InvalidArgumentError } from "../../recorder/index.js";
 import { subscribeToolChannel } from "./channel.js";
 import { recordGenerate } from "./generate.js";
 import { callState, claimed, prepareParams } from "./params.js";

@@ -7,7 +7,7 @@ import {
   Trajectory,
   TrajectoryGroup,
 } from "../../trajectory/index.js";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
 import type { GroupJobData } from "./producer.js";

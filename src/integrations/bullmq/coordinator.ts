@@ -10,7 +10,7 @@ import {
   type TrainResult,
 } from "../../training/index.js";
 import { type GroupSink, TrajectoryGroup } from "../../trajectory/index.js";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import { type GroupCollector, type GroupCollectorOptions, startCollector } from "./collector.js";
 import { drain } from "./control.js";
 import {

@@ -1,3 +1,10 @@
+/**
+ * Rollouts across many processes and machines on BullMQ and Redis, with a training coordinator.
+ * Needs `bullmq` (and its `ioredis`).
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/bullmq
+ */
 // trajectory-recorder/bullmq: rollouts across many processes and machines on
 // BullMQ and Redis, with a training coordinator. Needs `bullmq` (and its
 // `ioredis`); importing the root of the package never loads them.

@@ -1,6 +1,6 @@
 import { FlowProducer, Queue } from "bullmq";
 import { z } from "zod";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import { InvalidGroupError } from "./errors.js";
 import {
   type Cluster,

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from "bullmq";
 import { Redis, type RedisOptions } from "ioredis";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import { RedisUnavailableError } from "./errors.js";
 import type { Cluster } from "./options.js";
 

@@ -6,7 +6,7 @@
 // its next start (the id makes that second add a no-op).
 import { FlowProducer, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import { type Cluster, GroupIdSchema, rolloutJobId } from "./options.js";
 import { type GroupJobData, groupFlow, type RolloutJobData } from "./producer.js";
 import { bullConnection, type DistributedLogger, type OutageLog } from "./redis.js";

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../../util/argument-error.js";
+import { InvalidArgumentError } from "../../recorder/index.js";
 
 /** Options of {@link chatOpenAIFields}. */
 export interface ChatOpenAIFieldsOptions {

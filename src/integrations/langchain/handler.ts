@@ -14,7 +14,7 @@ import {
   recordedChoices,
   StreamAccumulator,
 } from "../../recorder/index.js";
-import { errorMessage } from "../../util/error-message.js";
+import { errorMessage } from "../../util/index.js";
 import { choiceOf, completionChunkOf, rawResponseOf } from "./choices.js";
 import { requestOf, usedResponsesApi } from "./request.js";
 import { toolResultOf } from "./tool-results.js";

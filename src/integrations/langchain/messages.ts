@@ -6,7 +6,7 @@
 // test/integrations/langchain/messages.test.ts checks it against the real one.
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { InvalidArgumentError } from "../../util/argument-error.js";
+import { InvalidArgumentError } from "../../recorder/index.js";
 
 type Block = Record<string, any>;
 type Param = Record<string, unknown>;

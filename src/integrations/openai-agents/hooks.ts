@@ -1,6 +1,5 @@
 import type { Agent, Runner } from "@openai/agents";
-import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
-import { InvalidArgumentError } from "../../util/argument-error.js";
+import { type ActiveRollout, currentRollout, InvalidArgumentError } from "../../recorder/index.js";
 import { reportModel } from "./model-check.js";
 import { chatToolContent } from "./tool-output.js";
 

@@ -1,3 +1,9 @@
+/**
+ * Records OpenAI Agents SDK runs as trajectories.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/openai-agents
+ */
 // trajectory-recorder/openai-agents: record OpenAI Agents SDK runs as trajectories.
 export { attachRecorder } from "./hooks.js";
 export {

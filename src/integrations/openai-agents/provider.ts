@@ -5,8 +5,8 @@ import {
   OpenAIChatCompletionsModel,
   type OpenAIClient,
 } from "@openai/agents";
-import { type Recorder, wrapClient } from "../../recorder/index.js";
-import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
+import { InvalidArgumentError, type Recorder, wrapClient } from "../../recorder/index.js";
+import { isObjectLike } from "../../util/index.js";
 
 /**
  * The part of an `openai` client the Agents SDK's Chat Completions model uses.

@@ -1,0 +1,210 @@
+// The API reports: one file per entry point in api/, written by API Extractor
+// from the built declarations (dist/*.d.ts), so every change of the public
+// surface shows as a diff of api/*.api.md in review.
+//
+//   node scripts/api-report.mjs           check: fails when the built API differs
+//                                         from a report, or an export has no doc comment
+//   node scripts/api-report.mjs --update  rewrite the reports from the build
+//   ... --root DIR                        for the package in DIR instead of this one
+//
+// Both need `npm run build` first (`npm run api:check` / `npm run api:update`
+// build and then run this). An entry point added to package.json "exports"
+// gets its report on the next --update; the check fails until it has one.
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Extractor, ExtractorConfig, ExtractorLogLevel } from "@microsoft/api-extractor";
+
+// --root DIR: another package (the tests run this on small fixtures).
+const args = process.argv.slice(2);
+const rootArg = args.indexOf("--root");
+const root =
+  rootArg >= 0
+    ? resolve(args[rootArg + 1])
+    : resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const update = args.includes("--update");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const reportFolder = join(root, "api");
+
+// Every entry point of the exports map with declarations: "." is the package's
+// name, "./wire" its name with "-wire", and so on.
+const entries = Object.entries(pkg.exports)
+  .filter(([, target]) => typeof target === "object" && target.import?.types)
+  .map(([subpath, target]) => ({
+    subpath: subpath === "." ? pkg.name : `${pkg.name}/${subpath.slice(2)}`,
+    report: subpath === "." ? pkg.name : `${pkg.name}-${subpath.slice(2)}`,
+    dts: join(root, target.import.types),
+  }));
+
+const missing = entries.filter((e) => !existsSync(e.dts));
+if (missing.length > 0) {
+  console.error(
+    `api: ${missing.map((e) => e.dts).join(", ")} missing: run \`npm run build\` first`,
+  );
+  process.exit(1);
+}
+// A build older than the sources would check yesterday's API.
+const newest = (dir) =>
+  readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((d) => d.isFile() && d.name.endsWith(".ts"))
+    .reduce((t, d) => Math.max(t, statSync(join(d.parentPath ?? d.path, d.name)).mtimeMs), 0);
+const built = Math.min(...entries.map((e) => statSync(e.dts).mtimeMs));
+if (!update && existsSync(join(root, "src")) && newest(join(root, "src")) > built) {
+  console.error("api: src/ changed after the last build: run `npm run build` first");
+  process.exit(1);
+}
+mkdirSync(reportFolder, { recursive: true });
+const temp = mkdtempSync(join(tmpdir(), "tr-api-report-"));
+
+// What fails the check besides a changed report: an export without a doc
+// comment (ae-undocumented), and any other error of API Extractor. Release
+// tags (@public, @beta) are not used: whatever an entry point exports is public.
+const messages = {
+  compilerMessageReporting: { default: { logLevel: "error" } },
+  extractorMessageReporting: {
+    default: { logLevel: "error", addToApiReportFile: false },
+    "ae-missing-release-tag": { logLevel: "none" },
+    // Sorted out in messageCallback: an export without a doc comment fails,
+    // an undocumented member is only marked "(undocumented)" in the report.
+    "ae-undocumented": { logLevel: "warning", addToApiReportFile: false },
+    // Types the API uses that the entry point does not export (internal
+    // helper types, zod schemas behind an exported type): shown in the
+    // report, where a new one is part of the reviewed diff.
+    "ae-forgotten-export": { logLevel: "none", addToApiReportFile: true },
+    // TypeDoc checks {@link} targets (`npm run docs`), resolving member
+    // names inside their class as editors do; API Extractor would not.
+    "ae-unresolved-link": { logLevel: "none" },
+  },
+  // TSDoc syntax the project's comments use freely (`@example` bodies without
+  // fences, `{@link X}` to names in other modules): only the API's shape and
+  // its documentation are checked, not TSDoc's stricter grammar.
+  tsdocMessageReporting: { default: { logLevel: "none" } },
+};
+
+let failed = 0;
+const seen = new Set();
+try {
+  for (const entry of entries) {
+    const reportFileName = `${entry.report}.api.md`;
+    seen.add(reportFileName);
+    const config = ExtractorConfig.prepare({
+      configObject: {
+        projectFolder: root,
+        mainEntryPointFilePath: entry.dts,
+        bundledPackages: [],
+        compiler: {
+          overrideTsconfig: {
+            compilerOptions: {
+              target: "es2022",
+              module: "nodenext",
+              moduleResolution: "nodenext",
+              strict: true,
+              skipLibCheck: true,
+              types: ["node"],
+            },
+            files: [entry.dts],
+          },
+        },
+        apiReport: {
+          enabled: true,
+          reportFileName,
+          reportFolder,
+          reportTempFolder: temp,
+        },
+        docModel: { enabled: false },
+        dtsRollup: { enabled: false },
+        tsdocMetadata: { enabled: false },
+        newlineKind: "lf",
+        messages,
+      },
+      configObjectFullPath: join(root, "api", "api-extractor.json"),
+      packageJsonFullPath: join(root, "package.json"),
+    });
+    // Errors fail the run; warnings are shown; the rest (progress) is quiet.
+    const problems = [];
+    const hadReport = existsSync(join(reportFolder, reportFileName));
+    const result = Extractor.invoke(config, {
+      localBuild: update,
+      messageCallback(message) {
+        message.handled = true;
+        // A declaration at the top level of the .d.ts starts in column 1;
+        // members are indented.
+        if (message.messageId === "ae-undocumented") {
+          if (message.sourceFileColumn === 1)
+            problems.push(message.formatMessageWithLocation(root));
+        } else if (message.logLevel === ExtractorLogLevel.Error)
+          problems.push(message.formatMessageWithLocation(root));
+        else if (
+          message.logLevel === ExtractorLogLevel.Warning &&
+          !String(message.messageId).startsWith("console-api-report")
+        )
+          console.warn(`  ${entry.subpath}: ${message.formatMessageWithLocation(root)}`);
+      },
+    });
+    for (const p of problems) console.error(`  ${p}`);
+    // result.succeeded is not used: outside a local build API Extractor counts
+    // every warning (an undocumented member among them) as a failure.
+    if (!update && !hadReport) {
+      console.error(
+        `${entry.subpath}: api/${reportFileName} is missing: run \`npm run api:update\``,
+      );
+      failed++;
+      continue;
+    }
+    const changed = result.apiReportChanged && !update;
+    if (problems.length > 0 || changed) {
+      failed++;
+      if (changed) {
+        // The difference itself, report (-) against the build (+).
+        try {
+          execFileSync(
+            "git",
+            [
+              "diff",
+              "--no-index",
+              "--no-color",
+              join(reportFolder, reportFileName),
+              join(temp, reportFileName),
+            ],
+            { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" },
+          );
+        } catch (error) {
+          console.error(error.stdout || error.message);
+        }
+        console.error(
+          `${entry.subpath}: the built API differs from api/${reportFileName}. If the change is meant, run \`npm run api:update\` and commit the report (\`git diff api/\` shows it).`,
+        );
+      }
+      if (problems.length > 0)
+        console.error(`${entry.subpath}: ${problems.length} problem(s) above.`);
+    } else {
+      console.log(
+        `${entry.subpath}: ${update && result.apiReportChanged ? "report updated" : "matches"} api/${reportFileName}`,
+      );
+    }
+  }
+  // A report whose entry point is gone.
+  for (const file of readdirSync(reportFolder)) {
+    if (!file.endsWith(".api.md") || seen.has(file)) continue;
+    if (update) {
+      rmSync(join(reportFolder, file));
+      console.log(`api/${file}: removed (no such entry point)`);
+    } else {
+      console.error(`api/${file}: no entry point of package.json has this report`);
+      failed++;
+    }
+  }
+} finally {
+  rmSync(temp, { recursive: true, force: true });
+}
+if (failed > 0) process.exit(1);

@@ -1,0 +1,13 @@
+/**
+ * The zod schema of every request and response of the Training Service, and of the ART trajectory
+ * JSON, in the wire's snake_case: for code that validates or builds that JSON itself.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/wire
+ */
+// The `trajectory-recorder/wire` entry point: the folder's exports, from a
+// file of their own that no other folder imports. Were the entry this
+// folder's index.ts, which the trajectory folder imports, bundlers (esbuild's
+// code splitting) would keep the whole folder in one chunk, and a program
+// importing only `Recorder` would carry every REST schema too.
+export * from "./index.js";

@@ -1,0 +1,125 @@
+// The guards of the public API, run on small fixture packages: the API report
+// check (scripts/api-report.mjs) and the guides' link check
+// (scripts/check-links.mjs).
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function fixture(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "tr-api-tooling-"));
+  dirs.push(dir);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+async function script(name: string, args: string[]) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(repo, "scripts", name), ...args]);
+    return { code: 0, out: stdout + stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout + e.stderr };
+  }
+}
+
+const pkg = JSON.stringify({
+  name: "fixture-pkg",
+  version: "1.0.0",
+  exports: { ".": { import: { types: "./dist/index.d.ts", default: "./dist/index.js" } } },
+});
+const documented = `/** Adds two numbers. */
+export declare function add(a: number, b: number): number;
+`;
+
+describe("npm run api:check / api:update", () => {
+  function apiFixture(dts: string) {
+    const dir = fixture({ "package.json": pkg, "dist/index.d.ts": dts });
+    symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"));
+    return dir;
+  }
+
+  it("writes the report with --update, then passes while the API is unchanged", async () => {
+    const dir = apiFixture(documented);
+    expect((await script("api-report.mjs", ["--root", dir])).out).toContain(
+      "api/fixture-pkg.api.md is missing",
+    );
+    const updated = await script("api-report.mjs", ["--root", dir, "--update"]);
+    expect(updated.code).toBe(0);
+    expect(readFileSync(join(dir, "api/fixture-pkg.api.md"), "utf8")).toContain(
+      "export function add(a: number, b: number): number;",
+    );
+    const checked = await script("api-report.mjs", ["--root", dir]);
+    expect(checked).toMatchObject({ code: 0 });
+    expect(checked.out).toContain("fixture-pkg: matches api/fixture-pkg.api.md");
+  }, 240_000);
+
+  it("fails on a changed export, showing the difference", async () => {
+    const dir = apiFixture(documented);
+    await script("api-report.mjs", ["--root", dir, "--update"]);
+    writeFileSync(
+      join(dir, "dist/index.d.ts"),
+      `${documented}/** Subtracts. */\nexport declare function sub(a: number, b: number): number;\n`,
+    );
+    const checked = await script("api-report.mjs", ["--root", dir]);
+    expect(checked.code).toBe(1);
+    expect(checked.out).toContain("+export function sub(a: number, b: number): number;");
+    expect(checked.out).toContain("the built API differs from api/fixture-pkg.api.md");
+  }, 240_000);
+
+  it("fails on an export without a doc comment, naming it; an undocumented member only marks the report", async () => {
+    const dir = apiFixture(`${documented}export declare function bare(): void;\n`);
+    const updated = await script("api-report.mjs", ["--root", dir, "--update"]);
+    expect(updated.code).toBe(1);
+    expect(updated.out).toMatch(/dist\/index\.d\.ts:3:1 - \(ae-undocumented\) .*"bare"/);
+
+    const members = apiFixture(
+      `/** Options of add. */\nexport interface AddOptions {\n  round: boolean;\n}\n${documented}`,
+    );
+    expect((await script("api-report.mjs", ["--root", members, "--update"])).code).toBe(0);
+    expect(readFileSync(join(members, "api/fixture-pkg.api.md"), "utf8")).toMatch(
+      /\/\/ \(undocumented\)\n\s+round: boolean;/,
+    );
+  }, 240_000);
+});
+
+describe("the guides' link check", () => {
+  it("passes when every relative link and anchor resolves", async () => {
+    const dir = fixture({
+      "README.md":
+        "# Title\n\nSee [the guide](docs/guide.md#two-words) and [web](https://example.com).\n",
+      "docs/guide.md": "# Guide\n\n## Two words\n\nBack to [the README](../README.md).\n",
+    });
+    const r = await script("check-links.mjs", [dir]);
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.out).toContain("links: 2 relative links of 2 files resolve");
+  });
+
+  it("names a link to a missing file or heading; links inside code are not links", async () => {
+    const dir = fixture({
+      "README.md":
+        "# Title\n\n[gone](docs/gone.md), [anchor](docs/guide.md#nowhere)\n\n```md\n[in code](nothing.md)\n```\n",
+      "docs/guide.md": "# Guide\n",
+    });
+    const r = await script("check-links.mjs", [dir]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("README.md: docs/gone.md: no such file docs/gone.md");
+    expect(r.out).toContain(
+      "README.md: docs/guide.md#nowhere: docs/guide.md has no heading #nowhere",
+    );
+    expect(r.out).not.toContain("nothing.md");
+  });
+});
