@@ -27,6 +27,14 @@ export const GROUP_STATES = [
   "handed",
   "handOffFailed",
 ] as const;
+/**
+ * One of the states a group is counted in by `readProgress` (each group in exactly one).
+ *
+ * @example
+ * const { ids } = await readProgress({ connection, ids: true });
+ * const state: GroupState = "uncertain";
+ * console.log(ids?.[state]);
+ */
 export type GroupState = (typeof GROUP_STATES)[number];
 
 /** The state of a run, read from Redis by any process. */
@@ -93,6 +101,12 @@ export interface ClusterProgress {
   step: number;
 }
 
+/**
+ * Where to read a run's progress from, and whether to list the group ids per state.
+ *
+ * @example
+ * const progress = await readProgress({ connection: { host: "127.0.0.1", port: 6379 }, ids: true });
+ */
 export interface ReadProgressOptions extends ClusterOptions {
   /** Also list the group ids in each state (reads every group's mark: for diagnostics, not for a tight loop). */
   ids?: boolean;
