@@ -90,12 +90,13 @@ ${GROUP_BY_HELP}`,
       { min: 1, max: 1, names: "FILE" },
     );
     const ref = required(values, "model");
-    const s = await connect(values);
-    const modelId = s.known.model(ref).id;
+    // The file is checked before anything else: bad data is said without a network.
     const groups = toWireGroups(
       await groupsOf(positionals[0] as string, values, out, "log"),
       "log",
     );
+    const s = await connect(values);
+    const modelId = s.known.model(ref).id;
     const split = str(values, "split") ?? "val";
     const answer = await s.client.models.log(modelId, { split, trajectory_groups: groups });
     print(
@@ -134,14 +135,14 @@ ${FOLLOW_HELP}`,
     const learningRate = numberOption("learning-rate", str(values, "learning-rate"));
     const interval =
       numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
-    const s = await connect(values);
-    const modelId = s.known.model(ref).id;
     const trajectory_groups = toWireGroups(
       await groupsOf(positionals[0] as string, values, out, "train"),
       "train",
     );
     // The refusal model.train makes (no trainable turn anywhere), in its words.
     checkGroups(trajectory_groups, undefined, "train", { refuseUntrainable: true });
+    const s = await connect(values);
+    const modelId = s.known.model(ref).id;
     const experimental_config = toExperimentalConfig(
       learningRate === undefined ? undefined : { learningRate },
     );
@@ -231,11 +232,11 @@ ${FOLLOW_HELP}`,
     });
     const interval =
       numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
+    const jsonl = file === undefined ? undefined : await sftData(file, values, out);
     const s = await connect(values);
     const model = s.known.model(ref);
     let url = dataUrl as string;
-    if (file !== undefined) {
-      const jsonl = await sftData(file, values, out);
+    if (jsonl !== undefined) {
       if (uploadDir !== undefined) {
         url = await new LocalFileUploader(uploadDir).upload({
           name: `sft-${Date.now()}.jsonl`,
