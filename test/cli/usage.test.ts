@@ -1,6 +1,8 @@
 // The CLI's conventions, from a real process: help on stdout with exit 0 at
 // every level, the version, usage mistakes on stderr with exit 2.
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { expect, it } from "vitest";
 import { cli, inProcess } from "./run.js";
 
@@ -96,5 +98,57 @@ it("usage mistakes name what is wrong, show the usage, and exit 2", async () => 
     expect(r.code, args.join(" ")).toBe(2);
     expect(r.stdout, args.join(" ")).toBe("");
     expect(r.stderr, args.join(" ")).toContain(message);
+  }
+});
+
+it("exit codes: the one table in docs/cli.md is the one the CLI uses, each code from a real run", async () => {
+  const { EXIT } = await import("../../src/cli/context.js");
+  const doc = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
+  const section = doc.slice(doc.indexOf("| Code |"));
+  const rows = [...section.matchAll(/^\| (\d)\s*\| (\w+)\s*\|/gm)].map((m) => [Number(m[1]), m[2]]);
+  expect(rows).toEqual([
+    [EXIT.ok, "ok"],
+    [EXIT.failure, "failure"],
+    [EXIT.usage, "usage"],
+    [EXIT.invalidData, "invalid_data"],
+    [EXIT.notFound, "not_found"],
+  ]);
+  const dir = mkdtempSync(path.join(tmpdir(), "tr-cli-exit-"));
+  const bad = path.join(dir, "bad.jsonl");
+  writeFileSync(bad, "{not json\n");
+  const none = path.join(dir, "nothing.jsonl");
+  writeFileSync(none, "");
+  const key = path.join(dir, "key");
+  writeFileSync(key, "k\n");
+  process.env.TRAJECTORY_RECORDER_STATE_DIR = dir;
+  try {
+    const runs: [string[], number, string][] = [
+      [["inspect", none], 0, ""],
+      [
+        [
+          "jobs",
+          "get",
+          "00000000-0000-4000-8000-000000000000",
+          "--base-url",
+          "http://127.0.0.1:1/v1",
+          "--api-key-file",
+          key,
+        ],
+        1,
+        "failure",
+      ],
+      [["validate"], 2, "usage"],
+      [["validate", bad], 3, "invalid_data"],
+      [["train", bad, "--model", "me/p/n", "--api-key-file", key], 3, "invalid_data"],
+      [["models", "get", "me/p/n", "--api-key-file", key], 4, "not_found"],
+    ];
+    for (const [args, code, type] of runs) {
+      const r = await inProcess([...args, "--json"]);
+      expect(r.code, args.join(" ")).toBe(code);
+      if (code !== 0 && args[0] !== "validate")
+        expect(JSON.parse(r.stdout).error, args.join(" ")).toMatchObject({ type, exit_code: code });
+    }
+  } finally {
+    delete process.env.TRAJECTORY_RECORDER_STATE_DIR;
   }
 });
