@@ -6,7 +6,6 @@
 //
 // Files are read line by line (never whole), and every step is linear: a file
 // of a million trajectories is counted in one pass without a stack to overflow.
-import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { toSftJsonl } from "../training/index.js";
@@ -31,7 +30,8 @@ export async function* readLines(path: string): AsyncGenerator<{ line: number; t
     const code = (error as NodeJS.ErrnoException).code ?? errorMessage(error);
     throw new UsageError(`the file ${path} could not be read (${code}).`);
   }
-  const stream = createReadStream("", { fd: handle.fd, autoClose: false, encoding: "utf8" });
+  // The stream owns the handle: it closes it when it ends or is destroyed.
+  const stream = handle.createReadStream({ encoding: "utf8" });
   const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
   try {
@@ -45,7 +45,6 @@ export async function* readLines(path: string): AsyncGenerator<{ line: number; t
   } finally {
     lines.close();
     stream.destroy();
-    await handle.close().catch(() => {});
   }
 }
 
