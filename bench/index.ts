@@ -21,7 +21,7 @@ const TURNS = 4;
 const STREAMS = 400;
 const KEPT = 2000;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
-// BENCH_ONLY=percall, logprobs, shipping, distributed or report runs those rows alone.
+// BENCH_ONLY=percall, logprobs, shipping, distributed, report or cli runs those rows alone.
 const ONLY = process.env.BENCH_ONLY;
 
 const json = JSON.stringify({
@@ -312,3 +312,4 @@ if (ONLY === undefined || ONLY === "shipping") await shippingBench();
 if (ONLY === undefined || ONLY === "distributed")
   await (await import("./distributed.js")).benchDistributed();
 if (ONLY === undefined || ONLY === "report") await (await import("./report.js")).benchReport();
+if (ONLY === undefined || ONLY === "cli") await (await import("./cli.js")).benchCli();

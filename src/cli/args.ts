@@ -1,9 +1,7 @@
 // Argument parsing on node:util's parseArgs, with the global options merged
 // in and a usage error (exit 2) for anything it refuses.
-import { type ParseArgsConfig, parseArgs } from "node:util";
-import { GLOBAL_OPTIONS, UsageError } from "./context.js";
-
-type Options = NonNullable<ParseArgsConfig["options"]>;
+import { parseArgs } from "node:util";
+import { COMMON_OPTIONS, type Options, SERVICE_OPTIONS, UsageError } from "./context.js";
 
 /** Parsed options: strings, booleans and lists of strings, by long name. */
 export interface Parsed {
@@ -17,17 +15,21 @@ export type Values = Record<string, string | boolean | string[] | undefined> & {
   "api-key-file"?: string;
 };
 
-/** Parses `args` against `options` plus the global ones; throws UsageError. */
+/**
+ * Parses `args` against `options` plus the common ones (and, unless
+ * `service: false`, the service's); throws UsageError.
+ */
 export function parse(
   args: string[],
   options: Options,
   positionals: { min: number; max: number; names: string },
+  { service = true }: { service?: boolean } = {},
 ): Parsed {
   let parsed: Parsed;
   try {
     parsed = parseArgs({
       args,
-      options: { ...GLOBAL_OPTIONS, ...options },
+      options: { ...COMMON_OPTIONS, ...(service ? SERVICE_OPTIONS : {}), ...options },
       allowPositionals: true,
       strict: true,
     }) as Parsed;
@@ -35,13 +37,18 @@ export function parse(
     throw new UsageError((error as Error).message);
   }
   const n = parsed.positionals.length;
-  if (!parsed.values.help && (n < positionals.min || n > positionals.max)) {
-    const expected =
-      positionals.min === positionals.max
-        ? `${positionals.min}`
-        : `${positionals.min} to ${positionals.max}`;
+  if (!parsed.values.help && n < positionals.min) {
     throw new UsageError(
-      `expected ${expected} argument(s) (${positionals.names || "none"}), got ${n}${n > 0 ? `: ${parsed.positionals.join(" ")}` : ""}.`,
+      n === 0
+        ? `missing ${positionals.names}.`
+        : `missing arguments: expected ${positionals.names}, got only ${parsed.positionals.join(" ")}.`,
+    );
+  }
+  if (!parsed.values.help && n > positionals.max) {
+    throw new UsageError(
+      positionals.max === 0
+        ? `takes no arguments; got ${parsed.positionals.join(" ")}.`
+        : `too many arguments: expected ${positionals.names}, got ${parsed.positionals.join(" ")}.`,
     );
   }
   return parsed;

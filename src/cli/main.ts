@@ -1,5 +1,9 @@
 // Dispatch: `trajectory-recorder <command> [subcommand] [options]`. Help goes
-// to stdout with exit 0; usage mistakes to stderr with exit 2; failures exit 1.
+// to stdout with exit 0; errors to stderr (and, with --json, as JSON on
+// stdout) with the exit codes of EXIT (context.ts; the table in docs/cli.md).
+import { InvalidArgumentError, NotFoundError } from "../client/index.js";
+import { InvalidTrainingOptionsError } from "../training/index.js";
+import { TrajectoryValidationError } from "../trajectory/index.js";
 import { errorMessage } from "../util/error-message.js";
 import { chat } from "./commands/chat.js";
 import { checkpointsDelete, checkpointsList } from "./commands/checkpoints.js";
@@ -7,15 +11,27 @@ import { demo, report } from "./commands/demo-report.js";
 import { emulator } from "./commands/emulator.js";
 import { inspect, validate } from "./commands/files.js";
 import { jobsFollow, jobsGet } from "./commands/jobs.js";
-import { modelsCreate, modelsDelete } from "./commands/models.js";
+import { modelsCreate, modelsDelete, modelsGet, modelsList } from "./commands/models.js";
 import { log, sft, train } from "./commands/training.js";
-import { type Command, GLOBAL_HELP, type Output, UsageError } from "./context.js";
+import {
+  COMMON_HELP,
+  type Command,
+  EXIT,
+  InvalidDataError,
+  NotFoundCliError,
+  type Output,
+  SERVICE_HELP,
+  UsageError,
+  withoutCredentials,
+} from "./context.js";
 import { packageVersion } from "./version.js";
 
 const PROGRAM = "trajectory-recorder";
 
 export const COMMANDS: Command[] = [
   modelsCreate,
+  modelsList,
+  modelsGet,
   modelsDelete,
   checkpointsList,
   checkpointsDelete,
@@ -43,11 +59,13 @@ or run its emulator locally.
 Commands:
 ${rows.join("\n")}
 
-${GLOBAL_HELP}
+${SERVICE_HELP}
+
+${COMMON_HELP}
   -v, --version         print the version
 
 Run '${PROGRAM} <command> --help' for a command's options.
-Exit codes: 0 ok, 1 failure, 2 wrong usage.
+Exit codes: 0 ok, 1 failure, 2 wrong usage, 3 invalid data, 4 not found.
 `;
 }
 
@@ -58,7 +76,7 @@ ${c.summary[0]?.toUpperCase()}${c.summary.slice(1)}.
 
 ${c.details}
 
-${GLOBAL_HELP}
+${c.offline ? "" : `${SERVICE_HELP}\n\n`}${COMMON_HELP}
 `;
 }
 
@@ -123,13 +141,60 @@ export async function main(argv: string[], out: Output): Promise<number> {
   try {
     return await command.run(args, out);
   } catch (error) {
-    if (error instanceof UsageError) {
-      out.stderr.write(
-        `${PROGRAM} ${command.name}: ${error.message}\nUsage: ${PROGRAM} ${command.name} ${command.usage}\nRun '${PROGRAM} ${command.name} --help' for details.\n`,
+    const code = exitCodeOf(error);
+    const message = redact(errorMessage(error), argv);
+    const where = `${PROGRAM} ${command.name}`;
+    if (args.includes("--json")) {
+      out.stdout.write(
+        `${JSON.stringify({ error: { type: ERROR_TYPES[code], message, exit_code: code } }, null, 2)}\n`,
       );
-      return 2;
     }
-    out.stderr.write(`${PROGRAM} ${command.name}: ${errorMessage(error)}\n`);
-    return 1;
+    if (code === EXIT.usage) {
+      out.stderr.write(
+        `${where}: ${message}\nUsage: ${where} ${command.usage}\nRun '${where} --help' for details.\n`,
+      );
+    } else out.stderr.write(`${where}: ${message}\n`);
+    return code;
   }
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  [EXIT.failure]: "failure",
+  [EXIT.usage]: "usage",
+  [EXIT.invalidData]: "invalid_data",
+  [EXIT.notFound]: "not_found",
+};
+
+/** The exit code of an error a command threw. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError) return EXIT.usage;
+  if (error instanceof NotFoundCliError || error instanceof NotFoundError) return EXIT.notFound;
+  // The openai SDK's own 404 (chat completions of a missing model or step).
+  if ((error as { status?: unknown } | null)?.status === 404) return EXIT.notFound;
+  if (
+    error instanceof InvalidDataError ||
+    error instanceof TrajectoryValidationError ||
+    error instanceof InvalidTrainingOptionsError ||
+    error instanceof InvalidArgumentError
+  )
+    return EXIT.invalidData;
+  return EXIT.failure;
+}
+
+/**
+ * A message as it may be printed: URLs without user or password, and the
+ * value of --api-key-file left out (a key typed where its path goes).
+ */
+export function redact(message: string, argv: readonly string[]): string {
+  let text = message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s/@]*@/gi, (m) => withoutCredentials(m));
+  argv.forEach((arg, i) => {
+    const value =
+      arg === "--api-key-file"
+        ? argv[i + 1]
+        : arg.startsWith("--api-key-file=")
+          ? arg.slice(15)
+          : undefined;
+    if (value && value.length >= 4) text = text.split(value).join("<--api-key-file value>");
+  });
+  return text;
 }

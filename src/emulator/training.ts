@@ -205,7 +205,8 @@ async function runRL(ctx: JobContext, job: StoredJob): Promise<void> {
   req.trajectory_groups.forEach((group, g) => {
     const trajs = (group.trajectories ?? []) as Json[];
     const rs = trajs.map((t) => (typeof t.reward === "number" ? t.reward : 0));
-    rewards.push(...rs);
+    for (const r of rs) rewards.push(r); // no spread: a group may hold 1,000,000
+
     const advantages = advantagesOf(rs, cfg);
     if (!advantages) return;
     groups.push(

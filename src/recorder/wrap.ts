@@ -1,5 +1,6 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
 import { StreamAccumulator } from "./accumulate.js";
 import {
   type ActiveRollout,
@@ -65,6 +66,30 @@ function snapshot(body: Body): RecordedCompletion["request"] {
 
 type AnyFn = (...args: unknown[]) => unknown;
 
+/**
+ * A recorded request becomes JSON (the trajectory), and the SDK's own
+ * JSON.stringify throws a bare TypeError on a BigInt or a cycle: the fields
+ * beside `messages` and `tools` (small; those two are copied, path named, when
+ * recorded) are checked first, and the bad value named by its path.
+ */
+function checkExtraFields(body: Body): void {
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "messages" || key === "tools" || value === null || value === undefined) continue;
+    if (typeof value !== "object" && typeof value !== "bigint") continue;
+    const problem = findJsonProblem(value);
+    if (problem) {
+      const inner = problem.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+      throw new InvalidArgumentError(
+        "chat.completions.create(body)",
+        `body.${key}${inner}`,
+        "a JSON value",
+        undefined,
+        problem.message,
+      );
+    }
+  }
+}
+
 type CallTracking = Pick<RolloutState, "traced" | "startCall" | "endCall">;
 
 function isRolloutState(
@@ -95,6 +120,7 @@ function recordingCreate(
     // Another copy of this module (the ESM and the CommonJS build in one app)
     // has its own RolloutState class: recognise the state by its shape.
     const state = isRolloutState(rollout) ? rollout : undefined;
+    checkExtraFields(body0);
     const body = trainingBody(body0, rollout.options);
     const request = snapshot(body);
     const content = rollout.options.recordContent === true;

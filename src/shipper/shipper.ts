@@ -12,6 +12,7 @@ import { PreparedGroup } from "../training/prepared.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { installExitHooks } from "./exit-hooks.js";
+import { checkShipperOptions } from "./options.js";
 import { Spool, type SpoolEntry } from "./spool.js";
 import { SpoolLock } from "./spool-lock.js";
 import { newCounters, type ShipperLogger, type ShipperStats } from "./stats.js";
@@ -131,6 +132,7 @@ export class TrajectoryShipper {
       throw new InvalidArgumentError(call, "options", "an object", options);
     if (!options.model || typeof options.model.log !== "function")
       throw new InvalidArgumentError(call, "options.model", "a TrainableModel", options.model);
+    checkShipperOptions(call, options);
     const every = options.trainEvery?.groups;
     if (options.trainEvery && (!Number.isInteger(every) || (every as number) < 1)) {
       throw new InvalidArgumentError(

@@ -102,6 +102,28 @@ function issuesError(
   );
 }
 
+/**
+ * The next piece of a group's JSON. JSON.stringify throws a bare TypeError on
+ * a BigInt (and copying one throws without the group's path): the value is
+ * found and named by its path in the group instead, as toWireGroups does.
+ */
+function nextPiece<T>(
+  pieces: Iterator<T>,
+  group: unknown,
+  method: string,
+  index: number,
+): IteratorResult<T> {
+  try {
+    return pieces.next();
+  } catch (error) {
+    const problem = error instanceof TypeError ? findJsonProblem(group ?? null) : undefined;
+    if (!problem) throw error;
+    throw new InvalidTrainingOptionsError(method, [
+      `${groupPath(index, problem.path)}: ${problem.message}`,
+    ]);
+  }
+}
+
 export function groupPath(index: number, path: readonly PropertyKey[]): string {
   const inner = formatZodPath(path);
   if (inner === "(root)") return `groups[${index}]`;
@@ -170,7 +192,11 @@ export async function prepareGroup(
   const pieces = groupWirePieces(group, issues);
   // Pieces range from a comma to a whole Choice, so the clock is read after
   // each one (a read costs far less than the smallest Choice).
-  for (let next = pieces.next(); !next.done; next = pieces.next()) {
+  for (
+    let next = nextPiece(pieces, group, method, index);
+    !next.done;
+    next = nextPiece(pieces, group, method, index)
+  ) {
     const piece = next.value;
     if (typeof piece === "string") {
       parts.push(piece);

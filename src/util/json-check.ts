@@ -33,12 +33,15 @@ export function findJsonProblem(
     if (typeof v === "bigint") return "expected a JSON value, received a BigInt";
     if (v === null || typeof v !== "object") return undefined;
     const withToJSON = v as { toJSON?: (key: string) => unknown };
+    let threw: unknown;
     if (typeof withToJSON.toJSON === "function") {
-      let replaced: unknown;
+      let replaced: unknown = v;
       try {
         replaced = withToJSON.toJSON(String(key));
-      } catch {
-        return "its toJSON() method threw";
+      } catch (error) {
+        // Our classes' toJSON copies their fields: walking those finds the
+        // value that made it throw, by its path (a BigInt in a metadata object).
+        threw = error;
       }
       // One level deeper, so that a chain of toJSON() results ends too.
       if (replaced !== v) return visit(replaced, key, depth + 1);
@@ -58,6 +61,8 @@ export function findJsonProblem(
       path.pop();
     }
     open.delete(v);
+    if (threw !== undefined)
+      return `its toJSON() method threw (${threw instanceof Error ? threw.message : String(threw)})`;
     return undefined;
   };
 

@@ -44,29 +44,46 @@ it("inspect counts groups, rewards and what RL would learn from", async () => {
   const human = await inProcess(["inspect", p]);
   expect(human.code).toBe(0);
   expect(human.stdout).toContain(
-    "groups                 3 (2 with different rewards: trained; 1 with equal rewards: skipped)",
+    "groups                 3 (2 with different rewards: RL can learn from them; 1 with equal rewards: left out)",
   );
   expect(human.stdout).toContain("trajectories           6");
-  expect(human.stdout).toContain("reward                 mean 0.6667, std 0.4714, min 0, max 1");
-  expect(human.stdout).toContain("sampled turns          5 with logprobs (trained), 1 without");
+  expect(human.stdout).toContain(
+    "reward                 mean 0.666667, std 0.471405, min 0, max 1",
+  );
+  expect(human.stdout).toContain(
+    "sampled turns          5 with logprobs: trainable; 1 without: not trainable",
+  );
+  expect(human.stdout).not.toContain("nothing to train");
   const json = JSON.parse((await inProcess(["inspect", p, "--json"])).stdout);
   expect(json).toMatchObject({
     groups: 3,
     trajectories: 6,
     groupsWithSpread: 2,
-    lines: { groups: 2, trajectories: 2 },
+    lines: { groups: 2, trajectories: 2, sft: 0 },
   });
 });
 
-it("validate names each invalid line and field, warns about what will not train, and exits 1", async () => {
+it("inspect says when nothing would be trained, in the same words as the counts", async () => {
+  const p = await file([
+    { trajectories: [trajectory("red", 1, "a", false), trajectory("blue", 0, "a", false)] },
+  ]);
+  const r = await inProcess(["inspect", p]);
+  expect(r.stdout).toContain("1 with different rewards: RL can learn from them");
+  expect(r.stdout).toContain("sampled turns          0 with logprobs: trainable; 2 without");
+  expect(r.stdout).toContain(
+    "nothing to train       no sampled turn has logprobs: `train` refuses this file",
+  );
+});
+
+it("validate names each invalid line and field, warns about what will not train, and exits 3 as train does", async () => {
   const good = await file([
     { trajectories: [trajectory("red", 1, "a"), trajectory("blue", 0, "a")] },
   ]);
   const ok = await inProcess(["validate", good]);
-  expect(ok).toEqual({
+  expect(ok).toMatchObject({
     code: 0,
     stderr: "",
-    stdout: `${good}: 1 group(s), 2 trajectories: valid ART JSON.\n`,
+    stdout: `${good}: 1 group(s), 2 trajectories: valid.\n`,
   });
 
   const bad = await file([
@@ -76,16 +93,20 @@ it("validate names each invalid line and field, warns about what will not train,
     { trajectories: [trajectory("red", 1, "b"), trajectory("red", 1, "b")] },
   ]);
   const r = await inProcess(["validate", bad]);
-  expect(r.code).toBe(1);
+  expect(r.code).toBe(3);
   expect(r.stdout).toMatch(new RegExp(`^${bad}:1: .*trajectories\\[1\\]\\.reward`, "m"));
   expect(r.stdout).toMatch(new RegExp(`^${bad}:2: not JSON`, "m"));
   expect(r.stdout).toContain(`${bad}:3: neither a trajectory group`);
   expect(r.stdout).toContain("warning: 1 of 1 group(s) have rewards that are all equal");
   expect(r.stdout).toContain(`${bad}: 3 invalid line(s).`);
 
-  const train = await inProcess(["train", bad, "--model", "m", "--api-key-file", bad]);
-  expect(train.code).toBe(2);
-  expect(train.stderr).toContain("has 3 invalid line(s); nothing was sent.");
+  // The same invalid lines stop log and train before anything is sent, with the same exit code.
+  for (const command of ["train", "log"]) {
+    const sent = await inProcess([command, bad, "--model", "m", "--api-key-file", bad]);
+    expect(sent.code, command).toBe(3);
+    expect(sent.stderr).toContain("has 3 invalid line(s); nothing was sent.");
+    expect(sent.stderr).toMatch(new RegExp(`^${bad}:2: not JSON`, "m"));
+  }
   // Valid JSON the trainer would still learn wrongly from: the check's findings are warned.
   const orphan = await file([
     {
@@ -105,11 +126,85 @@ it("validate names each invalid line and field, warns about what will not train,
   const checked = await inProcess(["validate", orphan]);
   expect(checked.code).toBe(0);
   expect(checked.stdout).toMatch(
-    /^warning: group 1: trajectories\[0\]\.messages_and_choices\[1\]\.tool_call_id: .*"call_9", which no earlier assistant turn/m,
+    new RegExp(
+      `^warning: ${orphan}:1: trajectories\\[0\\]\\.messages_and_choices\\[1\\]\\.tool_call_id: .*"call_9", which no earlier assistant turn`,
+      "m",
+    ),
   );
+  const json = JSON.parse((await inProcess(["validate", bad, "--json"])).stdout);
+  expect(json).toMatchObject({ valid: false, problems: [{ line: 1 }, { line: 2 }, { line: 3 }] });
   const missing = await inProcess(["validate", path.join(path.dirname(bad), "nope.jsonl")]);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain("could not be read (ENOENT)");
+});
+
+it("validate says each finding once, and reports an empty group as such", async () => {
+  const noTokenIds = (reward: number) => {
+    const t = trajectory("red", reward, "a");
+    const {
+      token_ids: _,
+      prompt_token_ids: __,
+      ...rest
+    } = t.messages_and_choices[1] as Record<string, unknown>;
+    return { ...t, messages_and_choices: [prompt, rest] };
+  };
+  const p = await file([
+    { trajectories: [noTokenIds(1), noTokenIds(0), noTokenIds(1)] },
+    { trajectories: [trajectory("red", 1, "a", false), trajectory("x", 0, "a", false)] },
+  ]);
+  const r = await inProcess(["validate", p]);
+  expect(r.code).toBe(0);
+  const tokenIds = r.stdout.split("\n").filter((l) => l.includes("token_ids"));
+  expect(tokenIds).toHaveLength(1);
+  expect(tokenIds[0]).toContain(`${p}:1: trajectories[0].messages_and_choices[1].token_ids:`);
+  expect(tokenIds[0]).toContain("(and 2 more like it)");
+  expect(r.stdout.split("\n").filter((l) => l.includes("logprobs"))).toHaveLength(1);
+
+  const empty = await file([{ trajectories: [] }]);
+  const e = await inProcess(["validate", empty]);
+  expect(e.code).toBe(0);
+  expect(e.stdout).toBe(
+    [
+      'warning: 1 group(s) hold no trajectory ({"trajectories":[]}, or every rollout failed): nothing to train or log in them',
+      "warning: no group holds a trajectory: `train` refuses this file",
+      `${empty}: 1 group(s), 0 trajectories: valid.`,
+      "",
+    ].join("\n"),
+  );
+  expect((await inProcess(["inspect", empty])).stdout).toContain(
+    "groups                 1 (0 with different rewards: RL can learn from them; 0 with equal rewards: left out; 1 empty)",
+  );
+});
+
+it("validate checks SFT lines as sft does", async () => {
+  const p = await file([
+    {
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ],
+    },
+    { messages: [{ role: "user", content: "hi" }] },
+    { messages: [] },
+  ]);
+  const r = await inProcess(["validate", p]);
+  expect(r.code).toBe(3);
+  expect(r.stdout).toContain(`${p}:2: `);
+  expect(r.stdout).toContain("expected the last message to be an assistant message");
+  expect(r.stdout).toContain(`${p}:3: `);
+  expect(r.stdout).not.toContain(`${p}:1: `);
+  const sent = await inProcess([
+    "sft",
+    p,
+    "--model",
+    "m",
+    "--upload-dir",
+    "/tmp",
+    "--api-key-file",
+    p,
+  ]);
+  expect(sent.code).toBe(3);
+  expect(sent.stderr).toContain("has 2 invalid line(s); nothing was sent.");
 });
 
 it("on a terminal, jobs follow draws one bar that moves with the gradient steps", () => {

@@ -73,13 +73,24 @@ export function waitForOutput(child: ChildProcess, re: RegExp): Promise<string> 
  * The spawned `cli()` covers what only a real process shows: exit codes,
  * environment, the bin.
  */
-export async function inProcess(args: string[], options: { tty?: boolean } = {}): Promise<Run> {
+export async function inProcess(
+  args: string[],
+  options: { tty?: boolean; answers?: string[] } = {},
+): Promise<Run & { asked: string[] }> {
   const { main } = await import("../../src/cli/main.js");
   let stdout = "";
   let stderr = "";
+  const asked: string[] = [];
+  const answers = [...(options.answers ?? [])];
   const code = await main(args, {
     stdout: { write: (s: string) => (stdout += s) },
     stderr: { write: (s: string) => (stderr += s), isTTY: options.tty === true },
+    // A terminal to answer on only when the test gives answers.
+    stdin: { isTTY: options.answers !== undefined },
+    ask: async (question) => {
+      asked.push(question);
+      return answers.shift() ?? "";
+    },
   });
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, asked };
 }

@@ -1,30 +1,33 @@
 // `chat`: one chat completion against a model's latest checkpoint or a step.
 import { inferenceModelName } from "../../client/index.js";
 import { numberOption, parse, str } from "../args.js";
-import { type Command, makeClient, print, UsageError } from "../context.js";
+import { type Command, EXIT, NotFoundCliError, print } from "../context.js";
+import { isKnownModel, type Known, parseModelName } from "../known.js";
+import { connect } from "../service.js";
 
-/** `entity/project/name` or a full `wandb-artifact:///` name, with an optional step. */
-export function modelName(model: string, step: number | undefined): string {
+/** The inference name of `model` (a known model, its name, or a wandb-artifact:/// name), with an optional step. */
+export function modelName(known: Known, model: string, step: number | undefined): string {
   if (model.startsWith("wandb-artifact:///")) {
     if (step === undefined) return model;
     return `${model.replace(/:[^/]*$/, "")}:step${step}`;
   }
-  const parts = model.split("/");
-  if (parts.length !== 3 || parts.some((p) => p === "")) {
-    throw new UsageError(
-      `MODEL must be ENTITY/PROJECT/NAME or wandb-artifact:///ENTITY/PROJECT/NAME; got ${JSON.stringify(model)}.`,
+  const named = parseModelName(model);
+  if (named) return inferenceModelName({ ...named, step });
+  const found = known.model(model);
+  if (!isKnownModel(found)) {
+    throw new NotFoundCliError(
+      `model ${found.id} is not known for ${known.url}, and chat needs its ENTITY/PROJECT/NAME: give that instead, or run 'models create ... --return-existing' once so the CLI knows it.`,
     );
   }
-  const [entity, project, name] = parts as [string, string, string];
-  return inferenceModelName({ entity, project, name, step });
+  return inferenceModelName({ ...found, step });
 }
 
 export const chat: Command = {
   name: "chat",
   summary: "send one message to a model (its latest checkpoint, or --step N)",
   usage: "MODEL MESSAGE... [--step N] [--system TEXT] [--max-tokens N] [--temperature T]",
-  details: `MODEL is ENTITY/PROJECT/NAME (as created with \`models create\`) or a full
-wandb-artifact:/// name. Prints the answer's text (or tool calls); --json prints
+  details: `MODEL is ENTITY/PROJECT/NAME, a full wandb-artifact:/// name, or the id (or a
+unique id prefix) of a model this CLI created or found. Prints the answer's text (or tool calls); --json prints
 the whole completion, logprobs included.
 
 Options:
@@ -41,7 +44,7 @@ Options:
         "max-tokens": { type: "string" },
         temperature: { type: "string" },
       },
-      { min: 2, max: Number.POSITIVE_INFINITY, names: "MODEL MESSAGE" },
+      { min: 2, max: Number.POSITIVE_INFINITY, names: "MODEL MESSAGE..." },
     );
     const step = numberOption("step", str(values, "step"), { integer: true, min: 0 });
     const maxTokens = numberOption("max-tokens", str(values, "max-tokens"), {
@@ -51,8 +54,9 @@ Options:
     const temperature = numberOption("temperature", str(values, "temperature"), { min: 0 });
     const [model, ...words] = positionals as [string, ...string[]];
     const system = str(values, "system");
-    const completion = await makeClient(values).chat.completions.create({
-      model: modelName(model, step),
+    const s = await connect(values);
+    const completion = await s.client.chat.completions.create({
+      model: modelName(s.known, model, step),
       messages: [
         ...(system ? [{ role: "system" as const, content: system }] : []),
         { role: "user" as const, content: words.join(" ") },
@@ -71,6 +75,6 @@ Options:
       completion,
       [message?.content ?? "", ...calls].filter(Boolean).join("\n"),
     );
-    return 0;
+    return EXIT.ok;
   },
 };

@@ -25,6 +25,7 @@ Environment:
 
 Without any key, every non-empty key is accepted, as one local user; a warning
 is printed when such an emulator listens beyond loopback.`,
+  offline: true,
   async run(args, out) {
     const { values } = parse(
       args,
@@ -32,6 +33,7 @@ is printed when such an emulator listens beyond loopback.`,
         port: { type: "string" },
         host: { type: "string" },
         "api-key": { type: "string", multiple: true },
+        "api-key-file": { type: "string" },
         "data-dir": { type: "string" },
         upstream: { type: "string" },
         "sft-data-dir": { type: "string" },
@@ -39,6 +41,7 @@ is printed when such an emulator listens beyond loopback.`,
         "max-body-bytes": { type: "string" },
       },
       { min: 0, max: 0, names: "" },
+      { service: false },
     );
     const port = numberOption("port", str(values, "port") ?? "8000", { integer: true, min: 0 });
     if ((port as number) > 65535)
@@ -57,7 +60,7 @@ is printed when such an emulator listens beyond loopback.`,
     for (const key of (values["api-key"] as string[] | undefined) ?? []) keys[key] = "local";
     const fromEnv = process.env.EMULATOR_API_KEYS;
     if (fromEnv?.trim()) Object.assign(keys, parseApiKeys(fromEnv, "EMULATOR_API_KEYS"));
-    const keyFile = values["api-key-file"];
+    const keyFile = str(values, "api-key-file");
     const host = str(values, "host") ?? "127.0.0.1";
     const emu = await startEmulator({
       port,

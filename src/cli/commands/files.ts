@@ -1,10 +1,11 @@
-// `validate` and `inspect`: what a JSONL file of groups or trajectories holds,
-// and what training would make of it, without sending anything.
+// `validate` and `inspect`: what a JSONL file of groups, trajectories or SFT
+// lines holds, and what training would make of it, without sending anything.
+// Both read the file as a stream, in one pass.
 
 import { validateGroup } from "../../trajectory/index.js";
 import { parse, str } from "../args.js";
-import type { Command, Output } from "../context.js";
-import { type GroupsFile, type GroupsSummary, readGroupsFile, summarize } from "../groups-file.js";
+import { type Command, EXIT, type Output } from "../context.js";
+import { type GroupsSummary, parseLine, readLines, SummaryBuilder } from "../groups-file.js";
 
 export const GROUP_BY_HELP = `  --group-by KEY        trajectories (lines with messages_and_choices) sharing
                         metadata[KEY] form one group (default: scenario)`;
@@ -12,6 +13,10 @@ export const GROUP_BY_HELP = `  --group-by KEY        trajectories (lines with m
 /** What may disappoint in training though the file is valid. */
 function warnings(s: GroupsSummary): string[] {
   const out: string[] = [];
+  if (s.emptyGroups > 0)
+    out.push(
+      `${s.emptyGroups} group(s) hold no trajectory ({"trajectories":[]}, or every rollout failed): nothing to train or log in them`,
+    );
   if (s.groupsWithoutSpread > 0)
     out.push(
       `${s.groupsWithoutSpread} of ${s.groups} group(s) have rewards that are all equal (or a single trajectory): RL learns nothing from them`,
@@ -20,115 +25,167 @@ function warnings(s: GroupsSummary): string[] {
     out.push(
       `${s.choicesWithoutLogprobs} sampled turn(s) have no logprobs: record with logprobs: true to train them`,
     );
-  if (s.trajectories > 0 && s.trainableChoices === 0 && s.choicesWithoutLogprobs === 0)
-    out.push("no trajectory holds a sampled turn (a Choice): there is nothing to train");
+  if (s.groups > 0 && s.trainableChoices === 0)
+    out.push(
+      s.trajectories === 0
+        ? "no group holds a trajectory: `train` refuses this file"
+        : "no trajectory holds a sampled turn with logprobs: `train` refuses this file",
+    );
   return out;
 }
 
 /**
- * The check `train` runs before sending (tool results answering calls of
- * their own history, logprobs and token ids, scalar metadata, finish_reason),
- * as findings: each a line naming the group and the path.
+ * Findings of the check `train` runs before sending (tool results answering
+ * calls of their own history, token ids, scalar metadata, finish_reason),
+ * each said once: the first place it was found, and how many more.
  */
-function checkFindings(groups: GroupsFile["groups"]): string[] {
-  const silent = { warn() {} };
-  return groups.flatMap((g, i) =>
-    validateGroup(g, { mode: "warn", logger: silent }).problems.map(
-      (p) => `group ${i + 1}: ${p.path}: ${p.message}`,
-    ),
-  );
+class Findings {
+  readonly #byMessage = new Map<string, { at: string; more: number }>();
+  // Said by the summary's warnings already.
+  static readonly #covered = /without logprobs|no trajectory holds a trainable Choice/;
+
+  add(where: string, group: unknown): void {
+    const silent = { warn() {} };
+    const found = validateGroup(group, { mode: "warn", logger: silent, requireTrainable: false });
+    for (const p of found.problems) {
+      if (Findings.#covered.test(p.message)) continue;
+      const seen = this.#byMessage.get(p.message);
+      if (seen) seen.more += 1;
+      else this.#byMessage.set(p.message, { at: `${where}: ${p.path}`, more: 0 });
+    }
+  }
+
+  lines(): string[] {
+    return [...this.#byMessage].map(
+      ([message, { at, more }]) =>
+        `${at}: ${message}${more > 0 ? ` (and ${more} more like it)` : ""}`,
+    );
+  }
 }
 
-function problemLines(file: string, problems: GroupsFile["problems"]): string[] {
-  return problems.map((p) => `${file}:${p.line}: ${p.message}`);
+/** One pass over the file: its summary, its invalid lines and (with `check`) the findings. */
+async function scan(file: string, groupBy: string | undefined, check: boolean) {
+  const summary = new SummaryBuilder();
+  const findings = new Findings();
+  const problems: { line: number; message: string }[] = [];
+  const lines = { groups: 0, trajectories: 0, sft: 0 };
+  for await (const { line, text } of readLines(file)) {
+    const read = parseLine(text, line, groupBy ?? "scenario");
+    if (read.kind === "group") {
+      lines.groups += 1;
+      summary.addGroup(read.group);
+      if (check) findings.add(`${file}:${line}`, read.group);
+    } else if (read.kind === "trajectory") {
+      lines.trajectories += 1;
+      summary.addKeyed(read.key, read.trajectory);
+      if (check) findings.add(`${file}:${line}`, { trajectories: [read.trajectory.toJSON()] });
+    } else if (read.kind === "sft") {
+      lines.sft += 1;
+      summary.addSftLine();
+    } else problems.push({ line: read.line, message: read.message });
+  }
+  return { summary: summary.result(), findings: findings.lines(), problems, lines };
 }
 
 export const validate: Command = {
   name: "validate",
-  summary: "check a JSONL file of trajectory groups or trajectories against ART's schema",
+  summary: "check a JSONL file of trajectory groups, trajectories or SFT lines",
   usage: "FILE [--group-by KEY]",
-  details: `Each line is a trajectory group (ART's TrajectoryGroup JSON) or a single
-trajectory. Reports every line that is not valid ART JSON, naming the field,
-and warns about what would not train, with the findings of the check \`train\`
-runs before sending (a tool result answering no call of its history, a
-sampled turn without logprobs or token ids, metadata that is not a scalar).
-Exits 1 when a line is invalid.
+  details: `Each line is a trajectory group (ART's TrajectoryGroup JSON), a single
+trajectory, or an SFT line ({messages, tools?}, as \`sft\` reads it). Reports
+every line that is not valid, naming the field, and warns about what would
+not train, with the findings of the check \`train\` runs before sending (a tool
+result answering no call of its history, a sampled turn without token ids,
+metadata that is not a scalar), each finding once.
+Exits 3 when a line is invalid, as \`log\`, \`train\` and \`sft\` do on the same file.
 
 Options:
 ${GROUP_BY_HELP}`,
+  offline: true,
   async run(args, out) {
     const { values, positionals } = parse(
       args,
       { "group-by": { type: "string" } },
       { min: 1, max: 1, names: "FILE" },
+      { service: false },
     );
     const file = positionals[0] as string;
-    const read = readGroupsFile(file, str(values, "group-by"));
-    const summary = summarize(read.groups);
-    const warned = [...warnings(summary), ...checkFindings(read.groups)];
+    const read = await scan(file, str(values, "group-by"), true);
+    const { summary } = read;
+    const warned = [...warnings(summary), ...read.findings];
     const valid = read.problems.length === 0;
     if (values.json) {
       out.stdout.write(
-        `${JSON.stringify({ valid, problems: read.problems, warnings: warned, summary }, null, 2)}\n`,
+        `${JSON.stringify({ valid, problems: read.problems, warnings: warned, summary, lines: read.lines }, null, 2)}\n`,
       );
     } else {
+      const what = [
+        `${summary.groups} group(s), ${summary.trajectories} trajectories`,
+        summary.sftLines > 0 ? `, ${summary.sftLines} SFT line(s)` : "",
+      ].join("");
       const lines = [
-        ...problemLines(file, read.problems),
+        ...read.problems.map((p) => `${file}:${p.line}: ${p.message}`),
         ...warned.map((w) => `warning: ${w}`),
-        valid
-          ? `${file}: ${summary.groups} group(s), ${summary.trajectories} trajectories: valid ART JSON.`
-          : `${file}: ${read.problems.length} invalid line(s).`,
+        valid ? `${file}: ${what}: valid.` : `${file}: ${read.problems.length} invalid line(s).`,
       ];
       out.stdout.write(`${lines.join("\n")}\n`);
     }
-    return valid ? 0 : 1;
+    return valid ? EXIT.ok : EXIT.invalidData;
   },
 };
 
 function fmt(n: number): string {
-  return Number(n.toFixed(4)).toString();
+  return Number(n.toPrecision(6)).toString();
 }
 
 export function describeSummary(s: GroupsSummary): string {
   const r = s.rewards;
-  return [
-    `groups                 ${s.groups} (${s.groupsWithSpread} with different rewards: trained; ${s.groupsWithoutSpread} with equal rewards: skipped)`,
-    `trajectories           ${s.trajectories}`,
-    `failed rollouts        ${s.exceptions}`,
-    `reward                 ${r ? `mean ${fmt(r.mean)}, std ${fmt(r.std)}, min ${fmt(r.min)}, max ${fmt(r.max)}` : "-"}`,
-    `sampled turns          ${s.trainableChoices} with logprobs (trained), ${s.choicesWithoutLogprobs} without`,
-    `other messages         ${s.messages} (prompts, tool results: context only)`,
-  ].join("\n");
+  const nothing =
+    s.groups > 0 && s.trainableChoices === 0
+      ? "\nnothing to train       no sampled turn has logprobs: `train` refuses this file"
+      : "";
+  return (
+    [
+      `groups                 ${s.groups} (${s.groupsWithSpread} with different rewards: RL can learn from them; ${s.groupsWithoutSpread} with equal rewards: left out${s.emptyGroups ? `; ${s.emptyGroups} empty` : ""})`,
+      `trajectories           ${s.trajectories}`,
+      `failed rollouts        ${s.exceptions}`,
+      `reward                 ${r ? `mean ${fmt(r.mean)}, std ${fmt(r.std)}, min ${fmt(r.min)}, max ${fmt(r.max)}` : "-"}`,
+      `sampled turns          ${s.trainableChoices} with logprobs: trainable; ${s.choicesWithoutLogprobs} without: not trainable`,
+      `other messages         ${s.messages} (prompts, tool results: context only)`,
+      ...(s.sftLines > 0 ? [`SFT lines              ${s.sftLines} (for \`sft\`)`] : []),
+    ].join("\n") + nothing
+  );
 }
 
 export const inspect: Command = {
   name: "inspect",
   summary: "count groups, trajectories and rewards in a JSONL file, and what would be trained",
   usage: "FILE [--group-by KEY]",
-  details: `Prints the counts, the spread of rewards, and which groups and turns RL would
+  details: `Prints the counts, the spread of rewards, and which groups and turns RL could
 learn from (groups whose rewards differ; sampled turns with logprobs).
 
 Options:
 ${GROUP_BY_HELP}`,
+  offline: true,
   async run(args, out: Output) {
     const { values, positionals } = parse(
       args,
       { "group-by": { type: "string" } },
       { min: 1, max: 1, names: "FILE" },
+      { service: false },
     );
     const file = positionals[0] as string;
-    const read = readGroupsFile(file, str(values, "group-by"));
-    const summary = summarize(read.groups);
+    const read = await scan(file, str(values, "group-by"), false);
     if (values.json) {
       out.stdout.write(
-        `${JSON.stringify({ ...summary, invalidLines: read.problems.length, lines: read.lines }, null, 2)}\n`,
+        `${JSON.stringify({ ...read.summary, invalidLines: read.problems.length, lines: read.lines }, null, 2)}\n`,
       );
     } else {
       const invalid = read.problems.length
         ? `\ninvalid lines          ${read.problems.length} (left out; see \`validate ${file}\`)`
         : "";
-      out.stdout.write(`${describeSummary(summary)}${invalid}\n`);
+      out.stdout.write(`${describeSummary(read.summary)}${invalid}\n`);
     }
-    return 0;
+    return EXIT.ok;
   },
 };

@@ -2,22 +2,33 @@
 import type { TrainingClient } from "../../client/index.js";
 import { followTrainingJob, TrainingFailedError } from "../../training/index.js";
 import { numberOption, parse, str, type Values } from "../args.js";
-import { type Command, makeClient, type Output, print } from "../context.js";
+import { type Command, EXIT, type Output, print } from "../context.js";
+import { averagedMetrics, formatNumber } from "../format.js";
 import { jobProgress } from "../progress.js";
+import { connect } from "../service.js";
+
+const JOB_REF_HELP = `JOB is the job's id, or a unique prefix of the id of a job this CLI started
+(the short id its progress lines show).`;
 
 export const jobsGet: Command = {
   name: "jobs get",
   summary: "show a training job (RL or SFT) and its status",
-  usage: "JOB_ID",
-  details: "Prints the job's status and, once it ended, its checkpoint step or error.",
+  usage: "JOB",
+  details: `${JOB_REF_HELP}
+Prints the job's status and, once it ended, its checkpoint step or error.
+Exits 4 when the service has no such job.`,
   async run(args, out) {
-    const { values, positionals } = parse(args, {}, { min: 1, max: 1, names: "JOB_ID" });
-    const job = await makeClient(values).trainingJobs.retrieve(positionals[0] as string);
+    const { values, positionals } = parse(args, {}, { min: 1, max: 1, names: "JOB" });
+    const s = await connect(values);
+    const job = await s.client.trainingJobs.retrieve(s.known.job(positionals[0] as string).id);
     const fields = Object.entries(job)
       .filter(([, v]) => v !== null && v !== undefined)
-      .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`);
+      .map(
+        ([k, v]) =>
+          `${k}: ${typeof v === "object" ? JSON.stringify(v) : typeof v === "number" ? formatNumber(v) : v}`,
+      );
     print(out, values.json, job, fields.join("\n"));
-    return 0;
+    return EXIT.ok;
   },
 };
 
@@ -47,12 +58,16 @@ export async function followAndPrint(
     progress.end();
     const more = await extra(metrics);
     const result = { job_id: jobId, status: "COMPLETED", ...more, metrics };
-    const shown = Object.entries(metrics)
-      .map(([k, v]) => `${k}=${Number(v.toFixed(4))}`)
-      .join(" ");
     const step = "step" in more ? `, step ${more.step}` : "";
-    print(out, values.json === true, result, `Job ${jobId} completed${step}: ${shown}`);
-    return 0;
+    const steps = metrics.num_gradient_steps;
+    const over = steps === undefined ? "" : ` (metrics: mean over ${steps} gradient step(s))`;
+    print(
+      out,
+      values.json === true,
+      result,
+      `Job ${jobId} completed${step}${over}: ${averagedMetrics(metrics)}`,
+    );
+    return EXIT.ok;
   } catch (error) {
     progress.end();
     if (error instanceof TrainingFailedError) {
@@ -62,7 +77,7 @@ export async function followAndPrint(
         { job_id: jobId, status: "FAILED", error_message: error.serviceMessage },
         `Job ${jobId} failed: ${error.serviceMessage}`,
       );
-      return 1;
+      return EXIT.failure;
     }
     throw error;
   }
@@ -71,8 +86,9 @@ export async function followAndPrint(
 export const jobsFollow: Command = {
   name: "jobs follow",
   summary: "follow a training job to its end, with a live progress bar",
-  usage: "JOB_ID [--poll-interval MS]",
-  details: `Draws gradient steps and metrics on stderr (a bar on a terminal, one line per
+  usage: "JOB [--poll-interval MS]",
+  details: `${JOB_REF_HELP}
+Draws gradient steps and metrics on stderr (a bar on a terminal, one line per
 event otherwise), then prints the metrics averaged over the steps. Exits 1 if
 the job failed. Stopping this command does not stop the job.
 
@@ -82,8 +98,13 @@ ${FOLLOW_HELP}`,
     const { values, positionals } = parse(args, FOLLOW_OPTIONS, {
       min: 1,
       max: 1,
-      names: "JOB_ID",
+      names: "JOB",
     });
-    return followAndPrint(makeClient(values), positionals[0] as string, values, out);
+    const s = await connect(values);
+    const job = s.known.job(positionals[0] as string);
+    // Unknown ids are checked first, so a typo is "not found", not a stalled follow.
+    await s.client.trainingJobs.retrieve(job.id);
+    const kind = "kind" in job ? job.kind : "RL";
+    return followAndPrint(s.client, job.id, values, out, undefined, kind);
   },
 };

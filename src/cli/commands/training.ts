@@ -1,27 +1,52 @@
 // `log`, `train` and `sft` from a JSONL file.
-import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import type { TrainingClient } from "../../client/index.js";
 import {
+  defaultSftUploader,
   LocalFileUploader,
   toExperimentalConfig,
   toSftConfig,
   toSftJsonl,
   toWireGroups,
 } from "../../training/index.js";
+import { checkGroups } from "../../trajectory/index.js";
 import { numberOption, parse, required, str, type Values } from "../args.js";
-import { type Command, makeClient, type Output, print, UsageError } from "../context.js";
-import { readGroupsFile } from "../groups-file.js";
+import {
+  type Command,
+  EXIT,
+  InvalidDataError,
+  type Output,
+  print,
+  UsageError,
+} from "../context.js";
+import { plainMetrics } from "../format.js";
+import { type GroupsFile, readGroupsFile } from "../groups-file.js";
+import { isKnownModel } from "../known.js";
+import { connect } from "../service.js";
 import { GROUP_BY_HELP } from "./files.js";
 import { FOLLOW_HELP, FOLLOW_OPTIONS, followAndPrint } from "./jobs.js";
+import { MODEL_REF_HELP } from "./models.js";
 
-/** The file's groups; invalid lines stop the command before anything is sent. */
-function groupsOf(file: string, values: Values, out: Output) {
-  const read = readGroupsFile(file, str(values, "group-by"));
-  if (read.problems.length > 0) {
-    for (const p of read.problems) out.stderr.write(`${file}:${p.line}: ${p.message}\n`);
-    throw new UsageError(`${file} has ${read.problems.length} invalid line(s); nothing was sent.`);
-  }
-  if (read.groups.length === 0) throw new UsageError(`${file} holds no trajectory.`);
+/** Invalid lines stop the command before anything is sent (exit 3, as `validate`). */
+function refuseProblems(file: string, read: GroupsFile, out: Output): void {
+  if (read.problems.length === 0) return;
+  for (const p of read.problems.slice(0, 20)) out.stderr.write(`${file}:${p.line}: ${p.message}\n`);
+  if (read.problems.length > 20)
+    out.stderr.write(`... and ${read.problems.length - 20} more (see 'validate ${file}')\n`);
+  throw new InvalidDataError(
+    `${file} has ${read.problems.length} invalid line(s); nothing was sent.`,
+  );
+}
+
+/** The file's groups; invalid lines, SFT lines or no group at all stop the command. */
+async function groupsOf(file: string, values: Values, out: Output, command: string) {
+  const read = await readGroupsFile(file, str(values, "group-by"));
+  refuseProblems(file, read, out);
+  if (read.lines.sft > 0)
+    throw new InvalidDataError(
+      `${file} holds ${read.lines.sft} SFT line(s) ({messages}): \`${command}\` takes trajectory groups or trajectories; train on SFT lines with \`sft\`.`,
+    );
+  if (read.groups.length === 0) throw new InvalidDataError(`${file} holds no trajectory group.`);
   return read.groups;
 }
 
@@ -50,9 +75,12 @@ const GROUP_OPTIONS = { model: { type: "string" }, "group-by": { type: "string" 
 export const log: Command = {
   name: "log",
   summary: "log the groups of a JSONL file under a split (metrics only, no training)",
-  usage: "FILE --model MODEL_ID [--split NAME] [--group-by KEY]",
-  details: `Options:
-  --model MODEL_ID      the model to log under
+  usage: "FILE --model MODEL [--split NAME] [--group-by KEY]",
+  details: `${MODEL_REF_HELP}
+Exits 3, sending nothing, when a line is invalid (as \`validate\` reports it).
+
+Options:
+  --model MODEL         the model to log under
   --split NAME          e.g. val or test (default val)
 ${GROUP_BY_HELP}`,
   async run(args, out) {
@@ -61,37 +89,39 @@ ${GROUP_BY_HELP}`,
       { ...GROUP_OPTIONS, split: { type: "string" } },
       { min: 1, max: 1, names: "FILE" },
     );
-    const modelId = required(values, "model");
-    const groups = toWireGroups(groupsOf(positionals[0] as string, values, out), "log");
+    const ref = required(values, "model");
+    // The file is checked before anything else: bad data is said without a network.
+    const groups = toWireGroups(
+      await groupsOf(positionals[0] as string, values, out, "log"),
+      "log",
+    );
+    const s = await connect(values);
+    const modelId = s.known.model(ref).id;
     const split = str(values, "split") ?? "val";
-    const answer = await makeClient(values).models.log(modelId, {
-      split,
-      trajectory_groups: groups,
-    });
-    const shown = Object.entries(answer)
-      .filter(([, v]) => typeof v === "number")
-      .map(([k, v]) => `${k}=${Number((v as number).toFixed(4))}`)
-      .join(" ");
+    const answer = await s.client.models.log(modelId, { split, trajectory_groups: groups });
     print(
       out,
       values.json,
       answer,
-      `Logged ${groups.length} group(s) under ${split}. ${shown}`.trim(),
+      `Logged ${groups.length} group(s) under ${split}. ${plainMetrics(answer)}`.trim(),
     );
-    return 0;
+    return EXIT.ok;
   },
 };
 
 export const train: Command = {
   name: "train",
   summary: "train a model (RL) on the groups of a JSONL file and follow the job",
-  usage: "FILE --model MODEL_ID [--learning-rate X] [--group-by KEY] [--poll-interval MS]",
-  details: `Creates an RL training job on the file's groups (validated first: nothing is
-sent if a line is invalid), follows it with a progress bar, and prints the new
-step and the metrics averaged over the gradient steps. Exits 1 if the job failed.
+  usage: "FILE --model MODEL [--learning-rate X] [--group-by KEY] [--poll-interval MS]",
+  details: `${MODEL_REF_HELP}
+Creates an RL training job on the file's groups, follows it with a progress
+bar, and prints the new step and the metrics averaged over the gradient steps.
+The groups are checked first, as \`model.train\` checks them: nothing is sent,
+and it exits 3, when a line is invalid or no trajectory holds a sampled turn
+with logprobs (the job would train on nothing). Exits 1 if the job failed.
 
 Options:
-  --model MODEL_ID      the model to train
+  --model MODEL         the model to train
   --learning-rate X     e.g. 1e-5 (default: the service's)
 ${GROUP_BY_HELP}
 ${FOLLOW_HELP}`,
@@ -101,64 +131,70 @@ ${FOLLOW_HELP}`,
       { ...GROUP_OPTIONS, ...FOLLOW_OPTIONS, "learning-rate": { type: "string" } },
       { min: 1, max: 1, names: "FILE" },
     );
-    const modelId = required(values, "model");
+    const ref = required(values, "model");
     const learningRate = numberOption("learning-rate", str(values, "learning-rate"));
+    const interval =
+      numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
     const trajectory_groups = toWireGroups(
-      groupsOf(positionals[0] as string, values, out),
+      await groupsOf(positionals[0] as string, values, out, "train"),
       "train",
     );
+    // The refusal model.train makes (no trainable turn anywhere), in its words.
+    checkGroups(trajectory_groups, undefined, "train", { refuseUntrainable: true });
+    const s = await connect(values);
+    const modelId = s.known.model(ref).id;
     const experimental_config = toExperimentalConfig(
       learningRate === undefined ? undefined : { learningRate },
     );
-    const client = makeClient(values);
-    const before = await latestStep(client, modelId);
-    const job = await client.trainingJobs.create({
+    const before = await latestStep(s.client, modelId);
+    const job = await s.client.trainingJobs.create({
       model_id: modelId,
       trajectory_groups,
       experimental_config,
     });
+    s.known.rememberJob({
+      id: job.id,
+      model_id: modelId,
+      kind: "RL",
+      created_at: new Date().toISOString(),
+    });
+    await s.known.save();
     out.stderr.write(`Started training job ${job.id} on ${trajectory_groups.length} group(s).\n`);
-    const interval = numberOption("poll-interval", str(values, "poll-interval")) ?? 1000;
-    return followAndPrint(client, job.id, values, out, async () => ({
-      step: await stepAfter(client, modelId, before, interval),
+    return followAndPrint(s.client, job.id, values, out, async () => ({
+      step: await stepAfter(s.client, modelId, before, interval),
     }));
   },
 };
 
-/** The SFT lines: the file as is when its lines are `{messages}`, else from its trajectories. */
-function sftData(file: string, values: Values, out: Output): string {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new UsageError(
-      `the file ${file} could not be read (${(error as NodeJS.ErrnoException).code}).`,
-    );
-  }
-  const first = text.split(/\r?\n/).find((l) => l.trim() !== "");
-  let isSft = false;
-  try {
-    isSft = first !== undefined && Array.isArray(JSON.parse(first).messages);
-  } catch {}
-  if (isSft) return toSftJsonl(text).jsonl;
-  const trajectories = groupsOf(file, values, out).flatMap((g) => g.trajectories);
-  return toSftJsonl(trajectories).jsonl;
+/** The SFT lines: SFT lines as written, trajectories' conversations as lines. */
+async function sftData(file: string, values: Values, out: Output): Promise<string> {
+  const read = await readGroupsFile(file, str(values, "group-by"));
+  refuseProblems(file, read, out);
+  const trajectories = read.groups.flatMap((g) => g.trajectories);
+  const fromTrajectories = trajectories.length > 0 ? toSftJsonl(trajectories).jsonl : "";
+  const jsonl = `${read.sft.map((l) => `${l}\n`).join("")}${fromTrajectories}`;
+  if (jsonl === "") throw new InvalidDataError(`${file} holds no SFT line and no trajectory.`);
+  return jsonl;
 }
 
 export const sft: Command = {
   name: "sft",
-  summary: "supervised fine-tuning on a JSONL file, uploaded to a directory or given by URL",
+  summary: "supervised fine-tuning on a JSONL file (uploaded as a W&B artifact) or a URL",
   usage:
-    "(FILE --upload-dir DIR | --data-url URL) --model MODEL_ID [--learning-rate X] [--batch-size N]",
-  details: `FILE holds SFT lines ({messages, tools?}), or trajectory groups or trajectories
-(each trajectory's conversation becomes a line). It is written to --upload-dir
-and given to the service as a file:// URL: that works with the emulator
-started with --sft-data-dir on the same directory. For the hosted service,
-upload the data first and pass --data-url.
+    "(FILE [--upload-dir DIR] | --data-url URL) --model MODEL [--learning-rate X] [--batch-size N]",
+  details: `${MODEL_REF_HELP}
+FILE holds SFT lines ({messages, tools?}), trajectory groups or trajectories
+(each trajectory's conversation becomes a line), checked as \`validate\` checks
+them. It is uploaded as \`model.trainSft\` uploads it: a W&B dataset artifact
+(the emulator on loopback serves W&B's artifact API too), which needs the
+model's ENTITY/PROJECT/NAME (give it, or a model this CLI knows).
+--upload-dir writes the file there instead and gives the service a file://
+URL (an emulator started with --sft-data-dir on that directory reads it);
+--data-url takes data uploaded by other means.
 
 Options:
-  --model MODEL_ID      the model to train
-  --upload-dir DIR      where to write the JSONL (file:// URL)
+  --model MODEL         the model to train
+  --upload-dir DIR      write the JSONL there (file:// URL) instead of uploading it
   --data-url URL        data already uploaded (instead of FILE)
   --learning-rate X     default 5e-5
   --batch-size N        trajectories per batch (default: the service's)
@@ -177,17 +213,15 @@ ${FOLLOW_HELP}`,
       },
       { min: 0, max: 1, names: "FILE" },
     );
-    const modelId = required(values, "model");
+    const ref = required(values, "model");
     const file = positionals[0];
     const dataUrl = str(values, "data-url");
     const uploadDir = str(values, "upload-dir");
     if ((file === undefined) === (dataUrl === undefined)) {
-      throw new UsageError("give either FILE (with --upload-dir DIR) or --data-url URL.");
+      throw new UsageError("give either FILE or --data-url URL.");
     }
-    if (file !== undefined && uploadDir === undefined) {
-      throw new UsageError(
-        "FILE needs --upload-dir DIR, where the JSONL is written for the service to read.",
-      );
+    if (dataUrl !== undefined && uploadDir !== undefined) {
+      throw new UsageError("--upload-dir writes FILE; with --data-url there is nothing to write.");
     }
     const config = toSftConfig({
       learningRate: numberOption("learning-rate", str(values, "learning-rate")),
@@ -196,30 +230,55 @@ ${FOLLOW_HELP}`,
         positive: true,
       }),
     });
-    const client = makeClient(values);
+    const interval =
+      numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
+    const jsonl = file === undefined ? undefined : await sftData(file, values, out);
+    const s = await connect(values);
+    const model = s.known.model(ref);
     let url = dataUrl as string;
-    if (file !== undefined) {
-      const jsonl = sftData(file, values, out);
-      url = await new LocalFileUploader(uploadDir as string).upload({
-        name: `sft-${Date.now()}.jsonl`,
-        data: jsonl,
-        contentType: "application/jsonl",
-      });
+    if (jsonl !== undefined) {
+      if (uploadDir !== undefined) {
+        url = await new LocalFileUploader(uploadDir).upload({
+          name: `sft-${Date.now()}.jsonl`,
+          data: jsonl,
+          contentType: "application/jsonl",
+        });
+      } else {
+        if (!isKnownModel(model)) {
+          throw new UsageError(
+            `uploading the data as a W&B artifact needs the model's ENTITY/PROJECT/NAME, and model ${model.id} is not known here: give --model ENTITY/PROJECT/NAME, or --upload-dir / --data-url.`,
+          );
+        }
+        const lines = jsonl.split("\n").length - 1;
+        url = await defaultSftUploader(s.client).upload({
+          name: `${model.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
+          data: jsonl,
+          contentType: "application/jsonl",
+          owner: { entity: model.entity, project: model.project, run: model.run_id ?? model.name },
+          metadata: { format: "jsonl", num_trajectories: lines },
+        });
+      }
     }
-    const before = await latestStep(client, modelId);
-    const job = await client.sftTrainingJobs.create({
-      model_id: modelId,
+    const before = await latestStep(s.client, model.id);
+    const job = await s.client.sftTrainingJobs.create({
+      model_id: model.id,
       training_data_url: url,
       config,
     });
+    s.known.rememberJob({
+      id: job.id,
+      model_id: model.id,
+      kind: "SFT",
+      created_at: new Date().toISOString(),
+    });
+    await s.known.save();
     out.stderr.write(`Started SFT job ${job.id} on ${url}.\n`);
-    const interval = numberOption("poll-interval", str(values, "poll-interval")) ?? 1000;
     return followAndPrint(
-      client,
+      s.client,
       job.id,
       values,
       out,
-      async () => ({ step: await stepAfter(client, modelId, before, interval) }),
+      async () => ({ step: await stepAfter(s.client, model.id, before, interval) }),
       "SFT",
     );
   },
