@@ -2,7 +2,8 @@
 // the operator named, http(s) only when the operator turned fetching on, both
 // with a size cap. Failures share one message per kind of URL, so a caller
 // cannot learn whether a path exists, is a directory or holds something else.
-import { open, realpath } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,6 +29,23 @@ type Row = Record<string, unknown> & { messages: Record<string, unknown>[] };
 
 const UNREADABLE_FILE =
   "Could not read training_data_url: it must name a JSONL file (one object with a messages array per line) inside the emulator's SFT data directory.";
+
+/**
+ * Checks, at start, that the SFT data directory exists and is a directory, so
+ * that a mistyped path is said at once rather than at the first SFT job.
+ */
+export async function checkSftDataDir(dir: string | undefined): Promise<void> {
+  if (dir === undefined) return;
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(dir)).isDirectory();
+  } catch {
+    throw new Error(
+      `sftDataDir ${dir} does not exist: create it, or name the directory that holds the SFT training data (CLI --sft-data-dir).`,
+    );
+  }
+  if (!isDirectory) throw new Error(`sftDataDir ${dir} is not a directory.`);
+}
 
 /** The JSONL rows at `url`, each with a `messages` array. */
 export async function loadTrainingRows(
@@ -89,7 +107,10 @@ async function readConfined(
     const file = await realpath(fileURLToPath(url));
     const rel = path.relative(root, file);
     if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
-    const handle = await open(file, "r");
+    // A FIFO or device would block the read (opening a FIFO waits for a writer):
+    // only a regular file is opened, and without blocking in case it was swapped.
+    if (!(await stat(file)).isFile()) return undefined;
+    const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const stat = await handle.stat();
       if (!stat.isFile() || stat.size > maxBytes) return undefined;

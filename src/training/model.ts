@@ -383,7 +383,12 @@ export class TrainableModel {
             name: `${this.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
             data: jsonl,
             contentType: "application/jsonl",
-            owner: { entity: this.entity, project: this.project, run: this.runId ?? this.name },
+            owner: {
+              entity: this.entity,
+              project: this.project,
+              run: this.runId ?? this.name,
+              displayName: this.name,
+            },
             metadata: { format: "jsonl", num_trajectories: lines },
           },
           { signal: run.signal },
