@@ -272,12 +272,8 @@ export class WandbArtifactApi {
     };
   }
 
-  #fileStream(scope: string[], body: unknown, caller: Caller, res: ServerResponse): void {
-    const [entity, project, name] = scope.map((p) => decodeURIComponent(p)) as [
-      string,
-      string,
-      string,
-    ];
+  #fileStream(scope: string[], body: unknown, caller: Caller, res: ServerResponse) {
+    const [entity, project, name] = scope.map(decodePart) as [string, string, string];
     try {
       this.#entity(caller, entity);
     } catch (error) {
@@ -555,9 +551,9 @@ function storageError(
   message: string,
   signed?: string,
 ): void {
-  const escape = (t: string) =>
+  const xmlText = (t: string) =>
     t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  const xml = `<?xml version='1.0' encoding='UTF-8'?><Error><Code>${code}</Code><Message>${escape(message)}</Message>${signed === undefined ? "" : `<StringToSign>${escape(signed)}</StringToSign>`}</Error>`;
+  const xml = `<?xml version='1.0' encoding='UTF-8'?><Error><Code>${code}</Code><Message>${xmlText(message)}</Message>${signed === undefined ? "" : `<StringToSign>${xmlText(signed)}</StringToSign>`}</Error>`;
   // The body (if any) is left unread: the connection closes after the answer.
   res.writeHead(status, { "content-type": "application/xml; charset=UTF-8", connection: "close" });
   res.end(xml);
@@ -574,6 +570,15 @@ function tooLarge(res: ServerResponse, maxBytes: number): void {
     },
     true,
   );
+}
+
+// A malformed %-escape reads as itself: it then names no run.
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, any> {
