@@ -81,8 +81,13 @@ export interface TrainResult {
   jobId: string;
   /** The model's latest step once the job ended. */
   step: number;
-  /** Each metric averaged over the gradient steps, plus `num_gradient_steps`. */
+  /**
+   * Each metric averaged over the gradient steps, under ART's names
+   * (`loss/train`, `loss/grad_norm`, ..., `data/step_num_gradient_steps`).
+   */
   metrics: Record<string, number>;
+  /** The same under the service's raw keys (`loss`, `grad_norm`, ..., `num_gradient_steps`). */
+  rawMetrics: Record<string, number>;
 }
 
 /**
@@ -399,7 +404,9 @@ export class TrainableModel {
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
-        return this.#finish(job.id, stepBefore, { ...run, span, kind: "SFT" });
+        // As ART, every SFT step reports the number of examples.
+        const baseMetrics = { "data/step_num_trajectories": lines };
+        return this.#finish(job.id, stepBefore, { ...run, span, kind: "SFT", baseMetrics });
       },
     );
   }
@@ -430,7 +437,7 @@ export class TrainableModel {
     stepBefore: number,
     options: FollowOptions & { checkpointTimeoutMs?: number | undefined },
   ): Promise<TrainResult> {
-    const { metrics } = await followTrainingJob(this.client, jobId, options);
+    const { metrics, rawMetrics } = await followTrainingJob(this.client, jobId, options);
     const step = await waitForCheckpoint((signal) => this.getStep({ signal }), {
       jobId,
       stepBefore,
@@ -439,7 +446,7 @@ export class TrainableModel {
       backoff: options.backoff,
       signal: options.signal,
     });
-    return { jobId, step, metrics };
+    return { jobId, step, metrics, rawMetrics };
   }
 }
 
