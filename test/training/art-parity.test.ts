@@ -8,6 +8,7 @@ import {
   TrainableModel,
   TrainingClient,
   Trajectory,
+  TrajectoryCheckError,
   toExperimentalConfig,
   toSftConfig,
 } from "trajectory-recorder";
@@ -131,4 +132,43 @@ it("accepts learning_rate 0 as ART does (a step that moves nothing), and still r
   );
   expect(result.step).toBe(1);
   expect(result.metrics["loss/learning_rate"]).toBe(0);
+});
+
+it("refuses nested metadata before anything is sent, by default, naming its path (ART's Trajectory refuses it too)", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "meta",
+    baseModel: "t",
+  });
+  const group = trainableGroup(0, 1);
+  (group.trajectories[1] as { metadata?: unknown }).metadata = {
+    scenario: "s1",
+    info: { nested: true },
+  };
+  for (const send of [
+    () => model.train([group], {}, { pollIntervalMs: 10 }),
+    () => model.log([group], { split: "val" }),
+  ]) {
+    const error = await send().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrajectoryCheckError);
+    expect((error as TrajectoryCheckError).problems.map((p) => p.path)).toEqual([
+      "groups[0].trajectories[1].metadata.info",
+    ]);
+    expect((error as Error).message).toContain("refused before sending");
+  }
+  expect(await model.getStep()).toBe(0);
+  // Chosen drop mode leaves the trajectory out and trains on the rest.
+  const flat = trainableGroup(0, 1, 1);
+  (flat.trajectories[2] as { metadata?: unknown }).metadata = { info: [1, 2] };
+  const warnings: string[] = [];
+  const result = await model.train(
+    [flat],
+    {},
+    {
+      pollIntervalMs: 10,
+      validate: { mode: "drop", logger: { warn: (m: string) => warnings.push(m) } },
+    },
+  );
+  expect(result.step).toBe(1);
+  expect(warnings.join("\n")).toContain("metadata.info");
 });
