@@ -1,5 +1,6 @@
 // The trajectory data model and its ART wire JSON, groups, and gathering.
 
+export { ART_PAYLOAD_FORMAT, type ArtPayload, decodeArtPayload } from "./art-payload.js";
 export { choiceToJson } from "./choice-json.js";
 export {
   TooManyExceptionsError,
