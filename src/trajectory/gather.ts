@@ -5,7 +5,7 @@ import { TooManyExceptionsError } from "./errors.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
 import { createProgressBar, type GatherProgress, type ProgressStream } from "./progress.js";
 import type { GroupSink } from "./sink.js";
-import type { Trajectory } from "./trajectory.js";
+import { Trajectory } from "./trajectory.js";
 
 /** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
 export type GatherGroupInput =
@@ -300,4 +300,118 @@ function rolloutCount(input: GatherGroupInput): number {
   if (Array.isArray(input)) return input.length;
   if (input instanceof TrajectoryGroup) return input.trajectories.length;
   return 1;
+}
+
+/** Options of {@link gatherTrajectories}. */
+export interface GatherTrajectoriesOptions {
+  /**
+   * How many rollouts may fail. `0` (the default): the first failure
+   * rejects, as in ART. Above it, each failure is returned in its slot as an
+   * `Error`; past the limit (a count, or below 1 a fraction) the gather throws
+   * {@link TooManyExceptionsError}.
+   */
+  maxExceptions?: number;
+  /** How many rollouts given as functions run at once. Default `Infinity`. */
+  concurrency?: number;
+  onProgress?: (progress: GatherProgress) => void;
+  /** Label of the progress bar. Default `"gather"`. */
+  label?: string;
+  progressStream?: ProgressStream;
+}
+
+/** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
+export type TrajectoriesRollout =
+  | Rollout
+  | PromiseLike<Iterable<Trajectory>>
+  | (() => PromiseLike<Iterable<Trajectory>> | Iterable<Trajectory>);
+
+/**
+ * Runs rollouts that are not grouped and returns one result per input, in
+ * input order, as ART's `gather_trajectories`: a Trajectory, or a list of
+ * them when the rollout gave several, or (with `maxExceptions` above 0) the
+ * `Error` of a rollout that failed.
+ *
+ * @example
+ * const results = await gatherTrajectories(prompts.map((p) => () => rollout(p)), { maxExceptions: 0.1 });
+ * const trajectories = results.filter((r) => r instanceof Trajectory);
+ */
+export async function gatherTrajectories(
+  rollouts: Iterable<TrajectoriesRollout>,
+  options: GatherTrajectoriesOptions = {},
+): Promise<(Trajectory | Trajectory[] | Error)[]> {
+  const call = "gatherTrajectories(rollouts, options)";
+  if (typeof (rollouts as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
+    throw new InvalidArgumentError(call, "rollouts", "an iterable of rollouts", rollouts);
+  if (options === null || typeof options !== "object")
+    throw new InvalidArgumentError(call, "options", "an object", options);
+  const inputs = [...rollouts];
+  const queue = new PQueue({ concurrency: options.concurrency ?? Number.POSITIVE_INFINITY });
+  const total = inputs.length;
+  const max = options.maxExceptions ?? 0;
+  const limit = max > 0 && max < 1 ? max * total : max;
+  const bar = createProgressBar(options.label ?? "gather", options.progressStream);
+  const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0 };
+  const metrics = new MetricMeans(undefined);
+  let failed: TooManyExceptionsError | undefined;
+  const report = () => {
+    const p: GatherProgress = {
+      done: state.done,
+      total,
+      exceptions: state.exceptions,
+      rewardMean: state.rewards > 0 ? state.rewardSum / state.rewards : null,
+    };
+    const means = metrics.means();
+    if (Object.keys(means).length > 0) p.metrics = means;
+    options.onProgress?.(p);
+    bar.update(p);
+  };
+  const run = async (input: TrajectoriesRollout): Promise<Trajectory | Trajectory[] | Error> => {
+    if (failed) throw failed;
+    try {
+      const value: unknown = await (typeof input === "function" ? input() : input);
+      let out: Trajectory | Trajectory[];
+      if (value instanceof Trajectory) out = value;
+      else if (
+        value !== null &&
+        typeof value === "object" &&
+        Symbol.iterator in value &&
+        [...(value as Iterable<unknown>)].every((t) => t instanceof Trajectory)
+      )
+        out = [...(value as Iterable<Trajectory>)];
+      else
+        throw new TypeError(
+          "A rollout must resolve to a Trajectory or an iterable of Trajectories.",
+        );
+      for (const t of Array.isArray(out) ? out : [out]) {
+        state.rewardSum += t.reward;
+        state.rewards++;
+        metrics.add(t);
+      }
+      state.done++;
+      report();
+      return out;
+    } catch (error) {
+      if (error === failed) throw error;
+      state.done++;
+      state.exceptions++;
+      report();
+      if (state.exceptions > limit) {
+        failed ??= new TooManyExceptionsError(state.exceptions, limit, { cause: error });
+        queue.clear();
+        throw failed;
+      }
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  };
+  try {
+    return await Promise.all(
+      inputs.map((input) =>
+        typeof input === "function"
+          ? (queue.add(() => run(input)) as Promise<Trajectory | Trajectory[] | Error>)
+          : run(input),
+      ),
+    );
+  } finally {
+    bar.end();
+  }
 }

@@ -9,7 +9,15 @@ export {
   type ValidationProblem,
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
-export { type GatherGroupInput, type GatherOptions, gatherTrajectoryGroups } from "./gather.js";
+export {
+  type AfterEachResult,
+  type GatherGroupInput,
+  type GatherOptions,
+  type GatherTrajectoriesOptions,
+  gatherTrajectories,
+  gatherTrajectoryGroups,
+  type TrajectoriesRollout,
+} from "./gather.js";
 export {
   PendingGroup,
   type Rollout,

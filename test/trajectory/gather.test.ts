@@ -3,6 +3,7 @@ import {
   formatProgress,
   type GatherProgress,
   type GroupSink,
+  gatherTrajectories,
   gatherTrajectoryGroups,
   TooManyExceptionsError,
   Trajectory,
@@ -356,5 +357,35 @@ describe("progress bar", () => {
     });
     expect(piped).toEqual([]);
     expect(createProgressBar("x", { write: () => true }).enabled).toBe(false);
+  });
+});
+
+describe("gatherTrajectories, as ART's gather_trajectories", () => {
+  it("returns one result per input in input order: a Trajectory, or a list from a rollout that gave several", async () => {
+    const results = await gatherTrajectories([
+      () => ok(1)(),
+      async () => [new Trajectory({ reward: 2 }), new Trajectory({ reward: 3 })],
+      Promise.resolve(new Trajectory({ reward: 4 })),
+    ]);
+    expect(
+      results.map((r) => (Array.isArray(r) ? r.map((t) => t.reward) : (r as Trajectory).reward)),
+    ).toEqual([1, [2, 3], 4]);
+  });
+
+  it("rejects on the first failure by default; with maxExceptions, returns each failure in its slot", async () => {
+    const boom = () => Promise.reject(new Error("boom"));
+    await expect(gatherTrajectories([ok(1), boom])).rejects.toThrow(TooManyExceptionsError);
+    const seen: GatherProgress[] = [];
+    const results = await gatherTrajectories([ok(1), boom, ok(2)], {
+      maxExceptions: 1,
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(results[1]).toBeInstanceOf(Error);
+    expect((results[1] as Error).message).toBe("boom");
+    expect((results[2] as Trajectory).reward).toBe(2);
+    expect(seen.at(-1)).toMatchObject({ done: 3, total: 3, exceptions: 1, rewardMean: 1.5 });
+    await expect(gatherTrajectories([boom, boom], { maxExceptions: 1 })).rejects.toThrow(
+      TooManyExceptionsError,
+    );
   });
 });
