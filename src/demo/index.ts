@@ -117,7 +117,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
             }
           }
         },
-        { metadata: { scenario: s } },
+        // Metadata values are scalars (as ART's): the scenario travels as JSON text.
+        { metadata: { scenario: JSON.stringify(s) } },
       );
 
     const logged: ReportStep[] = [];

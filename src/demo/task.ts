@@ -77,7 +77,8 @@ function checkedRightFruit(t: Trajectory, s: Scenario): boolean {
  * guess, or a list of numbers, earns nothing).
  */
 export function stockReward(t: Trajectory): number {
-  const s = t.metadata.scenario as Scenario;
+  const raw = t.metadata.scenario;
+  const s = (typeof raw === "string" ? JSON.parse(raw) : raw) as Scenario;
   if (!checkedRightFruit(t, s)) return 0;
   const last = t.messages().at(-1);
   if (last?.role !== "assistant" || typeof last.content !== "string") return 0.5;

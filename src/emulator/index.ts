@@ -98,7 +98,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   checkEmulatorOptions(options);
   checkUpstream(options.upstream);
   const warn = options.onWarning ?? console.warn;
-  await checkSftDataDir(options.sftDataDir);
+  await checkSftDataDir(options.sftDataDir, warn);
   const keys = await acceptedKeys(options);
   const store = await Store.open(options.dataDir, warn);
   const { server, stop } = buildServer({

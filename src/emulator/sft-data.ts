@@ -31,20 +31,28 @@ const UNREADABLE_FILE =
   "Could not read training_data_url: it must name a JSONL file (one object with a messages array per line) inside the emulator's SFT data directory.";
 
 /**
- * Checks, at start, that the SFT data directory exists and is a directory, so
- * that a mistyped path is said at once rather than at the first SFT job.
+ * Says, at start, when the SFT data directory does not exist (or is not a
+ * directory), so that a mistyped path shows at once rather than at the first
+ * SFT job. A warning, not a refusal: an uploader may create it later.
  */
-export async function checkSftDataDir(dir: string | undefined): Promise<void> {
+export async function checkSftDataDir(
+  dir: string | undefined,
+  warn: (message: string) => void,
+): Promise<void> {
   if (dir === undefined) return;
   let isDirectory: boolean;
   try {
     isDirectory = (await stat(dir)).isDirectory();
   } catch {
-    throw new Error(
-      `sftDataDir ${dir} does not exist: create it, or name the directory that holds the SFT training data (CLI --sft-data-dir).`,
+    warn(
+      `sftDataDir ${dir} does not exist (yet): SFT jobs with a file:// training_data_url fail until it does. Create it, or name the directory that holds the SFT training data (CLI --sft-data-dir).`,
     );
+    return;
   }
-  if (!isDirectory) throw new Error(`sftDataDir ${dir} is not a directory.`);
+  if (!isDirectory)
+    warn(
+      `sftDataDir ${dir} is not a directory: SFT jobs with a file:// training_data_url will fail.`,
+    );
 }
 
 /** The JSONL rows at `url`, each with a `messages` array. */
