@@ -89,6 +89,7 @@ export {
   InvalidRewardError,
   type JudgeClient,
   type JudgeOptions,
+  type JudgeErrorPolicy,
   JudgeResponseError,
   type JudgeScore,
   judgeGroup,
@@ -109,6 +110,7 @@ export {
 // Training: the model handle, its options and results, SFT uploaders.
 export {
   ART_TRAIN_DEFAULTS,
+  ART_METRIC_NAMES,
   type Artifact,
   type ArtifactOwner,
   type ArtifactUploader,
@@ -140,12 +142,18 @@ export {
   WandbApiError,
   WandbArtifactUploader,
   type WandbArtifactUploaderOptions,
+  type WandbTimeouts,
 } from "./training/index.js";
 // Trajectories and groups: the data model, gathering, the check before training.
 export {
+  type AfterEachResult,
+  type ArtPayload,
   type ChoiceLike,
+  decodeArtPayload,
   type GatherGroupInput,
   type GatherOptions,
+  type GatherTrajectoriesOptions,
+  gatherTrajectories,
   type GatherProgress,
   type GroupSink,
   type GroupValidation,

@@ -15,6 +15,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "./limits.js";
 import { checkEmulatorOptions } from "./options.js";
 import { buildServer } from "./server.js";
 import {
+  checkSftDataDir,
   DEFAULT_TRAINING_DATA_MAX_BYTES,
   DEFAULT_TRAINING_DATA_TIMEOUT_MS,
   type TrainingDataAccess,
@@ -104,6 +105,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   checkEmulatorOptions(options);
   checkUpstream(options.upstream);
   const warn = options.onWarning ?? console.warn;
+  await checkSftDataDir(options.sftDataDir, warn);
   const keys = await acceptedKeys(options);
   const store = await Store.open(options.dataDir, warn);
   const { server, stop } = buildServer({

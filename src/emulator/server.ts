@@ -54,7 +54,10 @@ export function buildServer(opts: ServerOptions): RunningServer {
   const running = new Set<Promise<void>>();
 
   // W&B's artifact API on the same port, so SFT data uploaded as an artifact resolves here.
-  const wandb = new WandbArtifactApi(opts.keys);
+  const wandb = new WandbArtifactApi({
+    keys: opts.keys,
+    maxUploadBytes: opts.trainingData.maxFileBytes,
+  });
   const startJob = (job: StoredJob) => {
     const readArtifact = (url: string) => wandb.read(url, job.entity);
     const p = runJob(

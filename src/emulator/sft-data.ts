@@ -2,7 +2,8 @@
 // the operator named, http(s) only when the operator turned fetching on, both
 // with a size cap. Failures share one message per kind of URL, so a caller
 // cannot learn whether a path exists, is a directory or holds something else.
-import { open, realpath } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,6 +29,31 @@ type Row = Record<string, unknown> & { messages: Record<string, unknown>[] };
 
 const UNREADABLE_FILE =
   "Could not read training_data_url: it must name a JSONL file (one object with a messages array per line) inside the emulator's SFT data directory.";
+
+/**
+ * Says, at start, when the SFT data directory does not exist (or is not a
+ * directory), so that a mistyped path shows at once rather than at the first
+ * SFT job. A warning, not a refusal: an uploader may create it later.
+ */
+export async function checkSftDataDir(
+  dir: string | undefined,
+  warn: (message: string) => void,
+): Promise<void> {
+  if (dir === undefined) return;
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(dir)).isDirectory();
+  } catch {
+    warn(
+      `sftDataDir ${dir} does not exist (yet): SFT jobs with a file:// training_data_url fail until it does. Create it, or name the directory that holds the SFT training data (CLI --sft-data-dir).`,
+    );
+    return;
+  }
+  if (!isDirectory)
+    warn(
+      `sftDataDir ${dir} is not a directory: SFT jobs with a file:// training_data_url will fail.`,
+    );
+}
 
 /** The JSONL rows at `url`, each with a `messages` array. */
 export async function loadTrainingRows(
@@ -89,7 +115,10 @@ async function readConfined(
     const file = await realpath(fileURLToPath(url));
     const rel = path.relative(root, file);
     if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
-    const handle = await open(file, "r");
+    // A FIFO or device would block the read (opening a FIFO waits for a writer):
+    // only a regular file is opened, and without blocking in case it was swapped.
+    if (!(await stat(file)).isFile()) return undefined;
+    const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const stat = await handle.stat();
       if (!stat.isFile() || stat.size > maxBytes) return undefined;

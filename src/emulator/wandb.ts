@@ -1,12 +1,18 @@
 // The subset of W&B's API that saving a dataset artifact takes, served on the
-// emulator's own port: `POST /graphql` (UpsertBucket, CreateArtifact,
-// CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID,
-// with their arguments as variables, as the `wandb` client sends them) and
-// `PUT /wandb-uploads/<token>` for the upload URLs it hands out. SFT jobs read
-// `wandb-artifact:///entity/project/name:vN` from here. Artifacts live in
+// emulator's own port, in the forms the `wandb` client's core sends:
+// `POST /graphql` (UpsertBucket, ArtifactType, CreateArtifact with its input
+// as an object or as flat variables, CreateArtifactManifest,
+// CreateArtifactFiles with `$input` or `$artifactFiles`, CommitArtifact,
+// ArtifactByID, and a run query), `PUT /wandb-uploads/<token>` for the upload
+// URLs it hands out, signed and checked like GCS V2 signed URLs (method,
+// Content-MD5, Content-Type and expiry are covered; a mismatch is 403), and
+// `POST /files/<entity>/<project>/<run>/file_stream` for the run's end. The key
+// is checked before a body is read, and bodies are capped (413). SFT jobs read
+// `wandb-artifact:///entity/project/name:vN` from here. Everything lives in
 // memory, for the life of the process.
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { findJsonProblem } from "../util/json-check.js";
 
 interface StoredFile {
   md5: string;
@@ -24,6 +30,17 @@ interface StoredArtifact {
   metadata: unknown;
   files: Map<string, StoredFile>;
   manifest?: Buffer;
+  manifestDigest?: string;
+}
+interface StoredRun {
+  id: string;
+  entity: string;
+  project: string;
+  name: string;
+  displayName: string | null;
+  host: string | null;
+  config: unknown;
+  state: "running" | "finished" | "crashed";
 }
 interface Upload {
   artifactId: string;
@@ -40,39 +57,80 @@ type Vars = Record<string, any>;
 class GraphqlError extends Error {}
 
 const UPLOAD_PREFIX = "/wandb-uploads/";
+const FILE_STREAM = /^\/files\/([^/]+)\/([^/]+)\/([^/]+)\/file_stream$/;
+
+/** Limits of the emulator's W&B API. */
+export interface WandbApiOptions {
+  /** key → entity, as the emulator's; undefined takes any key as `local`. */
+  keys: Map<string, string> | undefined;
+  /** Largest uploaded file, in bytes. */
+  maxUploadBytes: number;
+  /** Largest GraphQL or file_stream body, in bytes. Default 1 MiB. */
+  maxRequestBytes?: number;
+  /** How long an upload URL stays valid. Default one hour. */
+  uploadUrlTtlMs?: number;
+}
 
 /** W&B's artifact API in the emulator, and the reader of its artifacts for SFT jobs. */
 export class WandbArtifactApi {
   readonly #artifacts = new Map<string, StoredArtifact>();
   readonly #uploads = new Map<string, Upload>();
+  readonly #runs = new Map<string, StoredRun>();
+  // The key upload URLs are signed with; it never leaves the process.
+  readonly #secret = randomBytes(32);
+  private readonly keys: Map<string, string> | undefined;
+  readonly #options: Required<Omit<WandbApiOptions, "keys">>;
 
-  /** @param keys key → entity, as the emulator's; undefined takes any key as `local`. */
-  constructor(private readonly keys: Map<string, string> | undefined) {}
+  constructor(options: WandbApiOptions) {
+    this.keys = options.keys;
+    this.#options = {
+      maxUploadBytes: options.maxUploadBytes,
+      maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024,
+      uploadUrlTtlMs: options.uploadUrlTtlMs ?? 60 * 60 * 1000,
+    };
+  }
 
   /** Whether this request is for W&B's API rather than the Training Service's. */
   handles(method: string, pathname: string): boolean {
     return (
       (method === "POST" && pathname === "/graphql") ||
-      (method === "PUT" && pathname.startsWith(UPLOAD_PREFIX))
+      (method === "PUT" && pathname.startsWith(UPLOAD_PREFIX)) ||
+      (method === "POST" && FILE_STREAM.test(pathname))
     );
   }
 
   async serve(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const body = await readBody(req);
-    if (url.pathname.startsWith(UPLOAD_PREFIX)) {
-      return this.#receive(url.pathname.slice(UPLOAD_PREFIX.length), req, body, res);
-    }
+    if (url.pathname.startsWith(UPLOAD_PREFIX)) return this.#receive(url, req, res);
+    // The key first: nothing of an unauthenticated body is read.
     const caller = this.#caller(req);
     if (!caller) {
-      return send(res, 401, {
-        errors: [{ message: "Missing or unknown API key: send HTTP Basic auth api:<key>." }],
-      });
+      return send(
+        res,
+        401,
+        { errors: [{ message: "Missing or unknown API key: send HTTP Basic auth api:<key>." }] },
+        true,
+      );
     }
-    let request: { query?: unknown; variables?: unknown; operationName?: unknown };
+    const stream = FILE_STREAM.exec(url.pathname);
+    const body = await readCapped(req, this.#options.maxRequestBytes);
+    if (body === undefined) return tooLarge(res, this.#options.maxRequestBytes);
+    let request: unknown;
     try {
       request = JSON.parse(body.toString("utf8"));
     } catch {
       return send(res, 400, { errors: [{ message: "The request body is not JSON." }] });
+    }
+    const problem = findJsonProblem(request);
+    if (problem)
+      return send(res, 400, { errors: [{ message: `The request body: ${problem.message}` }] });
+    if (stream) return this.#fileStream(stream.slice(1) as string[], request, caller, res);
+    if (!isRecord(request)) {
+      return send(res, 400, {
+        errors: [{ message: "The request body must be a JSON object { query, variables }." }],
+      });
+    }
+    if (request.variables != null && !isRecord(request.variables)) {
+      return send(res, 400, { errors: [{ message: "variables must be a JSON object." }] });
     }
     const origin = `http://${req.headers.host ?? "127.0.0.1"}`;
     try {
@@ -93,20 +151,7 @@ export class WandbArtifactApi {
     if (!m)
       return { error: `${artifactUrl} is not wandb-artifact:///entity/project/name:version.` };
     const [, owner, project, collection, alias = "latest"] = m as unknown as string[];
-    const versions = [...this.#artifacts.values()]
-      .filter(
-        (a) =>
-          a.entity === owner &&
-          a.project === project &&
-          a.collection === collection &&
-          a.state === "COMMITTED",
-      )
-      .sort((a, b) => a.versionIndex - b.versionIndex);
-    const version = /^v(\d+)$/.exec(alias as string);
-    const artifact =
-      alias === "latest"
-        ? versions.at(-1)
-        : versions.find((a) => version && a.versionIndex === Number(version[1]));
+    const artifact = this.#find(owner as string, project as string, collection as string, alias);
     // Another entity's artifact reads exactly as a missing one.
     if (!artifact || (entity !== undefined && artifact.entity !== entity)) {
       return { error: `No committed W&B artifact ${owner}/${project}/${collection}:${alias}.` };
@@ -115,6 +160,28 @@ export class WandbArtifactApi {
     const [, file] = files.find(([name]) => name === "train.jsonl") ?? files[0] ?? [];
     if (!file?.data) return { error: `Artifact ${collection}:${alias} holds no file.` };
     return { text: file.data.toString("utf8") };
+  }
+
+  /** The committed version `alias` (`latest` or `vN`) of a collection. */
+  #find(
+    entity: string,
+    project: string,
+    collection: string,
+    alias: string,
+  ): StoredArtifact | undefined {
+    const versions = [...this.#artifacts.values()]
+      .filter(
+        (a) =>
+          a.entity === entity &&
+          a.project === project &&
+          a.collection === collection &&
+          a.state === "COMMITTED",
+      )
+      .sort((a, b) => a.versionIndex - b.versionIndex);
+    const version = /^v(\d+)$/.exec(alias);
+    return alias === "latest"
+      ? versions.at(-1)
+      : versions.find((a) => version && a.versionIndex === Number(version[1]));
   }
 
   #caller(req: IncomingMessage): Caller | undefined {
@@ -132,22 +199,19 @@ export class WandbArtifactApi {
     return entity ? { entity, anyEntity: false } : undefined;
   }
 
-  #operate(
-    request: { query?: unknown; operationName?: unknown },
-    v: Vars,
-    caller: Caller,
-    origin: string,
-  ) {
+  #operate(request: Vars, v: Vars, caller: Caller, origin: string) {
     const query = typeof request.query === "string" ? request.query : "";
     const has = (field: string) => new RegExp(`\\b${field}\\s*\\(`).test(query);
     if (has("upsertBucket")) return this.#upsertRun(v, caller);
-    if (has("createArtifact")) return this.#createArtifact(v.input ?? {}, caller);
+    if (has("createArtifact")) return this.#createArtifact(isRecord(v.input) ? v.input : v, caller);
     if (has("createArtifactManifest")) return this.#createManifest(v, caller, origin);
     if (has("createArtifactFiles")) return this.#createFiles(v, caller, origin);
     if (has("commitArtifact")) return this.#commit(v, caller);
+    if (has("project") && has("run")) return this.#runQuery(v, caller);
+    if (has("project")) return this.#artifactType(v, caller);
     if (has("artifact")) return this.#version(v, caller);
     throw new GraphqlError(
-      "The emulator serves only the artifact operations of W&B's API: UpsertBucket, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID.",
+      "The emulator serves only the artifact operations of W&B's API: UpsertBucket, ArtifactType, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID, and a run query.",
     );
   }
 
@@ -168,9 +232,94 @@ export class WandbArtifactApi {
   }
 
   #upsertRun(v: Vars, caller: Caller) {
-    this.#entity(caller, v.entity);
+    const entity = this.#entity(caller, v.entity);
+    for (const key of ["name", "project", "displayName", "host", "config", "state"])
+      if (v[key] != null && typeof v[key] !== "string")
+        throw new GraphqlError(`upsertBucket: ${key} must be a string.`);
+    const project = typeof v.project === "string" && v.project ? v.project : "uncategorized";
     const name = typeof v.name === "string" && v.name ? v.name : randomUUID().slice(0, 8);
-    return { upsertBucket: { bucket: { id: name, name }, inserted: true } };
+    const key = `${entity}/${project}/${name}`;
+    const known = this.#runs.get(key);
+    const run: StoredRun = known ?? {
+      id: Buffer.from(`Run:${key}`).toString("base64"),
+      entity,
+      project,
+      name,
+      displayName: null,
+      host: null,
+      config: null,
+      state: "running",
+    };
+    if (v.displayName) run.displayName = v.displayName;
+    if (v.host) run.host = v.host;
+    if (v.config) run.config = parseJsonString(v.config, "upsertBucket: config");
+    // Resuming a finished run (resume="allow") makes it run again until its next end.
+    run.state = v.state === "finished" || v.state === "crashed" ? v.state : "running";
+    this.#runs.set(key, run);
+    return {
+      upsertBucket: {
+        bucket: {
+          id: run.id,
+          name: run.name,
+          displayName: run.displayName ?? run.name,
+          description: null,
+          sweepName: null,
+          project: { id: project, name: project, entity: { id: entity, name: entity } },
+          historyLineCount: 0,
+        },
+        inserted: !known,
+      },
+    };
+  }
+
+  #fileStream(scope: string[], body: unknown, caller: Caller, res: ServerResponse) {
+    const [entity, project, name] = scope.map(decodePart) as [string, string, string];
+    try {
+      this.#entity(caller, entity);
+    } catch (error) {
+      return send(res, 403, { error: (error as Error).message });
+    }
+    const run = this.#runs.get(`${entity}/${project}/${name}`);
+    if (!run) return send(res, 404, { error: `No run ${entity}/${project}/${name}.` });
+    if (!isRecord(body)) return send(res, 400, { error: "The body must be a JSON object." });
+    if (body.complete === true) {
+      const code = body.exitcode;
+      run.state = code === 0 || code === undefined ? "finished" : "crashed";
+    }
+    send(res, 200, { exitcode: null, limits: {} });
+  }
+
+  #runQuery(v: Vars, caller: Caller) {
+    const entity = this.#entity(caller, v.entity ?? v.entityName);
+    const project = v.project ?? v.projectName;
+    const run = this.#runs.get(`${entity}/${String(project)}/${String(v.name ?? v.runName)}`);
+    return {
+      project: run
+        ? {
+            run: {
+              id: run.id,
+              name: run.name,
+              displayName: run.displayName,
+              host: run.host,
+              state: run.state,
+              config: run.config === null ? null : JSON.stringify(run.config),
+            },
+          }
+        : null,
+    };
+  }
+
+  #artifactType(v: Vars, caller: Caller) {
+    const entity = this.#entity(caller, v.entityName);
+    if (typeof v.name !== "string" || v.name === "")
+      throw new GraphqlError("ArtifactType: name must be a non-empty string.");
+    const [collection, alias = "latest"] = v.name.split(":");
+    const found = this.#find(entity, String(v.projectName), collection as string, alias);
+    return {
+      project: {
+        artifact: found ? { artifactType: { name: found.type } } : null,
+      },
+    };
   }
 
   #createArtifact(input: Vars, caller: Caller) {
@@ -215,10 +364,14 @@ export class WandbArtifactApi {
 
   #createManifest(v: Vars, caller: Caller, origin: string) {
     const artifact = this.#artifact(v.artifactID, caller);
+    if (typeof v.digest !== "string")
+      throw new GraphqlError("createArtifactManifest: digest must be a string.");
     const file: Record<string, unknown> = { id: `${artifact.id}-manifest` };
     if (v.includeUpload === true) {
-      file.uploadUrl = this.#uploadUrl(origin, { artifactId: artifact.id, file: null });
-      file.uploadHeaders = [];
+      artifact.manifestDigest = v.digest;
+      const md5 = v.digest === "" ? "" : v.digest;
+      file.uploadUrl = this.#uploadUrl(origin, { artifactId: artifact.id, file: null }, md5);
+      file.uploadHeaders = md5 ? [`Content-MD5:${md5}`] : [];
     }
     return {
       createArtifactManifest: { artifactManifest: { id: `${artifact.id}-manifest`, file } },
@@ -226,18 +379,25 @@ export class WandbArtifactApi {
   }
 
   #createFiles(v: Vars, caller: Caller, origin: string) {
-    const specs = Array.isArray(v.artifactFiles) ? (v.artifactFiles as Vars[]) : [];
-    const edges = specs.map((spec) => {
-      const artifact = this.#artifact(spec.artifactID, caller);
-      if (typeof spec.name !== "string" || typeof spec.md5 !== "string") {
-        throw new GraphqlError("createArtifactFiles: each file needs a name and an md5.");
+    // The client's current form sends `$input: CreateArtifactFilesInput!`; older ones `$artifactFiles`.
+    const input = isRecord(v.input) ? v.input : v;
+    if (!Array.isArray(input.artifactFiles)) {
+      throw new GraphqlError("createArtifactFiles: input.artifactFiles must be a list of files.");
+    }
+    const specs = input.artifactFiles as unknown[];
+    const edges = specs.map((spec, i) => {
+      if (!isRecord(spec) || typeof spec.name !== "string" || typeof spec.md5 !== "string") {
+        throw new GraphqlError(
+          `createArtifactFiles: input.artifactFiles[${i}] must be an object with a name and an md5.`,
+        );
       }
+      const artifact = this.#artifact(spec.artifactID, caller);
       const known = artifact.files.get(spec.name);
       const stored = known?.md5 === spec.md5 && known.data ? known : { md5: spec.md5 };
       artifact.files.set(spec.name, stored);
       const uploadUrl = stored.data
         ? null
-        : this.#uploadUrl(origin, { artifactId: artifact.id, file: spec.name });
+        : this.#uploadUrl(origin, { artifactId: artifact.id, file: spec.name }, spec.md5);
       return {
         node: {
           storagePath: `${artifact.id}/${spec.name}`,
@@ -280,35 +440,156 @@ export class WandbArtifactApi {
     };
   }
 
-  #uploadUrl(origin: string, upload: Upload): string {
+  // A GCS V2-style signed URL: the signature covers the method, Content-MD5,
+  // Content-Type (none) and the expiry, as W&B's storage checks them.
+  #uploadUrl(origin: string, upload: Upload, md5: string): string {
     const token = randomUUID();
     this.#uploads.set(token, upload);
-    return `${origin}${UPLOAD_PREFIX}${token}`;
+    const path = `${UPLOAD_PREFIX}${token}`;
+    const expires = Math.floor((Date.now() + this.#options.uploadUrlTtlMs) / 1000);
+    const signature = this.#sign(stringToSign("PUT", md5, "", expires, path));
+    const query = new URLSearchParams({
+      GoogleAccessId: "emulator@trajectory-recorder.local",
+      Expires: String(expires),
+      Signature: signature,
+    });
+    return `${origin}${path}?${query}`;
   }
 
-  #receive(token: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
+  #sign(text: string): string {
+    return createHmac("sha256", this.#secret).update(text).digest("base64");
+  }
+
+  async #receive(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const token = url.pathname.slice(UPLOAD_PREFIX.length);
     const upload = this.#uploads.get(token);
     const artifact = upload && this.#artifacts.get(upload.artifactId);
-    if (!upload || !artifact) {
-      send(res, 404, { detail: "Unknown upload URL." });
-      return;
+    // Everything is checked before a byte of the body is read.
+    if (!upload || !artifact) return storageError(res, 404, "NoSuchUpload", "Unknown upload URL.");
+    const expires = Number(url.searchParams.get("Expires"));
+    const given = url.searchParams.get("Signature") ?? "";
+    const text = stringToSign(
+      req.method ?? "",
+      headerValue(req, "content-md5"),
+      headerValue(req, "content-type"),
+      url.searchParams.get("Expires") ?? "",
+      url.pathname,
+    );
+    if (!sameSignature(given, this.#sign(text))) {
+      return storageError(
+        res,
+        403,
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided. Send exactly the headers the upload URL was given with (uploadHeaders), and no Content-Type unless they name one.",
+        text,
+      );
+    }
+    if (!Number.isFinite(expires) || Date.now() / 1000 > expires) {
+      return storageError(
+        res,
+        400,
+        "ExpiredToken",
+        "The upload URL has expired; ask for a new one.",
+      );
+    }
+    const body = await readCapped(req, this.#options.maxUploadBytes);
+    if (body === undefined) return tooLarge(res, this.#options.maxUploadBytes);
+    const md5 = createHash("md5").update(body).digest("base64");
+    const declared = headerValue(req, "content-md5");
+    if (declared !== "" && declared !== md5) {
+      return storageError(
+        res,
+        400,
+        "BadDigest",
+        "The Content-MD5 you specified did not match what we received.",
+      );
     }
     if (upload.file === null) {
       artifact.manifest = body;
     } else {
       const file = artifact.files.get(upload.file);
-      const md5 = createHash("md5").update(body).digest("base64");
-      const declared = req.headers["content-md5"];
-      if (!file || md5 !== file.md5 || (declared !== undefined && declared !== md5)) {
-        send(res, 400, {
-          detail: `The uploaded ${upload.file} does not match the MD5 declared for it.`,
-        });
-        return;
+      if (!file || md5 !== file.md5) {
+        return storageError(
+          res,
+          400,
+          "BadDigest",
+          `The uploaded ${upload.file} does not match the MD5 declared for it.`,
+        );
       }
       file.data = body;
     }
     this.#uploads.delete(token);
     res.writeHead(200).end();
+  }
+}
+
+function stringToSign(
+  method: string,
+  md5: string,
+  contentType: string,
+  expires: string | number,
+  path: string,
+): string {
+  return `${method}\n${md5}\n${contentType}\n${expires}\n${path}`;
+}
+
+function sameSignature(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function headerValue(req: IncomingMessage, name: string): string {
+  const value = req.headers[name];
+  return (Array.isArray(value) ? value.join(",") : (value ?? "")).trim();
+}
+
+function storageError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  signed?: string,
+): void {
+  const xmlText = (t: string) =>
+    t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const xml = `<?xml version='1.0' encoding='UTF-8'?><Error><Code>${code}</Code><Message>${xmlText(message)}</Message>${signed === undefined ? "" : `<StringToSign>${xmlText(signed)}</StringToSign>`}</Error>`;
+  // The body (if any) is left unread: the connection closes after the answer.
+  res.writeHead(status, { "content-type": "application/xml; charset=UTF-8", connection: "close" });
+  res.end(xml);
+}
+
+function tooLarge(res: ServerResponse, maxBytes: number): void {
+  send(
+    res,
+    413,
+    {
+      errors: [
+        { message: `The request body is larger than this server accepts (${maxBytes} bytes).` },
+      ],
+    },
+    true,
+  );
+}
+
+// A malformed %-escape reads as itself: it then names no run.
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, any> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseJsonString(value: string, what: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new GraphqlError(`${what} must be a JSON string.`);
   }
 }
 
@@ -321,13 +602,34 @@ function parseMetadata(value: unknown): unknown {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
+function send(res: ServerResponse, status: number, body: unknown, close = false): void {
+  res.writeHead(status, {
+    "content-type": "application/json",
+    ...(close ? { connection: "close" } : {}),
+  });
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
+/** The body, or undefined once it passes `maxBytes` (nothing further is read). */
+async function readCapped(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      // Stop reading; the answer closes the connection, dropping the rest unread.
+      req.off("data", onData);
+      req.pause();
+      resolve(undefined);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks)));
+    req.once("error", reject);
+  });
 }

@@ -9,6 +9,7 @@ export {
 export {
   applyJudge,
   type JudgeClient,
+  type JudgeErrorPolicy,
   type JudgeOptions,
   JudgeResponseError,
   type JudgeScore,

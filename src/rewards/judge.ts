@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { errorMessage } from "../util/error-message.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { checkGroup } from "./apply.js";
 import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
@@ -25,7 +26,21 @@ export interface JudgeOptions {
   rubric?: string;
   /** Extra fields for the chat request (`temperature`, `response_format`, ...). */
   requestOptions?: Record<string, unknown>;
+  /**
+   * What a failed judgement does (the judge's server failed, or its answer
+   * was unusable twice). `"throw"` (default) rejects. `"skip"` gives up on
+   * this group only, as ART's RULER with `swallow_exceptions=True`: the
+   * failure is logged and `applyJudge` returns `null`, so a gather's
+   * `afterEach` drops the group. `"keep"` logs the failure on each
+   * trajectory and keeps the group with its rewards unchanged.
+   */
+  onError?: JudgeErrorPolicy;
+  /** Where `"skip"` and `"keep"` log a failure. Default `console`. */
+  logger?: { warn(message: string): void };
 }
+
+/** What a failed judgement does: see {@link JudgeOptions.onError}. */
+export type JudgeErrorPolicy = "throw" | "skip" | "keep";
 
 /** The judge's verdict on one trajectory. */
 export interface JudgeScore {
@@ -72,10 +87,35 @@ const JudgeAnswerSchema = z.object({
  */
 export async function judgeGroup(
   group: TrajectoryGroup,
+  options: JudgeOptions & { onError: "skip" | "keep" },
+): Promise<JudgeScore[] | null>;
+export async function judgeGroup(
+  group: TrajectoryGroup,
   options: JudgeOptions,
-): Promise<JudgeScore[]> {
+): Promise<JudgeScore[]>;
+export async function judgeGroup(
+  group: TrajectoryGroup,
+  options: JudgeOptions,
+): Promise<JudgeScore[] | null> {
   const call = "judgeGroup(group, options)";
   checkJudgeArguments(call, group, options);
+  const policy = options.onError ?? "throw";
+  if (policy === "throw") return judgeOrThrow(call, group, options);
+  try {
+    return await judgeOrThrow(call, group, options);
+  } catch (error) {
+    (options.logger ?? console).warn(
+      `judgeGroup: the judge ${options.model} failed on this group: ${errorMessage(error)}; no scores.`,
+    );
+    return null;
+  }
+}
+
+async function judgeOrThrow(
+  call: string,
+  group: TrajectoryGroup,
+  options: JudgeOptions,
+): Promise<JudgeScore[]> {
   const all = group.trajectories.map((t) => t.messages());
   // The prompt is their JSON: a BigInt, a cycle or deep nesting is named here, not by JSON.stringify.
   for (const [i, messages] of all.entries())
@@ -120,23 +160,47 @@ export async function judgeGroup(
 }
 
 /**
- * Judges the group and writes the result onto it: `reward` becomes the judge's
- * score, the previous reward is kept in `metrics.independent_reward`, the score
- * in `metrics.judge_score`, and the explanation is logged on each trajectory.
+ * Judges the group and writes the result onto it, as ART's RULER does:
+ * `reward` becomes the judge's score, the previous reward is kept in
+ * `metrics.independent_reward`, the score in `metrics.ruler_score`, and the
+ * explanation is logged on each trajectory. With `onError: "skip"` a failed
+ * judgement returns `null` (a gather's `afterEach` then drops the group, and
+ * only that one); with `"keep"` the group comes back unscored.
  *
  * @example
- * await gatherTrajectoryGroups(groups, { sink: { add: (g) => applyJudge(g, { client, model: "o4-mini" }) } });
+ * await gatherTrajectoryGroups(groups, { afterEach: (g) => applyJudge(g, { client, model: "o4-mini", onError: "skip" }) });
  */
 export async function applyJudge(
   group: TrajectoryGroup,
+  options: JudgeOptions & { onError: "skip" },
+): Promise<TrajectoryGroup | null>;
+export async function applyJudge(
+  group: TrajectoryGroup,
   options: JudgeOptions,
-): Promise<TrajectoryGroup> {
+): Promise<TrajectoryGroup>;
+export async function applyJudge(
+  group: TrajectoryGroup,
+  options: JudgeOptions,
+): Promise<TrajectoryGroup | null> {
   checkJudgeArguments("applyJudge(group, options)", group, options);
-  const scores = await judgeGroup(group, options);
+  let scores: JudgeScore[];
+  try {
+    scores = await judgeGroup(group, { ...options, onError: "throw" });
+  } catch (error) {
+    const policy = options.onError ?? "throw";
+    if (policy === "throw") throw error;
+    const message = `The judge ${options.model} failed on this group: ${errorMessage(error)}`;
+    (options.logger ?? console).warn(
+      `applyJudge: ${message}; ${policy === "skip" ? "the group is skipped" : "its rewards are kept unjudged"}.`,
+    );
+    if (policy === "skip") return null;
+    for (const t of group.trajectories) t.log(message);
+    return group;
+  }
   scores.forEach((score, i) => {
     const t = group.trajectories[i] as Trajectory;
     t.metrics.independent_reward = t.reward;
-    t.metrics.judge_score = score.reward;
+    t.metrics.ruler_score = score.reward;
     t.reward = score.reward;
     t.log(`Judge explanation: ${score.explanation}`);
   });
@@ -171,6 +235,9 @@ function checkJudgeArguments(call: string, group: unknown, options: unknown): vo
     throw new InvalidArgumentError(call, "options.model", "a model name", options.model);
   if (options.rubric !== undefined && typeof options.rubric !== "string")
     throw new InvalidArgumentError(call, "options.rubric", "a string", options.rubric);
+  const policy = options.onError;
+  if (policy !== undefined && policy !== "throw" && policy !== "skip" && policy !== "keep")
+    throw new InvalidArgumentError(call, "options.onError", '"throw", "skip" or "keep"', policy);
   const extra = options.requestOptions;
   if (extra !== undefined && (!isObjectLike(extra) || Array.isArray(extra)))
     throw new InvalidArgumentError(call, "options.requestOptions", "an object", extra);

@@ -28,8 +28,13 @@ export type TrainConfig = {
 export interface SftConfig {
   /** Trajectories per batch, or `"auto"` (not sent) for the service's choice. */
   batchSize?: number | "auto";
-  /** One rate, or one per batch. ART's default is 5e-5. */
+  /** One rate, or one per batch. ART's default is 5e-5; 0 is taken, as ART takes it. */
   learningRate?: number | number[];
+  /**
+   * The service's metric logging of the job, as ART's SFT `metric_logging`
+   * (`{ enabled, target_training_step }`); sent only when `enabled`, as ART does.
+   */
+  metricLogging?: { enabled?: boolean; targetTrainingStep?: number };
 }
 
 function snake(key: string): string {
@@ -61,9 +66,9 @@ export function toExperimentalConfig(
     if (value !== undefined) wire[snake(key)] = value;
   }
   const rate = wire.learning_rate;
-  if (rate !== undefined && rate !== null && !isPositiveRate(rate)) {
+  if (rate !== undefined && rate !== null && !isUsableRate(rate)) {
     throw new InvalidTrainingOptionsError(method, [
-      `learningRate: expected a positive number (e.g. 1e-5), got ${String(rate)}`,
+      `learningRate: expected 0 or a positive number (e.g. 1e-5), got ${String(rate)}`,
     ]);
   }
   refuseArtConflicts(wire, method);
@@ -99,11 +104,23 @@ export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
   }
   wire.learning_rate = config.learningRate ?? 5e-5;
   const rates = Array.isArray(wire.learning_rate) ? wire.learning_rate : [wire.learning_rate];
-  const bad = rates.find((r) => !isPositiveRate(r));
+  const bad = rates.find((r) => !isUsableRate(r));
   if (bad !== undefined) {
     throw new InvalidTrainingOptionsError("trainSft", [
-      `learningRate: expected a positive number (e.g. 5e-5) or a list of them, got ${String(bad)}`,
+      `learningRate: expected 0 or a positive number (e.g. 5e-5) or a list of them, got ${String(bad)}`,
     ]);
+  }
+  const logging = config.metricLogging;
+  if (logging !== undefined) {
+    if (logging === null || typeof logging !== "object" || Array.isArray(logging))
+      throw new InvalidTrainingOptionsError("trainSft", [
+        "metricLogging: expected an object { enabled, targetTrainingStep }",
+      ]);
+    const wireLogging: Record<string, unknown> = {};
+    if (logging.enabled !== undefined) wireLogging.enabled = logging.enabled;
+    if (logging.targetTrainingStep !== undefined)
+      wireLogging.target_training_step = logging.targetTrainingStep;
+    wire.metric_logging = wireLogging;
   }
   const parsed = SFTTrainingConfigSchema.safeParse(wire);
   if (!parsed.success) {
@@ -112,10 +129,16 @@ export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
       parsed.error.issues.map((i) => `${camel(formatZodPath(i.path))}: ${i.message}`),
     );
   }
+  // ART adds metric_logging only when it is enabled.
+  if (parsed.data.metric_logging?.enabled !== true) delete parsed.data.metric_logging;
   return parsed.data;
 }
 
-/** A rate of 0 or below trains nothing or trains backwards: refused before sending. */
-function isPositiveRate(value: unknown): boolean {
-  return typeof value !== "number" || (Number.isFinite(value) && value > 0);
+/**
+ * ART sends `learning_rate=0` (a step that moves no weight, e.g. to measure
+ * the loss), so 0 is taken; a negative rate trains backwards and a non-finite
+ * one cannot travel as JSON: both are refused before sending.
+ */
+function isUsableRate(value: unknown): boolean {
+  return typeof value !== "number" || (Number.isFinite(value) && value >= 0);
 }

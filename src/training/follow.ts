@@ -12,6 +12,7 @@ import {
 import { recordGradientStepEvent } from "../telemetry/index.js";
 import type { TrainingJobEvent } from "../wire/index.js";
 import { TrainingFailedError } from "./errors.js";
+import { ART_GRADIENT_STEPS_KEY, artMetricName } from "./metric-names.js";
 
 /** Progress of a job, as given to `onEvent`. */
 export interface TrainingProgress {
@@ -42,12 +43,20 @@ export interface FollowOptions {
   kind?: "RL" | "SFT";
   /** The span that receives a `gradient_step` event per step. */
   span?: Span | undefined;
+  /** Metrics added to every step's, as ART adds its batch summary (`data/step_num_trajectories`). */
+  baseMetrics?: Record<string, number> | undefined;
 }
 
 /** What a finished job produced. */
 export interface FollowResult {
-  /** Mean of each metric over the gradient steps, plus `num_gradient_steps`. */
+  /**
+   * Mean of each metric over the gradient steps, under the names ART reports
+   * (`loss/train`, `loss/grad_norm`, `data/step_trainer_tokens`, ...; see
+   * {@link artMetricName}), plus `data/step_num_gradient_steps`.
+   */
   metrics: Record<string, number>;
+  /** The same means under the service's own keys, plus `num_gradient_steps`. */
+  rawMetrics: Record<string, number>;
   gradientSteps: number;
 }
 
@@ -67,6 +76,7 @@ export async function followTrainingJob(
   const maxFailures = options.maxPollFailures ?? 8;
   const seen = new Set<string>();
   const sums = new Map<string, { total: number; count: number }>();
+  const named = new Map<string, { total: number; count: number }>();
   let after: string | undefined;
   let total = 0;
   let steps = 0;
@@ -100,12 +110,18 @@ export async function followTrainingJob(
         } else if (event.type === "gradient_step") {
           steps += 1;
           addMetrics(sums, event.data);
+          addMetrics(named, { ...options.baseMetrics, ...renamed(event.data) });
           options.span && recordGradientStepEvent(options.span, steps, event.data);
           emit(event);
           after = event.id;
         } else if (event.type === "training_ended") {
           emit(event);
-          return { metrics: averages(sums, total || steps), gradientSteps: steps };
+          const gradientSteps = total || steps;
+          const rawMetrics = averages(sums);
+          rawMetrics.num_gradient_steps = gradientSteps;
+          const metrics = averages(named);
+          metrics[ART_GRADIENT_STEPS_KEY] = gradientSteps;
+          return { metrics, rawMetrics, gradientSteps: steps };
         } else if (event.type === "training_failed") {
           emit(event);
           const message =
@@ -149,12 +165,19 @@ function addMetrics(
   }
 }
 
-function averages(
-  sums: Map<string, { total: number; count: number }>,
-  gradientSteps: number,
-): Record<string, number> {
+function averages(sums: Map<string, { total: number; count: number }>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [key, { total, count }] of sums) out[key] = total / count;
-  out.num_gradient_steps = gradientSteps;
+  return out;
+}
+
+// One step's data under ART's names; when two keys meet (`loss`, `policy_loss`), the later wins, as in ART.
+function renamed(data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (key === "num_gradient_steps") continue;
+    const name = artMetricName(key);
+    if (name !== undefined) out[name] = value;
+  }
   return out;
 }

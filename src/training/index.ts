@@ -18,6 +18,7 @@ export {
   type TrainingProgress,
 } from "./follow.js";
 export { type GroupInput, toWireGroups } from "./groups.js";
+export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
 export {
   type CreatedJob,
   type NoSignalPolicy,
@@ -45,3 +46,8 @@ export {
 } from "./wandb-artifacts.js";
 export { defaultSftUploader } from "./wandb-default.js";
 export { DEFAULT_WANDB_BASE_URL, WandbApiError } from "./wandb-graphql.js";
+export {
+  DEFAULT_WANDB_MAX_ANSWER_BYTES,
+  DEFAULT_WANDB_TIMEOUTS,
+  type WandbTimeouts,
+} from "./wandb-http.js";

@@ -82,8 +82,13 @@ export interface TrainResult {
   jobId: string | null;
   /** The model's latest step once the job ended (the current step when skipped). */
   step: number;
-  /** Each metric averaged over the gradient steps, plus `num_gradient_steps`; `{}` when skipped. */
+  /**
+   * Each metric averaged over the gradient steps, under ART's names
+   * (`loss/train`, `loss/grad_norm`, ..., `data/step_num_gradient_steps`); `{}` when skipped.
+   */
   metrics: Record<string, number>;
+  /** The same under the service's raw keys (`loss`, `grad_norm`, ..., `num_gradient_steps`). */
+  rawMetrics: Record<string, number>;
   /**
    * Groups `train` left out because their rewards are all equal (no reward
    * signal: every advantage is zero); see {@link NoSignalPolicy}.
@@ -272,7 +277,14 @@ export class TrainableModel {
         logger.info(
           `train: every one of the ${total} group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step ${step} (noSignal: "send" sends them).`,
         );
-        return { jobId: null, step, metrics: {}, noSignalGroups, skipped: "no_reward_signal" };
+        return {
+          jobId: null,
+          step,
+          metrics: {},
+          rawMetrics: {},
+          noSignalGroups,
+          skipped: "no_reward_signal",
+        };
       }
       if (noSignalGroups > 0)
         logger.info(
@@ -439,7 +451,12 @@ export class TrainableModel {
             name: `${this.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
             data: jsonl,
             contentType: "application/jsonl",
-            owner: { entity: this.entity, project: this.project, run: this.runId ?? this.name },
+            owner: {
+              entity: this.entity,
+              project: this.project,
+              run: this.runId ?? this.name,
+              displayName: this.name,
+            },
             metadata: { format: "jsonl", num_trajectories: lines },
           },
           { signal: run.signal },
@@ -450,7 +467,9 @@ export class TrainableModel {
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
-        return this.#finish(job.id, stepBefore, { ...run, span, kind: "SFT" });
+        // As ART, every SFT step reports the number of examples.
+        const baseMetrics = { "data/step_num_trajectories": lines };
+        return this.#finish(job.id, stepBefore, { ...run, span, kind: "SFT", baseMetrics });
       },
     );
   }
@@ -481,7 +500,7 @@ export class TrainableModel {
     stepBefore: number,
     options: FollowOptions & { checkpointTimeoutMs?: number | undefined },
   ): Promise<TrainResult> {
-    const { metrics } = await followTrainingJob(this.client, jobId, options);
+    const { metrics, rawMetrics } = await followTrainingJob(this.client, jobId, options);
     const step = await waitForCheckpoint((signal) => this.getStep({ signal }), {
       jobId,
       stepBefore,
@@ -490,7 +509,7 @@ export class TrainableModel {
       backoff: options.backoff,
       signal: options.signal,
     });
-    return { jobId, step, metrics };
+    return { jobId, step, metrics, rawMetrics };
   }
 }
 

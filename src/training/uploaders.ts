@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { abortableSleep, isRetryableStatus, retryDelay } from "../client/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { atomicWriteFile } from "../util/atomic-write.js";
+import { isSafeForCredentials } from "../util/loopback.js";
 
 /** A file to upload. */
 export interface Artifact {
@@ -23,6 +24,8 @@ export interface ArtifactOwner {
   project: string;
   /** The W&B run the data is logged from (a model's `runId`, else its name). */
   run: string;
+  /** The run's display name (the model's name, as ART's `wandb.init(name=...)`). */
+  displayName?: string;
 }
 
 /**
@@ -100,10 +103,7 @@ export class PresignedUrlUploader implements ArtifactUploader {
     const attempts = this.#options.maxAttempts ?? 3;
     const where = new URL(target.uploadUrl);
     // The URL carries a credential: never send it in clear text off this machine.
-    if (
-      where.protocol !== "https:" &&
-      !(where.protocol === "http:" && isLoopback(where.hostname))
-    ) {
+    if (!isSafeForCredentials(where)) {
       throw new TypeError(
         `PresignedUrlUploader: expected an https:// upload URL (http:// only on loopback), got ${where.protocol}//${where.host}.`,
       );
@@ -137,8 +137,4 @@ export class PresignedUrlUploader implements ArtifactUploader {
       await abortableSleep(retryDelay(attempt, { headers, initialDelayMs: 200 }), options.signal);
     }
   }
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || hostname.startsWith("127.");
 }

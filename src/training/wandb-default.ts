@@ -1,6 +1,7 @@
 // Which uploader `trainSft` uses when it is given none.
 import type { TrainingClient } from "../client/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
+import { isLoopbackHostname } from "../util/loopback.js";
 import { WandbArtifactUploader } from "./wandb-artifacts.js";
 import { DEFAULT_WANDB_BASE_URL } from "./wandb-graphql.js";
 
@@ -32,7 +33,5 @@ export function defaultSftUploader(client: TrainingClient): WandbArtifactUploade
 
 function wandbBaseUrlFor(serviceBaseURL: string): string {
   const url = new URL(serviceBaseURL);
-  const host = url.hostname;
-  const loopback = host === "localhost" || host === "[::1]" || host.startsWith("127.");
-  return loopback ? url.origin : DEFAULT_WANDB_BASE_URL;
+  return isLoopbackHostname(url.hostname) ? url.origin : DEFAULT_WANDB_BASE_URL;
 }

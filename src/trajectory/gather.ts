@@ -1,10 +1,11 @@
 import PQueue from "p-queue";
 import { InvalidArgumentError } from "../util/argument-error.js";
+import { errorMessage } from "../util/error-message.js";
 import { TooManyExceptionsError } from "./errors.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
 import { createProgressBar, type GatherProgress, type ProgressStream } from "./progress.js";
 import type { GroupSink } from "./sink.js";
-import type { Trajectory } from "./trajectory.js";
+import { Trajectory } from "./trajectory.js";
 
 /** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
 export type GatherGroupInput =
@@ -12,6 +13,9 @@ export type GatherGroupInput =
   | TrajectoryGroup
   | PromiseLike<TrajectoryGroup>
   | readonly Rollout[];
+
+/** What `afterEach` returns: a group, groups to keep in its place, or nothing to drop it. */
+export type AfterEachResult = TrajectoryGroup | readonly TrajectoryGroup[] | null | undefined;
 
 /** Options of {@link gatherTrajectoryGroups}. */
 export interface GatherOptions {
@@ -31,10 +35,11 @@ export interface GatherOptions {
   /**
    * Runs on each group as soon as it finishes, before it goes to `sink` and
    * before its rewards are reported: the place for group-relative rewards or
-   * a judge. Change the group in place, or return a group to use instead.
-   * A hook that throws fails the gather, like a failing sink.
-   *
-   * Unlike ART's `after_each`, returning nothing keeps the group (it is not dropped).
+   * a judge. As ART's `after_each`: return the group (changed in place or a
+   * new one) to keep it, a list of groups to keep each of them in its place,
+   * or `undefined`/`null` to drop the group. A hook that throws loses only
+   * its own group: it is left out, counted in `failedGroups` of the progress,
+   * and logged; every other group is kept.
    *
    * @example
    * await gatherTrajectoryGroups(groups, {
@@ -42,10 +47,14 @@ export interface GatherOptions {
    *   sink: shipper,
    * });
    */
-  afterEach?: (
-    group: TrajectoryGroup,
-    // biome-ignore lint/suspicious/noConfusingVoidType: an `async (g) => { ... }` hook returns Promise<void>, which `undefined` would refuse.
-  ) => void | TrajectoryGroup | PromiseLike<void | TrajectoryGroup>;
+  afterEach?: (group: TrajectoryGroup) => AfterEachResult | PromiseLike<AfterEachResult>;
+  /**
+   * How many trajectory metrics the progress shows (their means, first seen
+   * first), as ART's `max_metrics`. Default: all.
+   */
+  maxMetrics?: number;
+  /** Where a failed `afterEach` is logged. Default `console`. */
+  logger?: { warn(message: string): void };
   /** Receives each group as soon as it finishes (e.g. the shipper). */
   sink?: GroupSink;
   /** Label of the progress bar. Default `"gather"`. */
@@ -103,7 +112,15 @@ export async function gatherTrajectoryGroups(
   const max = options.maxExceptions ?? 0;
   const limit = max > 0 && max < 1 ? max * total : max;
   const bar = createProgressBar(options.label ?? "gather", options.progressStream);
-  const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0, failed: undefined as unknown };
+  const state = {
+    done: 0,
+    exceptions: 0,
+    rewardSum: 0,
+    rewards: 0,
+    failedGroups: 0,
+    failed: undefined as unknown,
+  };
+  const metrics = new MetricMeans(options.maxMetrics);
 
   const report = () => {
     const p: GatherProgress = {
@@ -112,6 +129,10 @@ export async function gatherTrajectoryGroups(
       exceptions: state.exceptions,
       rewardMean: state.rewards > 0 ? state.rewardSum / state.rewards : null,
     };
+    // Present only when there is something to say, so a plain gather's progress stays as it was.
+    if (state.failedGroups > 0) p.failedGroups = state.failedGroups;
+    const means = metrics.means();
+    if (Object.keys(means).length > 0) p.metrics = means;
     options.onProgress?.(p);
     bar.update(p);
   };
@@ -120,6 +141,7 @@ export async function gatherTrajectoryGroups(
     for (const t of ts) {
       state.rewardSum += t.reward;
       state.rewards++;
+      metrics.add(t);
     }
   };
   const succeed = (t: Trajectory) => {
@@ -138,7 +160,7 @@ export async function gatherTrajectoryGroups(
     }
   };
 
-  const runGroup = async (input: GatherGroupInput): Promise<TrajectoryGroup | undefined> => {
+  const runGroup = async (input: GatherGroupInput, index: number): Promise<TrajectoryGroup[]> => {
     let group: TrajectoryGroup;
     if (input instanceof TrajectoryGroup) {
       group = input;
@@ -170,40 +192,107 @@ export async function gatherTrajectoryGroups(
           throw new TypeError("A group given as a promise must resolve to a TrajectoryGroup.");
       } catch (error) {
         fail(error);
-        return undefined;
+        return [];
       }
       // A promised group counts as one step of the bar.
       state.done++;
       if (!options.afterEach) countRewards(group.trajectories);
       report();
     }
+    let kept: TrajectoryGroup[] = [group];
     if (options.afterEach) {
-      group = await runAfterEach(options.afterEach, group);
-      countRewards(group.trajectories);
+      try {
+        kept = await runAfterEach(options.afterEach, group);
+      } catch (error) {
+        // Only this group is lost: counted, logged, and the gather goes on.
+        state.failedGroups++;
+        report();
+        (options.logger ?? console).warn(
+          `gatherTrajectoryGroups: afterEach failed on groups[${index}], which is left out (${state.failedGroups} so far): ${errorMessage(error)}`,
+        );
+        return [];
+      }
+      for (const g of kept) countRewards(g.trajectories);
       report();
     }
-    await options.sink?.add(group);
-    return group;
+    for (const g of kept) await options.sink?.add(g);
+    return kept;
   };
 
   try {
     const results = await Promise.all(inputs.map(runGroup));
-    return results.filter((g): g is TrajectoryGroup => g !== undefined);
+    return results.flat();
   } finally {
     bar.end();
   }
 }
 
+// As ART: None drops the group, a list stands in its place, a group replaces it.
 async function runAfterEach(
   hook: NonNullable<GatherOptions["afterEach"]>,
   group: TrajectoryGroup,
-): Promise<TrajectoryGroup> {
-  const out = await hook(group);
-  if (out === undefined) return group;
-  if (out instanceof TrajectoryGroup) return out;
+): Promise<TrajectoryGroup[]> {
+  const out: unknown = await hook(group);
+  if (out === undefined || out === null) return [];
+  if (out instanceof TrajectoryGroup) return [out];
+  if (Array.isArray(out) && out.every((g) => g instanceof TrajectoryGroup)) return [...out];
   throw new TypeError(
-    `gatherTrajectoryGroups: afterEach returned ${typeof out}; expected a TrajectoryGroup or nothing.`,
+    `afterEach returned ${Array.isArray(out) ? "a list holding something other than groups" : typeof out}; expected a TrajectoryGroup, a list of them, or nothing to drop the group.`,
   );
+}
+
+/** Running means of trajectory metrics (and completion_tokens), as ART's progress bar keeps them. */
+class MetricMeans {
+  readonly #sums = new Map<string, { total: number; count: number }>();
+  constructor(private readonly max: number | undefined) {}
+
+  add(t: Trajectory): void {
+    const tokens = completionTokens(t);
+    // As ART's record_metrics: set on the trajectory when every Choice has a count.
+    if (tokens !== undefined) t.metrics.completion_tokens = tokens;
+    for (const [name, value] of Object.entries(t.metrics)) {
+      const n = typeof value === "boolean" ? Number(value) : value;
+      if (typeof n !== "number" || !Number.isFinite(n)) continue;
+      const entry = this.#sums.get(name) ?? { total: 0, count: 0 };
+      entry.total += n;
+      entry.count++;
+      this.#sums.set(name, entry);
+    }
+  }
+
+  means(): Record<string, number> {
+    const out: Record<string, number> = {};
+    let shown = 0;
+    for (const [name, { total, count }] of this.#sums) {
+      if (this.max !== undefined && shown >= this.max) break;
+      out[name] = total / count;
+      shown++;
+    }
+    return out;
+  }
+}
+
+// The sampled tokens of every Choice of the trajectory, or undefined when one has no count.
+function completionTokens(t: Trajectory): number | undefined {
+  const items = [
+    ...t.messages_and_choices,
+    ...t.additional_histories.flatMap((h) => h.messages_and_choices),
+  ];
+  let sum = 0;
+  let choices = 0;
+  for (const item of items) {
+    if (!item || typeof item !== "object" || !("finish_reason" in item)) continue;
+    choices++;
+    const choice = item as { token_ids?: unknown; logprobs?: { content?: unknown } | null };
+    const count = Array.isArray(choice.token_ids)
+      ? choice.token_ids.length
+      : Array.isArray(choice.logprobs?.content)
+        ? choice.logprobs.content.length
+        : 0;
+    if (count <= 0) return undefined;
+    sum += count;
+  }
+  return choices > 0 ? sum : undefined;
 }
 
 function rolloutCount(input: GatherGroupInput): number {
@@ -211,4 +300,118 @@ function rolloutCount(input: GatherGroupInput): number {
   if (Array.isArray(input)) return input.length;
   if (input instanceof TrajectoryGroup) return input.trajectories.length;
   return 1;
+}
+
+/** Options of {@link gatherTrajectories}. */
+export interface GatherTrajectoriesOptions {
+  /**
+   * How many rollouts may fail. `0` (the default): the first failure
+   * rejects, as in ART. Above it, each failure is returned in its slot as an
+   * `Error`; past the limit (a count, or below 1 a fraction) the gather throws
+   * {@link TooManyExceptionsError}.
+   */
+  maxExceptions?: number;
+  /** How many rollouts given as functions run at once. Default `Infinity`. */
+  concurrency?: number;
+  onProgress?: (progress: GatherProgress) => void;
+  /** Label of the progress bar. Default `"gather"`. */
+  label?: string;
+  progressStream?: ProgressStream;
+}
+
+/** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
+export type TrajectoriesRollout =
+  | Rollout
+  | PromiseLike<Iterable<Trajectory>>
+  | (() => PromiseLike<Iterable<Trajectory>> | Iterable<Trajectory>);
+
+/**
+ * Runs rollouts that are not grouped and returns one result per input, in
+ * input order, as ART's `gather_trajectories`: a Trajectory, or a list of
+ * them when the rollout gave several, or (with `maxExceptions` above 0) the
+ * `Error` of a rollout that failed.
+ *
+ * @example
+ * const results = await gatherTrajectories(prompts.map((p) => () => rollout(p)), { maxExceptions: 0.1 });
+ * const trajectories = results.filter((r) => r instanceof Trajectory);
+ */
+export async function gatherTrajectories(
+  rollouts: Iterable<TrajectoriesRollout>,
+  options: GatherTrajectoriesOptions = {},
+): Promise<(Trajectory | Trajectory[] | Error)[]> {
+  const call = "gatherTrajectories(rollouts, options)";
+  if (typeof (rollouts as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
+    throw new InvalidArgumentError(call, "rollouts", "an iterable of rollouts", rollouts);
+  if (options === null || typeof options !== "object")
+    throw new InvalidArgumentError(call, "options", "an object", options);
+  const inputs = [...rollouts];
+  const queue = new PQueue({ concurrency: options.concurrency ?? Number.POSITIVE_INFINITY });
+  const total = inputs.length;
+  const max = options.maxExceptions ?? 0;
+  const limit = max > 0 && max < 1 ? max * total : max;
+  const bar = createProgressBar(options.label ?? "gather", options.progressStream);
+  const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0 };
+  const metrics = new MetricMeans(undefined);
+  let failed: TooManyExceptionsError | undefined;
+  const report = () => {
+    const p: GatherProgress = {
+      done: state.done,
+      total,
+      exceptions: state.exceptions,
+      rewardMean: state.rewards > 0 ? state.rewardSum / state.rewards : null,
+    };
+    const means = metrics.means();
+    if (Object.keys(means).length > 0) p.metrics = means;
+    options.onProgress?.(p);
+    bar.update(p);
+  };
+  const run = async (input: TrajectoriesRollout): Promise<Trajectory | Trajectory[] | Error> => {
+    if (failed) throw failed;
+    try {
+      const value: unknown = await (typeof input === "function" ? input() : input);
+      let out: Trajectory | Trajectory[];
+      if (value instanceof Trajectory) out = value;
+      else if (
+        value !== null &&
+        typeof value === "object" &&
+        Symbol.iterator in value &&
+        [...(value as Iterable<unknown>)].every((t) => t instanceof Trajectory)
+      )
+        out = [...(value as Iterable<Trajectory>)];
+      else
+        throw new TypeError(
+          "A rollout must resolve to a Trajectory or an iterable of Trajectories.",
+        );
+      for (const t of Array.isArray(out) ? out : [out]) {
+        state.rewardSum += t.reward;
+        state.rewards++;
+        metrics.add(t);
+      }
+      state.done++;
+      report();
+      return out;
+    } catch (error) {
+      if (error === failed) throw error;
+      state.done++;
+      state.exceptions++;
+      report();
+      if (state.exceptions > limit) {
+        failed ??= new TooManyExceptionsError(state.exceptions, limit, { cause: error });
+        queue.clear();
+        throw failed;
+      }
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  };
+  try {
+    return await Promise.all(
+      inputs.map((input) =>
+        typeof input === "function"
+          ? (queue.add(() => run(input)) as Promise<Trajectory | Trajectory[] | Error>)
+          : run(input),
+      ),
+    );
+  } finally {
+    bar.end();
+  }
 }

@@ -5,6 +5,7 @@ import {
   TrajectoryGroupJsonSchema,
   type TrajectoryGroupWire,
 } from "../wire/index.js";
+import { unwrapArtJson } from "./art-payload.js";
 import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
 import { type MetricValue, Trajectory } from "./trajectory.js";
@@ -129,7 +130,9 @@ export class TrajectoryGroup {
    * @example
    * const group = TrajectoryGroup.fromJSON(JSON.parse(line));
    */
-  static fromJSON(json: unknown): TrajectoryGroup {
+  static fromJSON(input: unknown): TrajectoryGroup {
+    // ART's compact_dump() of a group reads as the group it holds; another envelope is refused.
+    const json = unwrapArtJson(input, "trajectory_group", "trajectory group");
     const parsed = parseWire(TrajectoryGroupJsonSchema, json, "trajectory group");
     const raw = (typeof json === "string" ? JSON.parse(json) : json) as Record<string, unknown>;
     const rawTrajectories = (raw.trajectories ?? []) as Record<string, unknown>[];

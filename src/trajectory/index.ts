@@ -1,5 +1,6 @@
 // The trajectory data model and its ART wire JSON, groups, and gathering.
 
+export { ART_PAYLOAD_FORMAT, type ArtPayload, decodeArtPayload } from "./art-payload.js";
 export { choiceToJson } from "./choice-json.js";
 export {
   TooManyExceptionsError,
@@ -8,7 +9,15 @@ export {
   type ValidationProblem,
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
-export { type GatherGroupInput, type GatherOptions, gatherTrajectoryGroups } from "./gather.js";
+export {
+  type AfterEachResult,
+  type GatherGroupInput,
+  type GatherOptions,
+  type GatherTrajectoriesOptions,
+  gatherTrajectories,
+  gatherTrajectoryGroups,
+  type TrajectoriesRollout,
+} from "./gather.js";
 export {
   PendingGroup,
   type Rollout,

@@ -10,6 +10,13 @@ export interface GatherProgress {
   exceptions: number;
   /** Mean reward of the successful rollouts so far, `null` before the first. */
   rewardMean: number | null;
+  /** Groups left out because their `afterEach` (a judge, a reward) failed. */
+  failedGroups?: number;
+  /**
+   * Mean of each trajectory metric so far (`completion_tokens` included), at
+   * most `maxMetrics` of them in first-seen order, as ART's progress bar shows.
+   */
+  metrics?: Record<string, number>;
 }
 
 /**
@@ -42,6 +49,12 @@ export function formatProgress(
   const reward = p.rewardMean === null ? "reward=-" : `reward=${p.rewardMean.toFixed(3)}`;
   const parts = [options.label ?? "gather", bar, `${p.done}/${p.total}`, reward];
   if (p.exceptions > 0) parts.push(`exceptions=${p.exceptions}`);
+  if (typeof p.failedGroups === "number" && p.failedGroups > 0)
+    parts.push(`failed_groups=${p.failedGroups}`);
+  if (isObjectLike(p.metrics))
+    for (const [name, value] of Object.entries(p.metrics))
+      if (typeof value === "number" && Number.isFinite(value))
+        parts.push(`${name}=${Number.isInteger(value) ? value : value.toFixed(3)}`);
   return parts.join(" ");
 }
 

@@ -1,5 +1,6 @@
 import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
+import { unwrapArtJson } from "./art-payload.js";
 import { compactItems } from "./compact-logprobs.js";
 import { History } from "./history.js";
 import { checkInit } from "./init-check.js";
@@ -163,7 +164,8 @@ export class Trajectory {
    * @example
    * const t = Trajectory.fromJSON(await readFile("t.json", "utf8"));
    */
-  static fromJSON(json: unknown): Trajectory {
+  static fromJSON(input: unknown): Trajectory {
+    const json = unwrapArtJson(input, "trajectory", "trajectory");
     const parsed = parseWire(TrajectoryWireSchema, json, "trajectory");
     return Trajectory.fromValid(typeof json === "string" ? JSON.parse(json) : json, parsed);
   }

@@ -454,6 +454,8 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
   });
   if (all.length === 0) return none;
   const what = `${where}: trajectory group`;
+  // Metadata the service cannot take is refused unless a mode was chosen: see refusedUnasked.
+  if (o.mode === undefined) refuseUnasked(what, all);
   if (mode === "throw") throw new TrajectoryCheckError(what, all);
   const logger = o.logger ?? console;
   if (mode === "warn") {
@@ -471,6 +473,25 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
     ),
   );
   return { groups: kept, droppedTrajectories, droppedGroups };
+}
+
+/**
+ * Problems refused even when no mode was chosen: a metadata value that is not
+ * a scalar (a nested object, an array). ART's pydantic model refuses it when
+ * the trajectory is built and the service answers 422, so it is refused here,
+ * naming its path, before anything is sent. `validate: "warn"` sends anyway;
+ * `"drop"` leaves such trajectories out.
+ */
+function refuseUnasked(what: string, problems: ValidationProblem[]): void {
+  const refused = problems.filter((p) => /(^|\.)metadata\.[^.[\]]+$/.test(p.path));
+  if (refused.length === 0) return;
+  throw new TrajectoryCheckError(
+    what,
+    refused.map((p) => ({
+      path: p.path,
+      message: `${p.message}; refused before sending, as ART's Trajectory refuses it: flatten it (e.g. metadata.${p.path.split(".").pop()}_json = JSON.stringify(value)), or pass validate: "warn" to send anyway`,
+    })),
+  );
 }
 
 /** Unasked, `train` refuses a job that would learn from no token at all. */

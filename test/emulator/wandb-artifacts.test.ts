@@ -1,6 +1,8 @@
 // SFT data through W&B artifacts, end to end and offline: trainSft uploads the
 // data as a dataset artifact to the emulator's W&B API (same port), the
 // emulator resolves the `wandb-artifact:///` URL, trains, and the model learns.
+
+import { hostname } from "node:os";
 import {
   TrainableModel,
   TrainingClient,
@@ -46,7 +48,13 @@ const examples = ["red", "cat", "apple", "two"].map(
 function recording() {
   const seen: { method: string; url: string; headers: Headers; body: any }[] = [];
   const recorder: typeof fetch = async (input, init) => {
-    const body = typeof init?.body === "string" ? init.body : undefined;
+    const raw = init?.body;
+    const body =
+      typeof raw === "string"
+        ? raw
+        : raw instanceof Uint8Array
+          ? Buffer.from(raw).toString("utf8")
+          : undefined;
     seen.push({
       method: init?.method ?? "GET",
       url: String(input),
@@ -108,9 +116,12 @@ it("saves the artifact the way the wandb client does and returns ART's wandb-art
     },
   );
   expect(urls[0]).toMatch(/^wandb-artifact:\/\/\/alice\/p\/proto-sft-data-[0-9a-f]{12}:v0$/);
-  const steps = seen.map((r) => (r.method === "PUT" ? "PUT" : r.body.operationName));
+  const steps = seen.map((r) =>
+    r.method === "PUT" ? "PUT" : (r.body.operationName ?? new URL(r.url).pathname),
+  );
   expect(steps).toEqual([
     "UpsertBucket",
+    "ArtifactType",
     "CreateArtifact",
     "CreateArtifactManifest",
     "CreateArtifactFiles",
@@ -119,34 +130,45 @@ it("saves the artifact the way the wandb client does and returns ART's wandb-art
     "PUT",
     "CommitArtifact",
     "ArtifactByID",
+    `/files/alice/p/${model.runId}/file_stream`,
   ]);
+  // Upload URLs are signed without a Content-Type: none is sent.
+  for (const r of seen.filter((r) => r.method === "PUT"))
+    expect(r.headers.get("content-type")).toBeNull();
+  expect(seen.at(-1)?.body).toEqual({ complete: true, exitcode: 0 });
   for (const r of seen.filter((r) => r.method === "POST")) {
+    if (r.url.endsWith("/file_stream")) continue;
     expect(r.url).toBe(`${origin}/graphql`);
     expect(r.headers.get("user-agent")).toBe(USER_AGENT);
     expect(r.headers.get("authorization")).toBe(
       `Basic ${Buffer.from("api:alice-key-0123").toString("base64")}`,
     );
   }
-  expect(seen[0]?.body.variables).toEqual({ name: model.runId, project: "p", entity: "alice" });
-  const input = seen[1]?.body.variables.input;
+  expect(seen[0]?.body.variables).toEqual({
+    name: model.runId,
+    project: "p",
+    entity: "alice",
+    displayName: "proto",
+    host: hostname(),
+  });
+  const input = seen[2]?.body.variables;
   expect(input).toMatchObject({
     entityName: "alice",
     projectName: "p",
     runName: model.runId,
     artifactTypeName: "dataset",
     artifactCollectionName: urls[0]?.slice("wandb-artifact:///alice/p/".length, -3),
-    digestAlgorithm: "MANIFEST_MD5",
   });
   expect(JSON.parse(input.metadata)).toEqual({ format: "jsonl", num_trajectories: 2 });
-  expect(seen[3]?.body.variables.artifactFiles[0].name).toBe("train.jsonl");
-  const jsonl = seen[4]?.body as string;
+  expect(seen[4]?.body.variables.input.artifactFiles[0].name).toBe("train.jsonl");
+  const jsonl = seen[5]?.body as string;
   expect(
     jsonl
       .split("\n")
       .filter(Boolean)
       .map((l) => JSON.parse(l).messages[0].content),
   ).toEqual(["say red", "say cat"]);
-  const manifest = JSON.parse(seen[6]?.body as string);
+  const manifest = JSON.parse(seen[7]?.body as string);
   expect(Object.keys(manifest.contents)).toEqual(["train.jsonl"]);
   expect(manifest.contents["train.jsonl"].size).toBe(Buffer.byteLength(jsonl));
 });
@@ -182,10 +204,12 @@ it("numbers the versions of one name, and saves the same content only once", asy
     owner: { entity: "alice", project: "p", run: "r" },
   });
   expect(url).toBe("wandb-artifact:///alice/p/shared:v0");
-  expect(seen.map((r) => r.body.operationName)).toEqual([
+  expect(seen.map((r) => r.body.operationName ?? "file_stream")).toEqual([
     "UpsertBucket",
+    "ArtifactType",
     "CreateArtifact",
     "ArtifactByID",
+    "file_stream",
   ]);
   // SFT jobs resolve each version, and the latest; a version never saved fails the job.
   const model = await TrainableModel.register(client, {

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import {
   applyJudge,
+  gatherTrajectoryGroups,
   JudgeResponseError,
   judgeGroup,
   Trajectory,
@@ -158,7 +159,94 @@ describe("applyJudge", () => {
     close = server.close;
     const group = await applyJudge(sampleGroup(), { client: server.client, model: "judge-model" });
     expect(group.trajectories.map((t) => t.reward)).toEqual([0, 0.8, 1]);
-    expect(group.trajectories[0]?.metrics).toEqual({ independent_reward: 0.2, judge_score: 0 });
+    expect(group.trajectories[0]?.metrics).toEqual({ independent_reward: 0.2, ruler_score: 0 });
     expect(group.trajectories[2]?.logs).toEqual(["Judge explanation: Best."]);
+  });
+});
+
+describe("a judge that fails (onError)", () => {
+  const good = '{"scores":[{"id":1,"reward":0.1},{"id":2,"reward":0.9},{"id":3,"reward":0.8}]}';
+
+  it('"throw" (the default) rejects; "skip" returns null and logs, as RULER with swallow_exceptions', async () => {
+    const judge = await judgeServer(["no json", "still no json"]);
+    close = judge.close;
+    const base = { client: judge.client, model: "judge" };
+    await expect(applyJudge(sampleGroup(), base)).rejects.toBeInstanceOf(JudgeResponseError);
+    const warnings: string[] = [];
+    const judge2 = await judgeServer(["no json", "still no json"]);
+    const group = sampleGroup();
+    const out = await applyJudge(group, {
+      client: judge2.client,
+      model: "judge",
+      onError: "skip",
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    await judge2.close();
+    expect(out).toBeNull();
+    expect(group.trajectories.map((t) => t.reward)).toEqual([0.2, 0.9, 0]);
+    expect(warnings[0]).toMatch(
+      /^applyJudge: The judge judge failed on this group: .*; the group is skipped\.$/,
+    );
+  });
+
+  it('"keep" returns the group unjudged with the failure on each trajectory\'s logs', async () => {
+    const judge = await judgeServer(["no json", "still no json"]);
+    close = judge.close;
+    const group = sampleGroup();
+    const out = await applyJudge(group, {
+      client: judge.client,
+      model: "judge",
+      onError: "keep",
+      logger: { warn: () => {} },
+    });
+    expect(out).toBe(group);
+    expect(group.trajectories.map((t) => t.reward)).toEqual([0.2, 0.9, 0]);
+    expect(group.trajectories[0]?.metrics).not.toHaveProperty("ruler_score");
+    expect(group.trajectories[0]?.logs.at(-1)).toMatch(/The judge judge failed on this group/);
+  });
+
+  it("in a gather, loses only the group whose judgement failed; the others are judged and kept", async () => {
+    // The second group's judge answers garbage twice; the others answer well.
+    const judge = await judgeServer([good, "garbage", "garbage", good]);
+    close = judge.close;
+    const warnings: string[] = [];
+    const groups = await gatherTrajectoryGroups([sampleGroup(), sampleGroup(), sampleGroup()], {
+      concurrency: 1,
+      afterEach: (g) =>
+        applyJudge(g, {
+          client: judge.client,
+          model: "judge",
+          onError: "skip",
+          logger: { warn: (m) => warnings.push(m) },
+        }),
+    });
+    expect(groups).toHaveLength(2);
+    for (const g of groups)
+      expect(g.trajectories.map((t) => t.metrics.ruler_score)).toEqual([0.1, 0.9, 0.8]);
+    expect(warnings).toHaveLength(1);
+    // Without skip, the thrown judgement is still confined to its group by the gather.
+    const judge2 = await judgeServer([good, "garbage", "garbage", good]);
+    const gatherWarnings: string[] = [];
+    const seen: number[] = [];
+    const kept = await gatherTrajectoryGroups([sampleGroup(), sampleGroup(), sampleGroup()], {
+      concurrency: 1,
+      afterEach: (g) => applyJudge(g, { client: judge2.client, model: "judge" }),
+      logger: { warn: (m) => gatherWarnings.push(m) },
+      onProgress: (p) => seen.push(p.failedGroups ?? 0),
+    });
+    await judge2.close();
+    expect(kept).toHaveLength(2);
+    expect(seen.at(-1)).toBe(1);
+    expect(gatherWarnings[0]).toMatch(/afterEach failed on groups\[\d\]/);
+  });
+
+  it("refuses an unknown policy naming the field", async () => {
+    await expect(
+      applyJudge(sampleGroup(), {
+        client: new OpenAI({ apiKey: "x" }),
+        model: "m",
+        onError: "ignore" as never,
+      }),
+    ).rejects.toThrow(/options\.onError/);
   });
 });

@@ -77,7 +77,8 @@ it("keeps the cursor until the first gradient step, pages through has_more, and 
     "gradient_step:3/3",
     "training_ended:3/3",
   ]);
-  expect(result.metrics).toEqual({ loss: 2, reward: 1, num_gradient_steps: 3 });
+  expect(result.metrics).toEqual({ "loss/train": 2, reward: 1, "data/step_num_gradient_steps": 3 });
+  expect(result.rawMetrics).toEqual({ loss: 2, reward: 1, num_gradient_steps: 3 });
   expect(queries.map((q) => q.get("after"))).toEqual([null, null, "g1", "g2"]);
   expect(queries.every((q) => q.get("limit") === null)).toBe(true);
 });

@@ -85,7 +85,9 @@ it("trains on groups, reports each event, and returns the new step with averaged
   expect(await model.getStep()).toBe(1);
   expect(types[0]).toBe("training_started");
   expect(types.at(-1)).toBe("training_ended");
-  expect(types.filter((t) => t === "gradient_step").length).toBe(result.metrics.num_gradient_steps);
+  expect(types.filter((t) => t === "gradient_step").length).toBe(
+    result.metrics["data/step_num_gradient_steps"],
+  );
   expect(Object.values(result.metrics).every((v) => Number.isFinite(v))).toBe(true);
 });
 

@@ -60,11 +60,11 @@ it("groups without trajectories are refused as such, not as rewards that are all
   expect((err as Error).message).not.toContain("equal");
 });
 
-it("a learning rate of zero or below is refused before anything is sent", async () => {
-  for (const learningRate of [-1, 0, Number.NaN]) {
+it("a negative or non-finite learning rate is refused before anything is sent (0 is taken, as ART takes it)", async () => {
+  for (const learningRate of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
     const err = await model.train([scored(1, 0)], { learningRate }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidTrainingOptionsError);
-    expect((err as Error).message).toContain("learningRate: expected a positive number");
+    expect((err as Error).message).toContain("learningRate: expected 0 or a positive number");
   }
   const sft = await model
     .trainSft(
@@ -75,7 +75,7 @@ it("a learning rate of zero or below is refused before anything is sent", async 
       },
     )
     .catch((e: unknown) => e);
-  expect((sft as Error).message).toContain("learningRate: expected a positive number");
+  expect((sft as Error).message).toContain("learningRate: expected 0 or a positive number");
   expect(await model.getStep()).toBe(0);
 });
 

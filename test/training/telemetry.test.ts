@@ -62,7 +62,7 @@ it("traces a training job with one span event per gradient step, and each shippe
   const train = spans.find((s) => s.name === "trajectory_recorder.train")!;
   expect(train.attributes["trajectory_recorder.job_id"]).toBe(result.jobId);
   const steps = train.events.filter((e) => e.name === "gradient_step");
-  expect(steps).toHaveLength(result.metrics.num_gradient_steps!);
+  expect(steps).toHaveLength(result.metrics["data/step_num_gradient_steps"]!);
   expect(steps[0]!.attributes?.["trajectory_recorder.gradient_step"]).toBe(1);
   expect(typeof steps[0]!.attributes?.["trajectory_recorder.metric.loss"]).toBe("number");
   const ship = spans.find((s) => s.name === "trajectory_recorder.ship")!;

@@ -1,6 +1,7 @@
 import {
   type GatherProgress,
   type GroupSink,
+  gatherTrajectories,
   gatherTrajectoryGroups,
   TooManyExceptionsError,
   Trajectory,
@@ -196,6 +197,7 @@ describe("gatherTrajectoryGroups afterEach", () => {
         order.push("afterEach");
         const best = Math.max(...g.trajectories.map((t) => t.reward));
         for (const t of g.trajectories) t.reward = t.reward === best ? 1 : 0;
+        return g;
       },
       sink: {
         add: (g) => {
@@ -209,7 +211,12 @@ describe("gatherTrajectoryGroups afterEach", () => {
     expect(sunkRewards).toEqual([[1, 0]]);
     // The raw rewards (3 and 1) never reach the mean; only the rescored ones do.
     expect(seen.map((p) => p.rewardMean)).toEqual([null, null, 0.5]);
-    expect(seen.at(-1)).toEqual({ done: 2, total: 2, exceptions: 0, rewardMean: 0.5 });
+    expect(seen.at(-1)).toEqual({
+      done: 2,
+      total: 2,
+      exceptions: 0,
+      rewardMean: 0.5,
+    });
   });
 
   it("uses the group the hook returns, in the result and in the sink", async () => {
@@ -223,20 +230,104 @@ describe("gatherTrajectoryGroups afterEach", () => {
     expect(sunk).toEqual([replacement]);
   });
 
-  it("fails the gather when the hook throws, and the group never reaches the sink", async () => {
+  it("loses only the group whose hook throws: counted, logged, and every other group kept", async () => {
     const sunk: TrajectoryGroup[] = [];
-    await expect(
-      gatherTrajectoryGroups([[ok(1)]], {
-        afterEach: () => {
-          throw new Error("judge unavailable");
-        },
-        sink: { add: (g) => void sunk.push(g) },
-      }),
-    ).rejects.toThrow("judge unavailable");
-    expect(sunk).toEqual([]);
-    await expect(
-      gatherTrajectoryGroups([[ok(1)]], { afterEach: () => 42 as never }),
-    ).rejects.toThrow(/afterEach returned number; expected a TrajectoryGroup or nothing/);
+    const warnings: string[] = [];
+    const seen: GatherProgress[] = [];
+    const groups = await gatherTrajectoryGroups([[ok(1)], [ok(2)], [ok(3)]], {
+      afterEach: (g) => {
+        if (g.trajectories[0]?.reward === 2) throw new Error("judge unavailable");
+        return g;
+      },
+      sink: { add: (g) => void sunk.push(g) },
+      logger: { warn: (m) => warnings.push(m) },
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(groups.map((g) => g.trajectories[0]?.reward)).toEqual([1, 3]);
+    expect(sunk.map((g) => g.trajectories[0]?.reward).sort()).toEqual([1, 3]);
+    expect(seen.at(-1)?.failedGroups).toBe(1);
+    expect(warnings).toEqual([
+      "gatherTrajectoryGroups: afterEach failed on groups[1], which is left out (1 so far): judge unavailable",
+    ]);
+    // A hook returning something other than groups fails that group the same way.
+    const bad = await gatherTrajectoryGroups([[ok(1)]], {
+      afterEach: () => 42 as never,
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    expect(bad).toEqual([]);
+    expect(warnings.at(-1)).toMatch(
+      /afterEach returned number; expected a TrajectoryGroup, a list of them, or nothing to drop the group/,
+    );
+  });
+});
+
+describe("ART's gather semantics (OpenPipe/ART src/art/gather.py)", () => {
+  it("drops a group whose afterEach returns None (undefined or null), as after_each does", async () => {
+    const sunk: TrajectoryGroup[] = [];
+    const groups = await gatherTrajectoryGroups([[ok(1)], [ok(0)], [ok(2)]], {
+      afterEach: (g) =>
+        (g.trajectories[0]?.reward ?? 0) > 0
+          ? g
+          : g.trajectories[0]?.reward === 0
+            ? null
+            : undefined,
+      sink: { add: (g) => void sunk.push(g) },
+    });
+    expect(groups.map((g) => g.trajectories[0]?.reward)).toEqual([1, 2]);
+    expect(sunk).toHaveLength(2);
+  });
+
+  it("flattens a list afterEach returns into the result, in place, each group to the sink", async () => {
+    const split = (g: TrajectoryGroup) => g.trajectories.map((t) => new TrajectoryGroup([t]));
+    const sunk: TrajectoryGroup[] = [];
+    const groups = await gatherTrajectoryGroups([[ok(1), ok(2)], [ok(3)]], {
+      afterEach: split,
+      sink: { add: (g) => void sunk.push(g) },
+    });
+    expect(groups.map((g) => g.trajectories.map((t) => t.reward))).toEqual([[1], [2], [3]]);
+    expect(sunk).toHaveLength(3);
+  });
+
+  it("shows at most maxMetrics trajectory metrics (means, first seen first) in the progress, as max_metrics", async () => {
+    const withMetrics = (reward: number) => () =>
+      new Trajectory({ reward, metrics: { accuracy: reward, turns: 2, cost: 0.5 } });
+    const seen: GatherProgress[] = [];
+    await gatherTrajectoryGroups([[withMetrics(1), withMetrics(0)]], {
+      maxMetrics: 2,
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(seen.at(-1)?.metrics).toEqual({ accuracy: 0.5, turns: 2 });
+    const all: GatherProgress[] = [];
+    await gatherTrajectoryGroups([[withMetrics(1)]], { onProgress: (p) => all.push({ ...p }) });
+    expect(Object.keys(all.at(-1)?.metrics ?? {})).toEqual(["accuracy", "turns", "cost"]);
+  });
+
+  it("records completion_tokens on each trajectory whose every Choice has a token count, as record_metrics", async () => {
+    const choice = (ids: number[]) => ({
+      finish_reason: "stop" as const,
+      index: 0,
+      logprobs: null,
+      message: { role: "assistant" as const, content: "x", refusal: null },
+      token_ids: ids,
+    });
+    const counted = new Trajectory({
+      messages_and_choices: [
+        { role: "user", content: "q" },
+        choice([1, 2, 3]),
+        { role: "user", content: "again" },
+        choice([4]),
+      ],
+    });
+    const uncounted = new Trajectory({
+      messages_and_choices: [{ role: "user", content: "q" }, choice([])],
+    });
+    const seen: GatherProgress[] = [];
+    await gatherTrajectoryGroups([new TrajectoryGroup([counted, uncounted])], {
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(counted.metrics.completion_tokens).toBe(4);
+    expect(uncounted.metrics).not.toHaveProperty("completion_tokens");
+    expect(seen.at(-1)?.metrics).toEqual({ completion_tokens: 4 });
   });
 });
 
@@ -265,5 +356,35 @@ describe("progress bar", () => {
     });
     expect(piped).toEqual([]);
     expect(createProgressBar("x", { write: () => true }).enabled).toBe(false);
+  });
+});
+
+describe("gatherTrajectories, as ART's gather_trajectories", () => {
+  it("returns one result per input in input order: a Trajectory, or a list from a rollout that gave several", async () => {
+    const results = await gatherTrajectories([
+      () => ok(1)(),
+      async () => [new Trajectory({ reward: 2 }), new Trajectory({ reward: 3 })],
+      Promise.resolve(new Trajectory({ reward: 4 })),
+    ]);
+    expect(
+      results.map((r) => (Array.isArray(r) ? r.map((t) => t.reward) : (r as Trajectory).reward)),
+    ).toEqual([1, [2, 3], 4]);
+  });
+
+  it("rejects on the first failure by default; with maxExceptions, returns each failure in its slot", async () => {
+    const boom = () => Promise.reject(new Error("boom"));
+    await expect(gatherTrajectories([ok(1), boom])).rejects.toThrow(TooManyExceptionsError);
+    const seen: GatherProgress[] = [];
+    const results = await gatherTrajectories([ok(1), boom, ok(2)], {
+      maxExceptions: 1,
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    expect(results[1]).toBeInstanceOf(Error);
+    expect((results[1] as Error).message).toBe("boom");
+    expect((results[2] as Trajectory).reward).toBe(2);
+    expect(seen.at(-1)).toMatchObject({ done: 3, total: 3, exceptions: 1, rewardMean: 1.5 });
+    await expect(gatherTrajectories([boom, boom], { maxExceptions: 1 })).rejects.toThrow(
+      TooManyExceptionsError,
+    );
   });
 });

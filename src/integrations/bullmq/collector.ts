@@ -2,7 +2,6 @@ import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import {
   exceptionToWire,
-  type GatherOptions,
   hasRewardSignal,
   Trajectory,
   TrajectoryGroup,
@@ -31,9 +30,13 @@ export interface GroupCollectorOptions extends ClusterOptions {
   /**
    * Scores each finished group before it is stored (group-relative rewards,
    * the judge), as in `gatherTrajectoryGroups`. A hook that throws is tried
-   * again (3 attempts), then the group fails.
+   * again (3 attempts), then the group fails. Returning nothing keeps the
+   * group (unlike gather's ART-style hook, which drops it).
    */
-  afterEach?: GatherOptions["afterEach"];
+  afterEach?: (
+    group: TrajectoryGroup,
+    // biome-ignore lint/suspicious/noConfusingVoidType: an `async (g) => { ... }` hook returns Promise<void>.
+  ) => void | TrajectoryGroup | PromiseLike<void | TrajectoryGroup>;
   /**
    * Failed rollouts a group may have: a count, or below 1 a fraction of its
    * rollouts. Past it the group fails (counted and logged, never trained).
