@@ -89,6 +89,13 @@ export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions & { onError: "skip" | "keep" },
 ): Promise<JudgeScore[] | null>;
+/**
+ * Scores a group's trajectories against each other; throws when the judge's
+ * answer stays unusable (the default `onError: "throw"`).
+ *
+ * @example
+ * const scores = await judgeGroup(group, { client: new OpenAI(), model: "gpt-4.1-mini" });
+ */
 export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions,
@@ -174,6 +181,14 @@ export async function applyJudge(
   group: TrajectoryGroup,
   options: JudgeOptions & { onError: "skip" },
 ): Promise<TrajectoryGroup | null>;
+/**
+ * Judges the group and writes the scores onto it; throws when the judge's
+ * answer stays unusable (`onError: "throw"`, the default) and gives the group
+ * back unscored with `onError: "keep"`.
+ *
+ * @example
+ * await applyJudge(group, { client: new OpenAI(), model: "gpt-4.1-mini" });
+ */
 export async function applyJudge(
   group: TrajectoryGroup,
   options: JudgeOptions,
