@@ -11,9 +11,10 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { manifestDigest, TrainableModel, TrainingClient, Trajectory } from "trajectory-recorder";
+import { TrainableModel, TrainingClient, Trajectory } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { manifestDigest } from "../../src/training/index.js";
 
 const KEY = "alice-key-0123";
 const basic = (key: string) => `Basic ${Buffer.from(`api:${key}`).toString("base64")}`;

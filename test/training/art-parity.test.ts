@@ -2,18 +2,20 @@
 // (OpenPipe/ART serverless backend, `_canonicalize_upstream_metrics`), its
 // SFT `metric_logging`, and `learning_rate=0`.
 import {
-  ART_GRADIENT_STEPS_KEY,
-  artMetricName,
   InvalidTrainingOptionsError,
   TrainableModel,
   TrainingClient,
   Trajectory,
   TrajectoryCheckError,
-  toExperimentalConfig,
-  toSftConfig,
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  ART_GRADIENT_STEPS_KEY,
+  artMetricName,
+  toExperimentalConfig,
+  toSftConfig,
+} from "../../src/training/index.js";
 import { trainableGroup } from "../helpers/trainable.js";
 
 let emu: Emulator;
