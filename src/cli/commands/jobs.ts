@@ -50,14 +50,22 @@ export async function followAndPrint(
   const pollIntervalMs = numberOption("poll-interval", str(values, "poll-interval"), { min: 0 });
   const progress = jobProgress(out, jobId);
   try {
-    const { metrics } = await followTrainingJob(client, jobId, {
+    // The CLI speaks the service's language: its raw metric keys (the
+    // library's results carry ART's names, which --json adds as art_metrics).
+    const { metrics: artMetrics, rawMetrics: metrics } = await followTrainingJob(client, jobId, {
       onEvent: progress.onEvent,
       pollIntervalMs: pollIntervalMs ?? 1000,
       kind,
     });
     progress.end();
     const more = await extra(metrics);
-    const result = { job_id: jobId, status: "COMPLETED", ...more, metrics };
+    const result = {
+      job_id: jobId,
+      status: "COMPLETED",
+      ...more,
+      metrics,
+      art_metrics: artMetrics,
+    };
     const step = "step" in more ? `, step ${more.step}` : "";
     const steps = metrics.num_gradient_steps;
     const over = steps === undefined ? "" : ` (metrics: mean over ${steps} gradient step(s))`;
