@@ -88,8 +88,8 @@ export {
   type GroupReward,
   InvalidRewardError,
   type JudgeClient,
-  type JudgeOptions,
   type JudgeErrorPolicy,
+  type JudgeOptions,
   JudgeResponseError,
   type JudgeScore,
   judgeGroup,
@@ -109,8 +109,8 @@ export {
 } from "./shipper/index.js";
 // Training: the model handle, its options and results, SFT uploaders.
 export {
-  ART_TRAIN_DEFAULTS,
   ART_METRIC_NAMES,
+  ART_TRAIN_DEFAULTS,
   type Artifact,
   type ArtifactOwner,
   type ArtifactUploader,
@@ -152,11 +152,11 @@ export {
   decodeArtPayload,
   type GatherGroupInput,
   type GatherOptions,
-  type GatherTrajectoriesOptions,
-  gatherTrajectories,
   type GatherProgress,
+  type GatherTrajectoriesOptions,
   type GroupSink,
   type GroupValidation,
+  gatherTrajectories,
   gatherTrajectoryGroups,
   History,
   type HistoryInit,

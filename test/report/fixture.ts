@@ -103,7 +103,8 @@ export async function recordedRun(): Promise<{
       await model.train(
         await groupsAt(10 + step),
         { learningRate: 5e-5 },
-        { pollIntervalMs: 5, validate: false },
+        // Sent anyway, so that the run holds a group the report marks as no signal.
+        { pollIntervalMs: 5, validate: false, noSignal: "send" },
       );
     const evaluations = await evaluateCheckpoints(model, {
       scenarios: SCENARIOS.map((id) => ({ id })),
