@@ -170,6 +170,7 @@ export {
   type Rollout,
   type ToolParam,
   TooManyExceptionsError,
+  type TrajectoriesRollout,
   Trajectory,
   TrajectoryCheckError,
   TrajectoryGroup,
