@@ -4,18 +4,13 @@
 // fetched (CI runs offline).
 //
 // Usage: node scripts/check-links.mjs [repository root]
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { docSources } from "./doc-sources.mjs";
 
 const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), ".."));
-const sources = [
-  "README.md",
-  ...readdirSync(join(root, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+const sources = docSources(root);
 
 // GitHub's anchor for a heading: lower case, punctuation dropped, spaces to
 // dashes; repeated headings get -1, -2, ...

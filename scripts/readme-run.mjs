@@ -8,24 +8,13 @@
 //
 // Usage: node scripts/readme-run.mjs (after `npm run build`).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { tsBlocks } from "./doc-sources.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const sources = [
-  "README.md",
-  ...readdirSync(join(root, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
-const blocks = sources.flatMap((source) => {
-  const text = readFileSync(join(root, source), "utf8");
-  return [...text.matchAll(/^```ts( fragment)?\n([\s\S]*?)^```$/gm)]
-    .filter((m) => !m[1])
-    .map((m) => ({ code: m[2], source, line: text.slice(0, m.index).split("\n").length + 1 }));
-});
+const blocks = tsBlocks(root).filter((b) => !b.fragment);
 if (!existsSync(join(root, "dist/emulator.js"))) {
   console.error("dist/ is missing: run `npm run build` first");
   process.exit(1);

@@ -17,7 +17,6 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -25,6 +24,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tsBlocks } from "./doc-sources.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const modules = join(root, "node_modules");
@@ -71,23 +71,8 @@ const BLOCK_PRELUDES = [
   },
 ];
 
-// The README and the guides in docs/: every ```ts block in them.
-const sources = [
-  "README.md",
-  ...readdirSync(join(root, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
-const blocks = sources.flatMap((source) => {
-  const text = readFileSync(join(root, source), "utf8");
-  // Complete blocks (```ts) and excerpts (```ts fragment) alike.
-  return [...text.matchAll(/^```ts(?: fragment)?\n([\s\S]*?)^```$/gm)].map((m) => ({
-    code: m[1],
-    source,
-    line: text.slice(0, m.index).split("\n").length + 1,
-  }));
-});
+// The README and the guides in docs/: complete blocks and excerpts alike.
+const blocks = tsBlocks(root);
 if (blocks.length === 0) {
   console.error("README.md has no ```ts block");
   process.exit(1);
