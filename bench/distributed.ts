@@ -3,19 +3,24 @@
 // that a local server answers after a simulated model latency; 1, 2 and 4
 // worker processes each run CONCURRENCY rollouts at once. A GroupCollector in
 // this process takes the groups (no training: the Training Service is not
-// what is measured). Needs `redis-server` on the PATH.
+// what is measured). Then the same rollouts through a bare BullMQ flow of the
+// same shape and sizes (bench/distributed-bare-worker.ts), alternately with
+// ours, for the CPU and Redis commands the library adds to BullMQ's own.
+// Needs `redis-server` on the PATH.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
+import { FlowProducer, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { gatherTrajectoryGroups, Recorder, TrajectoryGroup } from "trajectory-recorder";
 import { GroupCollector, RolloutProducer } from "trajectory-recorder/bullmq";
 
-const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 2000);
 const GROUP = 8;
+// BENCH_DISTRIBUTED_ROLLOUTS sets how many rollouts each run has (a multiple of 8).
+const ROLLOUTS = Math.ceil(Number(process.env.BENCH_DISTRIBUTED_ROLLOUTS ?? 1000) / GROUP) * GROUP;
 const LATENCY_MS = 20;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 // Rollouts at once per worker in the latency-bound runs: small enough that
@@ -75,10 +80,81 @@ async function redisCalls(redis: Redis): Promise<Map<string, number>> {
   return calls;
 }
 
+/** Worker processes running `file` with `args`; resolves once each says "ready". */
+async function spawnWorkers(
+  file: string,
+  workers: number,
+  args: string[],
+): Promise<{ stop: () => Promise<number> }> {
+  const path = fileURLToPath(new URL(file, import.meta.url));
+  const procs = Array.from({ length: workers }, () =>
+    spawn(
+      process.execPath,
+      [
+        // e.g. BENCH_WORKER_NODE_ARGS=--cpu-prof to profile the workers.
+        ...(process.env.BENCH_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+        "--import",
+        "tsx",
+        path,
+        ...args,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    ),
+  );
+  const outputs = procs.map((p) => {
+    let out = "";
+    const ready = new Promise<void>((resolve) =>
+      p.stdout?.on("data", (d: Buffer) => {
+        out += d;
+        if (out.includes("ready")) resolve();
+      }),
+    );
+    return { out: () => out, ready };
+  });
+  await Promise.all(outputs.map((o) => o.ready));
+  /** Stops the workers; resolves with the CPU they spent since they were ready, in ms. */
+  const stop = async () => {
+    const exits = procs.map((p) => new Promise((r) => p.once("exit", r)));
+    for (const p of procs) p.kill("SIGTERM");
+    await Promise.all(exits);
+    return outputs.reduce((s, out) => s + Number(/cpu ([\d.]+)/.exec(out.out())?.[1] ?? 0), 0);
+  };
+  return { stop };
+}
+
+/** Commands Redis took from its clients since it started (scripts count once). */
+async function redisClientCommands(redis: Redis): Promise<number> {
+  const info = await redis.info("stats");
+  return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0);
+}
+
+/** Wall time, this process's CPU, Redis's CPU and commands while `body` runs. */
+async function measure(redis: Redis, body: () => Promise<void>): Promise<Omit<Run, "workerCpuMs">> {
+  const redisBefore = await redisCpuMs(redis);
+  const callsBefore = await redisCalls(redis);
+  const clientBefore = await redisClientCommands(redis);
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await body();
+  const wallMs = performance.now() - start;
+  const mainCpuMs = cpuMs(process.cpuUsage(cpu));
+  const redisCpu = (await redisCpuMs(redis)) - redisBefore;
+  // The reads of INFO themselves (3 before, up to 3 after) are left in: noise.
+  const clientCommands = ((await redisClientCommands(redis)) - clientBefore) / ROLLOUTS;
+  const commands = new Map<string, number>();
+  for (const [cmd, n] of await redisCalls(redis)) {
+    const added = n - (callsBefore.get(cmd) ?? 0);
+    if (added > 0) commands.set(cmd, added / ROLLOUTS);
+  }
+  return { wallMs, mainCpuMs, redisCpuMs: redisCpu, commands, clientCommands };
+}
+
 interface Run {
   wallMs: number;
-  /** Commands Redis ran per rollout during the run, by command. */
+  /** Commands Redis ran per rollout during the run, by command, counting those inside scripts. */
   commands: Map<string, number>;
+  /** Commands Redis took from clients per rollout (a script call is one). */
+  clientCommands: number;
   workerCpuMs: number;
   mainCpuMs: number;
   redisCpuMs: number;
@@ -113,6 +189,7 @@ async function inProcess(url: string, concurrency: number): Promise<Run> {
     mainCpuMs: cpuMs(process.cpuUsage(cpu)),
     redisCpuMs: 0,
     commands: new Map(),
+    clientCommands: 0,
   };
 }
 
@@ -125,37 +202,12 @@ async function throughQueue(
 ): Promise<Run> {
   const name = `bench-${workers}x${concurrency}-${Date.now()}`;
   const connection = { host: "127.0.0.1", port };
-  const file = fileURLToPath(new URL("./distributed-worker.ts", import.meta.url));
-  const procs = Array.from({ length: workers }, () =>
-    spawn(
-      process.execPath,
-      [
-        // e.g. BENCH_WORKER_NODE_ARGS=--cpu-prof to profile the workers.
-        ...(process.env.BENCH_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
-        "--import",
-        "tsx",
-        file,
-        String(port),
-        url,
-        String(concurrency),
-        name,
-      ],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    ),
-  );
-  const outputs = procs.map((p) => {
-    let out = "";
-    const ready = new Promise<void>((resolve) =>
-      p.stdout?.on("data", (d: Buffer) => {
-        out += d;
-        if (out.includes("ready")) resolve();
-      }),
-    );
-    return { out: () => out, ready };
-  });
-  await Promise.all(outputs.map((o) => o.ready));
+  const procs = await spawnWorkers("./distributed-worker.ts", workers, [
+    String(port),
+    url,
+    String(concurrency),
+    name,
+  ]);
   const collector = await GroupCollector.start({ connection, name, concurrency: 8, logger: quiet });
   const groups = ROLLOUTS / GROUP;
   let collected = 0;
@@ -163,32 +215,104 @@ async function throughQueue(
     collector.worker.on("completed", () => ++collected === groups && resolve()),
   );
   const producer = new RolloutProducer({ connection, name });
-  const redisBefore = await redisCpuMs(redis);
-  const callsBefore = await redisCalls(redis);
-  const cpu = process.cpuUsage();
-  const start = performance.now();
-  await producer.enqueue(
-    Array.from({ length: groups }, (_, g) => ({ id: `g${g}`, payload: { g }, rollouts: GROUP })),
-  );
-  await done;
-  const wallMs = performance.now() - start;
-  const mainCpuMs = cpuMs(process.cpuUsage(cpu));
-  const redisCpu = (await redisCpuMs(redis)) - redisBefore;
-  const commands = new Map<string, number>();
-  for (const [cmd, n] of await redisCalls(redis)) {
-    const added = n - (callsBefore.get(cmd) ?? 0);
-    if (added > 0) commands.set(cmd, added / ROLLOUTS);
-  }
+  const measured = await measure(redis, async () => {
+    await producer.enqueue(
+      Array.from({ length: groups }, (_, g) => ({ id: `g${g}`, payload: { g }, rollouts: GROUP })),
+    );
+    await done;
+  });
   await producer.close();
   await collector.close();
-  const exits = procs.map((p) => new Promise((r) => p.once("exit", r)));
-  for (const p of procs) p.kill("SIGTERM");
-  await Promise.all(exits);
-  const workerCpuMs = outputs.reduce(
-    (s, out) => s + Number(/cpu ([\d.]+)/.exec(out.out())?.[1] ?? 0),
-    0,
+  const workerCpuMs = await procs.stop();
+  return { ...measured, workerCpuMs };
+}
+
+/** The JSON length of one recorded trajectory as a RolloutWorker returns it. */
+async function trajectoryChars(url: string): Promise<number> {
+  const recorder = new Recorder();
+  const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL: url, maxRetries: 0 }));
+  const trajectory = await recorder.rollout(
+    async (t) => {
+      await openai.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+      });
+      t.reward = 7;
+    },
+    { metadata: { group_id: `g${ROLLOUTS / GROUP - 1}`, rollout_index: GROUP - 1 } },
   );
-  return { wallMs, workerCpuMs, mainCpuMs, redisCpuMs: redisCpu, commands };
+  trajectory.initial_policy_version = 0;
+  trajectory.final_policy_version = 0;
+  return JSON.stringify(trajectory).length;
+}
+
+/**
+ * The same rollouts through BullMQ alone: a FlowProducer parent job per group
+ * with its rollouts as children (same ids and data), workers in their own
+ * processes making the same call without a recorder and returning as many
+ * characters of JSON as a trajectory, and a parent worker here that reads the
+ * children's results and does nothing else.
+ */
+async function bareFlow(
+  port: number,
+  url: string,
+  workers: number,
+  concurrency: number,
+  redis: Redis,
+  resultChars: number,
+): Promise<Run> {
+  const name = `bare-${workers}x${concurrency}-${Date.now()}`;
+  const connection = { host: "127.0.0.1", port };
+  const rolloutQueue = `${name}-rollouts`;
+  const procs = await spawnWorkers("./distributed-bare-worker.ts", workers, [
+    String(port),
+    url,
+    String(concurrency),
+    rolloutQueue,
+    String(resultChars),
+  ]);
+  const groups = ROLLOUTS / GROUP;
+  let completed = 0;
+  let read = 0;
+  const parents = new Worker(
+    `${name}-groups`,
+    async (job) => {
+      read += Object.keys(await job.getChildrenValues()).length;
+    },
+    { connection, concurrency: 8 },
+  );
+  const done = new Promise<void>((resolve) =>
+    parents.on("completed", () => ++completed === groups && resolve()),
+  );
+  await parents.waitUntilReady();
+  const flows = new FlowProducer({ connection });
+  const measured = await measure(redis, async () => {
+    for (let i = 0; i < groups; i += 50) {
+      await flows.addBulk(
+        Array.from({ length: Math.min(50, groups - i) }, (_, k) => {
+          const id = `g${i + k}`;
+          return {
+            name: "group",
+            queueName: `${name}-groups`,
+            data: { rollouts: GROUP, metadata: {} },
+            opts: { jobId: id },
+            children: Array.from({ length: GROUP }, (_, index) => ({
+              name: "rollout",
+              queueName: rolloutQueue,
+              data: { groupId: id, index, payload: { g: i + k } },
+              opts: { jobId: `${id}#${index}` },
+            })),
+          };
+        }),
+      );
+    }
+    await done;
+  });
+  await flows.close();
+  await parents.close();
+  const workerCpuMs = await procs.stop();
+  if (read !== ROLLOUTS) throw new Error(`bare flow: read ${read} results of ${ROLLOUTS}`);
+  return { ...measured, workerCpuMs };
 }
 
 const load = () =>
@@ -209,6 +333,17 @@ export async function benchDistributed(): Promise<void> {
       for (const w of [1, 2, 4]) {
         runs.set(`${w}x${c}`, await throughQueue(port, server.url, w, c, redis));
       }
+    }
+    // Ours against the bare BullMQ flow, alternately twice (the other jobs'
+    // load on a shared machine moves within a run).
+    const chars = await trajectoryChars(server.url);
+    const pairs: [Run, Run][] = [];
+    for (let k = 0; k < 2; k++) {
+      const ours =
+        k === 0
+          ? (runs.get(`1x${CONCURRENCY}`) as Run)
+          : await throughQueue(port, server.url, 1, CONCURRENCY, redis);
+      pairs.push([ours, await bareFlow(port, server.url, 1, CONCURRENCY, redis, chars)]);
     }
     const rate = (r: Run) => ROLLOUTS / (r.wallMs / 1000);
     const perRollout = (ms: number) => `${((ms / ROLLOUTS) * 1000).toFixed(0)} µs`;
@@ -239,6 +374,40 @@ export async function benchDistributed(): Promise<void> {
         .slice(0, 6)
         .map(([c, n]) => `${c} ${n.toFixed(2)}`)
         .join(", ")}`,
+    };
+    const allCpu = (r: Run) => r.workerCpuMs + r.mainCpuMs + r.redisCpuMs;
+    const sum = (f: (r: Run) => number, i: 0 | 1) => pairs.reduce((s, p) => s + f(p[i]), 0);
+    const pairRatios = pairs.map(([o, b]) => `×${(allCpu(o) / allCpu(b)).toFixed(2)}`).join(", ");
+    rows[
+      `CPU per rollout, all processes, 1 worker × ${CONCURRENCY}: ours / bare BullMQ flow / in process`
+    ] = {
+      value: `${perRollout(sum(allCpu, 0) / pairs.length)} / ${perRollout(sum(allCpu, 1) / pairs.length)} / ${perRollout(local.mainCpuMs)}`,
+    };
+    rows["ours / bare BullMQ flow, CPU (both pairs; each pair)"] = {
+      value: `×${(sum(allCpu, 0) / sum(allCpu, 1)).toFixed(2)} (${pairRatios}); target ≤ ×1.5`,
+    };
+    const parts = (i: 0 | 1) =>
+      [(r: Run) => r.workerCpuMs, (r: Run) => r.mainCpuMs, (r: Run) => r.redisCpuMs]
+        .map((f) => perRollout(sum(f, i) / pairs.length))
+        .join(" / ");
+    rows["bare BullMQ flow CPU per rollout: workers / producer+parent worker / redis"] = {
+      value: parts(1),
+    };
+    const commands = (i: 0 | 1) => {
+      const all = new Map<string, number>();
+      for (const p of pairs)
+        for (const [c, n] of p[i].commands) all.set(c, (all.get(c) ?? 0) + n / pairs.length);
+      const sorted = [...all].sort((a, b) => b[1] - a[1]);
+      const total = sorted.reduce((s, [, n]) => s + n, 0);
+      const client = sum((r) => r.clientCommands, i) / pairs.length;
+      return `${total.toFixed(1)} (${client.toFixed(2)} from clients): ${sorted
+        .slice(0, 6)
+        .map(([c, n]) => `${c} ${n.toFixed(2)}`)
+        .join(", ")}`;
+    };
+    rows["redis commands per rollout, ours: all (from clients), top 6"] = { value: commands(0) };
+    rows["redis commands per rollout, bare BullMQ flow: all (from clients), top 6"] = {
+      value: commands(1),
     };
     rows["added by the queue per rollout (CPU, all processes, vs in-process)"] = {
       value: perRollout(q.workerCpuMs + q.mainCpuMs + q.redisCpuMs - local.mainCpuMs),
