@@ -6,6 +6,7 @@ import { constants } from "node:fs";
 import { open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { readBodyCapped } from "../util/index.js";
 
 /** Default size cap of training data, read from a file or fetched. */
 export const DEFAULT_TRAINING_DATA_MAX_BYTES = 64 * 1024 * 1024;
@@ -144,26 +145,8 @@ async function fetchCapped(
       await res.body?.cancel();
       return undefined;
     }
-    const declared = Number(res.headers.get("content-length"));
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      await res.body.cancel();
-      return undefined;
-    }
-    const reader = res.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        // Nothing past the cap is read: the connection is dropped.
-        await reader.cancel();
-        return undefined;
-      }
-      chunks.push(value);
-    }
-    return Buffer.concat(chunks).toString("utf8");
+    // Nothing past the cap is read: the connection is dropped.
+    return (await readBodyCapped(res, maxBytes))?.toString("utf8");
   } catch {
     return undefined;
   }

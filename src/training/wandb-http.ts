@@ -4,6 +4,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
+import { readBodyCapped } from "../util/index.js";
 
 /** Deadlines of each W&B request, in milliseconds. */
 export interface WandbTimeouts {
@@ -99,7 +100,8 @@ export async function exchange(
     } finally {
       clearTimeout(headersTimer);
     }
-    const body = await readCapped(response, ex.maxAnswerBytes);
+    const body = await readBodyCapped(response, ex.maxAnswerBytes);
+    if (!body) throw tooLarge(ex.maxAnswerBytes);
     return { status: response.status, headers: response.headers, body };
   } catch (error) {
     if (why) throw why;
@@ -113,29 +115,6 @@ export async function exchange(
 
 function timeout(what: string): WandbTransportError {
   return new WandbTransportError(`timed out: ${what}`, true);
-}
-
-async function readCapped(response: Response, maxBytes: number): Promise<Buffer> {
-  const declared = Number(response.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw tooLarge(maxBytes);
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 function tooLarge(maxBytes: number): WandbTransportError {

@@ -6,3 +6,4 @@ export { atomicWriteFile, isTempName, tempSibling } from "./atomic-write.js";
 export { copyJson } from "./copy-json.js";
 export { errorMessage } from "./error-message.js";
 export { findJsonProblem, type JsonProblem, MAX_JSON_DEPTH } from "./json-check.js";
+export { readBodyCapped } from "./read-capped.js";
