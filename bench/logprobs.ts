@@ -4,6 +4,9 @@
 // `bytes` are its text's UTF-8, with five alternatives per token; one row
 // gives mismatched bytes (a character split over tokens) for the slow path.
 //
+// Each call is timed as its caller sees it, inside its rollout; the
+// rollout's end, where the recorded logprobs are compacted, is timed apart.
+//
 // BENCH_ONLY=logprobs runs these rows alone.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -159,29 +162,50 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
     return out;
   };
 
-  const one = (client: OpenAI, model: string, recorded: boolean) => async () => {
-    const call = () =>
-      client.chat.completions.create({ model, messages: [{ role: "user", content: "go" }] });
-    const t0 = now();
-    if (recorded) await recorder.rollout(call);
-    else await call();
-    return now() - t0;
+  /**
+   * Times `work` alone, as the caller of the call sees it; when recorded, it
+   * runs in a rollout and the rollout's end (where the rollout compacts the
+   * logprobs it recorded) goes to `ends`.
+   */
+  const timed = async (work: () => Promise<unknown>, recorded: boolean, ends: number[]) => {
+    if (!recorded) {
+      const t0 = now();
+      await work();
+      return now() - t0;
+    }
+    let took = 0;
+    await recorder.rollout(async () => {
+      const t0 = now();
+      await work();
+      took = now() - t0;
+      ended = now();
+    });
+    ends.push(now() - ended);
+    return took;
   };
+  let ended = 0;
+  const ends: Record<"long" | "split" | "stream", number[]> = { long: [], split: [], stream: [] };
 
-  const stream = (client: OpenAI, recorded: boolean) => async () => {
-    const read = async () => {
-      const s = await client.chat.completions.create({
-        model: "m",
-        messages: [{ role: "user", content: "go" }],
-        stream: true,
-      });
-      for await (const _ of s);
-    };
-    const t0 = now();
-    if (recorded) await recorder.rollout(read);
-    else await read();
-    return now() - t0;
-  };
+  const one = (client: OpenAI, model: "long" | "split", recorded: boolean) => () =>
+    timed(
+      () => client.chat.completions.create({ model, messages: [{ role: "user", content: "go" }] }),
+      recorded,
+      ends[model],
+    );
+
+  const stream = (client: OpenAI, recorded: boolean) => () =>
+    timed(
+      async () => {
+        const s = await client.chat.completions.create({
+          model: "m",
+          messages: [{ role: "user", content: "go" }],
+          stream: true,
+        });
+        for await (const _ of s);
+      },
+      recorded,
+      ends.stream,
+    );
 
   /** Wall ms of `CONCURRENT` 4-turn loops at once. */
   const concurrent = async (recorded: boolean) => {
@@ -203,6 +227,7 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
   await concurrent(false);
   await concurrent(true);
 
+  for (const list of Object.values(ends)) list.length = 0;
   const loopTimes = await loops(n(300));
   const long = await paired(n(120), one(raw, "long", false), one(wrapped, "long", true));
   const split = await paired(n(60), one(raw, "split", false), one(wrapped, "split", true));
@@ -232,8 +257,11 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
     "logprobs: the same, bytes not the text's UTF-8 (slow path)": {
       value: `${us(added(split))}, ${ratio(split)}`,
     },
+    [`logprobs: the rollout's end after one ${LONG_TOKENS}-token call (compacting), p50`]: {
+      value: `${us(median(ends.long))}; with mismatched bytes ${us(median(ends.split))}`,
+    },
     [`logprobs: per streamed chunk (1 token, top ${TOP}), p50 (added)`]: {
-      value: `${us(added(streams, CHUNKS))}; target ≤ 3 µs`,
+      value: `${us(added(streams, CHUNKS))}; target ≤ 3 µs (the rollout's end: ${us(median(ends.stream))})`,
     },
     [`logprobs: ${CONCURRENT} concurrent ${LOOP_TURNS}-turn rollouts, wall`]: {
       value: `${ratio(walls, 1)}; target ≤ 0.95×`,

@@ -1,6 +1,5 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { CompactLogprobs } from "../trajectory/compact-logprobs.js";
-import { TokenCapture } from "../trajectory/logprob-capture.js";
+import { CompactLogprobs, TokenCapture } from "../trajectory/index.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };

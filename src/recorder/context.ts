@@ -6,6 +6,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { CompletionUsage } from "openai/resources/completions";
 import {
+  CompactLogprobs,
   History,
   isChoice,
   type MessageOrChoice,
@@ -182,6 +183,8 @@ export class RolloutState implements ActiveRollout {
   #toolsSeen: WeakMap<Conversation, readonly unknown[]> | undefined;
   #completions = 0;
   #started = 0;
+  /** Logprobs recorded in their copied form, compacted when the rollout ends. */
+  #toCompact: CompactLogprobs[] | undefined;
 
   /** Whether the rollout emits spans (a tracer provider was registered when it started). */
   readonly traced: boolean;
@@ -270,6 +273,7 @@ export class RolloutState implements ActiveRollout {
         "no chat completion was recorded in this rollout: wrap the client (recorder.wrap or model.openai({ recorder })) and make the calls inside recorder.rollout()",
       );
     this.#ended = true;
+    this.#compact();
     if (!this.#open || !this.#pending) return;
     for (const r of this.#pending) {
       if (!r) continue;
@@ -280,6 +284,14 @@ export class RolloutState implements ActiveRollout {
     }
     this.#pending.length = 0;
     this.#open = 0;
+  }
+
+  /** Compacts the logprobs this rollout recorded (see CompactLogprobs.hold). */
+  #compact(): void {
+    const list = this.#toCompact;
+    if (!list) return;
+    this.#toCompact = undefined;
+    for (const logprobs of list) logprobs.compact();
   }
 
   logOnce(message: string): void {
@@ -415,7 +427,15 @@ export class RolloutState implements ActiveRollout {
     if (newTools) conversation.tools = newTools as never;
     if (!turn) return;
     items.push(turn as never);
-    if (isChoice(turn)) this.#withChoice.add(conversation);
+    if (isChoice(turn)) {
+      this.#withChoice.add(conversation);
+      const logprobs = (turn as { logprobs?: unknown }).logprobs;
+      if (logprobs instanceof CompactLogprobs) {
+        logprobs.hold();
+        this.#toCompact ??= [];
+        this.#toCompact.push(logprobs);
+      }
+    }
     this.#toolResults.issued(conversation, turn);
   }
 }

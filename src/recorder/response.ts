@@ -1,6 +1,6 @@
 // What the recorder keeps of a chat completion response, shared by the wrapped
 // client and the framework plugins that see the raw response body.
-import { compactChoice } from "../trajectory/compact-logprobs.js";
+import { compactChoice } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 

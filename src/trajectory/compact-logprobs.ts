@@ -1,15 +1,17 @@
 // Recorded logprobs in columns: each token as an id into a table of the
-// distinct tokens met (a tokenizer's vocabulary is bounded), the logprobs in
-// a Float64Array, and the alternatives the same way. The SDK's form costs
+// distinct tokens met (a tokenizer's vocabulary is bounded), the logprobs
+// beside them, and the alternatives the same way. The SDK's form costs
 // about 1 KB of heap per token with five alternatives (an object, a bytes
-// array and a string for each); this form 12 bytes per token and
+// array and a string for each); this form about 16 bytes per token and
 // alternative. Reading `content` or `refusal` gives the SDK's form back
 // (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
 //
 // A recorded call only copies its tokens into a TokenCapture (one cheap pass,
-// see logprob-capture.ts); turning that into ids of the token table happens
-// off the call path, in short slices after the caller has its answer, or
-// whenever the object is read first.
+// see logprob-capture.ts). Turning texts into ids of the token table waits
+// for the rollout's end, where the rollout compacts what it recorded: any
+// work left for "after the call" in the same process lands on the next
+// call's path, since the SDK sends the next request only after a turn of the
+// event loop. Past a cap of held tokens, the oldest are compacted in slices.
 
 import { copyJson } from "../util/copy-json.js";
 import { TokenCapture } from "./logprob-capture.js";
@@ -121,30 +123,29 @@ function sameList(a: readonly number[] | null | undefined, b: readonly number[] 
 /** Tokens in columns; `top` holds the alternatives of all tokens, `topEnds[i]` where token i's end. */
 interface Columns {
   table: TokenTable;
-  ids: Uint32Array;
-  logprobs: Float64Array;
+  ids: readonly number[];
+  logprobs: readonly number[];
   top: Columns | undefined;
-  topEnds: Uint32Array | undefined;
+  topEnds: readonly number[] | undefined;
 }
 
 /** The columns of captured tokens: their texts become ids of `table`. */
 function toColumns(capture: TokenCapture, table: TokenTable): Columns {
   const n = capture.length;
-  const ids = new Uint32Array(n);
+  const ids: number[] = [];
   const { texts, odd } = capture;
-  if (odd === undefined) for (let i = 0; i < n; i++) ids[i] = table.plainId(texts[i] as string);
+  if (odd === undefined) for (let i = 0; i < n; i++) ids.push(table.plainId(texts[i] as string));
   else
     for (let i = 0; i < n; i++) {
       const bytes = odd.get(i);
-      ids[i] =
+      ids.push(
         bytes === undefined
           ? table.plainId(texts[i] as string)
-          : table.oddId(texts[i] as string, bytes);
+          : table.oddId(texts[i] as string, bytes),
+      );
     }
-  const logprobs = capture.logprobs.length === n ? capture.logprobs : capture.logprobs.slice(0, n);
-  const topEnds =
-    capture.topEnds &&
-    (capture.topEnds.length === n ? capture.topEnds : capture.topEnds.slice(0, n));
+  // The capture's own arrays: it is dropped once compacted.
+  const { logprobs, topEnds } = capture;
   const top = capture.top && toColumns(capture.top, table);
   return { table, ids, logprobs, top, topEnds };
 }
@@ -237,34 +238,40 @@ type List = { columns: Columns } | { captured: TokenCapture } | { plain: TokenLo
 
 /** How long one slice of compacting may hold the event loop, in ms. */
 const SLICE_MS = 1;
-/** Captured logprobs waiting to be compacted, oldest first, from `head` on. */
-const waiting: (CompactLogprobs | undefined)[] = [];
-let head = 0;
+/**
+ * Captured tokens (alternatives included) that may wait for their rollout's
+ * end. Past this, the oldest are compacted in slices: a rollout that runs
+ * long, or many at once, keeps at most this many in the larger form (about
+ * 16 bytes each, plus the text when V8 did not share it).
+ */
+export const MAX_WAITING_TOKENS = 1 << 18;
+/** Captured logprobs held for compaction, oldest first (a Set keeps insertion order). */
+const held = new Set<CompactLogprobs>();
+let heldTokens = 0;
 let scheduled = false;
 
-function scheduleCompaction(): void {
+function scheduleSlices(): void {
   if (scheduled) return;
   scheduled = true;
-  // After the I/O the loop has ready (the caller's next answers first); unref'd:
-  // compacting is worth no wait at exit.
-  setImmediate(compactWaiting).unref();
+  // Unref'd: compacting is worth no wait at exit.
+  setImmediate(compactOldest).unref();
 }
 
-/** Compacts waiting logprobs, oldest first, for about {@link SLICE_MS}; schedules the rest. */
-function compactWaiting(): void {
+/** Compacts held logprobs, oldest first, for about {@link SLICE_MS}, until under the cap. */
+function compactOldest(): void {
   scheduled = false;
   const until = performance.now() + SLICE_MS;
-  while (head < waiting.length) {
-    const next = waiting[head];
-    waiting[head++] = undefined;
-    next?.compact();
+  for (const next of held) {
+    if (heldTokens <= MAX_WAITING_TOKENS) return;
+    next.compact();
     if (performance.now() >= until) break;
   }
-  if (head < waiting.length) scheduleCompaction();
-  else {
-    waiting.length = 0;
-    head = 0;
-  }
+  if (heldTokens > MAX_WAITING_TOKENS) scheduleSlices();
+}
+
+function capturedTokens(list: List): number {
+  if (!("captured" in list)) return 0;
+  return list.captured.length + (list.captured.top?.length ?? 0);
 }
 
 /**
@@ -274,23 +281,34 @@ function compactWaiting(): void {
 export class CompactLogprobs {
   #content: List;
   #refusal: List;
+  /** How many captured tokens {@link hold} counted (0: not held). */
+  #held = 0;
 
   private constructor(content: List, refusal: List) {
     this.#content = content;
     this.#refusal = refusal;
     // Own enumerable properties, so the object reads, spreads and compares
-    // like the SDK's.
-    for (const key of ["content", "refusal"] as const) {
-      Object.defineProperty(this, key, {
-        enumerable: true,
-        configurable: true,
-        get: () => this.#materialize(key),
-        set: (value: TokenLogprob[] | null) => {
-          if (key === "content") this.#content = { plain: value };
-          else this.#refusal = { plain: value };
-        },
-      });
-    }
+    // like the SDK's. The accessors are shared by every instance (they read
+    // `this`): objects with the same accessors share one hidden class, where
+    // a closure per object would give each its own.
+    Object.defineProperties(this, CompactLogprobs.#accessors);
+  }
+
+  static #accessors: PropertyDescriptorMap;
+  static {
+    const accessor = (key: "content" | "refusal"): PropertyDescriptor => ({
+      enumerable: true,
+      configurable: true,
+      get(this: CompactLogprobs) {
+        return this.#materialize(key);
+      },
+      set(this: CompactLogprobs, value: TokenLogprob[] | null) {
+        this.#release();
+        if (key === "content") this.#content = { plain: value };
+        else this.#refusal = { plain: value };
+      },
+    });
+    CompactLogprobs.#accessors = { content: accessor("content"), refusal: accessor("refusal") };
   }
 
   declare content: TokenLogprob[] | null;
@@ -301,17 +319,14 @@ export class CompactLogprobs {
    * keys or tokens of another shape (it is then kept as it is).
    */
   static from(logprobs: unknown): CompactLogprobs | undefined {
-    const compact = CompactLogprobs.capture(logprobs, false);
-    compact?.compact();
-    return compact;
+    return CompactLogprobs.capture(logprobs, false);
   }
 
   /**
    * A copy of an SDK `logprobs` object (or undefined, as {@link from}), made
-   * in one cheap pass; with `later`, turned into the compact form after the
-   * current turn of the event loop, in slices of about {@link SLICE_MS} ms,
-   * or when first read. Nothing of the SDK's objects is kept: editing them
-   * afterwards changes nothing here.
+   * in one cheap pass; with `later`, left in that form until {@link compact}
+   * (its rollout's end, see {@link hold}) or until first read. Nothing of the
+   * SDK's objects is kept: editing them afterwards changes nothing here.
    */
   static capture(logprobs: unknown, later = true): CompactLogprobs | undefined {
     if (typeof logprobs !== "object" || logprobs === null || logprobs instanceof CompactLogprobs)
@@ -321,22 +336,15 @@ export class CompactLogprobs {
     const content = CompactLogprobs.#list(raw.content);
     const refusal = CompactLogprobs.#list(raw.refusal);
     if (!content || !refusal) return undefined;
-    return CompactLogprobs.#made(content, refusal, later);
+    const compact = new CompactLogprobs(content, refusal);
+    if (!later) compact.compact();
+    return compact;
   }
 
   /** Streamed tokens, captured chunk by chunk (null: the list never came), compacted later. */
   static fromCaptures(content: TokenCapture | null, refusal: TokenCapture | null): CompactLogprobs {
     const list = (c: TokenCapture | null): List => (c ? { captured: c } : { plain: null });
-    return CompactLogprobs.#made(list(content), list(refusal), true);
-  }
-
-  static #made(content: List, refusal: List, later: boolean): CompactLogprobs {
-    const compact = new CompactLogprobs(content, refusal);
-    if (later && ("captured" in content || "captured" in refusal)) {
-      waiting.push(compact);
-      scheduleCompaction();
-    }
-    return compact;
+    return new CompactLogprobs(list(content), list(refusal));
   }
 
   static #list(value: unknown): List | undefined {
@@ -346,10 +354,39 @@ export class CompactLogprobs {
     return captured && { captured };
   }
 
+  /**
+   * Holds these logprobs for compaction by their owner (the rollout that
+   * recorded them calls {@link compact} when it ends). Past
+   * {@link MAX_WAITING_TOKENS} held tokens in all, the oldest are compacted
+   * in slices after the current turn of the event loop.
+   */
+  hold(): void {
+    const tokens = capturedTokens(this.#content) + capturedTokens(this.#refusal);
+    if (tokens === 0 || this.#held) return;
+    held.add(this);
+    this.#held = tokens;
+    heldTokens += tokens;
+    if (heldTokens > MAX_WAITING_TOKENS) scheduleSlices();
+  }
+
+  /** Leaves the held set (compacted, or its lists replaced). */
+  #release(): void {
+    if (!this.#held) return;
+    held.delete(this);
+    heldTokens -= this.#held;
+    this.#held = 0;
+  }
+
+  /** Whether no list is left in its captured form (compacted, plain, or absent). */
+  isCompacted(): boolean {
+    return !("captured" in this.#content) && !("captured" in this.#refusal);
+  }
+
   /** Turns captured tokens into columns of the token table (done once; cheap when done). */
   compact(): void {
     const content = this.#content;
     const refusal = this.#refusal;
+    this.#release();
     if (!("captured" in content) && !("captured" in refusal)) return;
     // One table for both lists: a Choice's columns never span two.
     const table = TokenTable.current();

@@ -2,6 +2,7 @@
 
 export { ART_PAYLOAD_FORMAT, type ArtPayload, decodeArtPayload } from "./art-payload.js";
 export { choiceToJson } from "./choice-json.js";
+export { CompactLogprobs, compactChoice } from "./compact-logprobs.js";
 export {
   TooManyExceptionsError,
   TrajectoryCheckError,
@@ -25,6 +26,7 @@ export {
   type TrajectoryGroupOptions,
 } from "./group.js";
 export { History, type HistoryInit } from "./history.js";
+export { TokenCapture } from "./logprob-capture.js";
 export {
   type ChoiceLike,
   isChoice,

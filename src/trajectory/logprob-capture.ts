@@ -1,7 +1,7 @@
 // A token list copied off the SDK's objects in one pass, cheap enough to run
 // while the caller waits for its answer. Token texts are kept by reference
-// (strings are immutable, so that is a true copy), logprobs go into a
-// Float64Array, and each token's `bytes` are checked against its text's UTF-8
+// (strings are immutable, so that is a true copy), logprobs into a plain
+// array of numbers, and each token's `bytes` are checked against its text's UTF-8
 // as they are read, straight from the char codes: only the few tokens whose
 // bytes differ (a character split over tokens, or null) keep a copy of them.
 // Nothing is allocated per token. Turning texts into ids of the token table
@@ -73,34 +73,65 @@ function isByteList(bytes: readonly unknown[]): boolean {
 }
 
 /**
+ * Whether `bytes` is the UTF-8 of `text`. The common case (an ASCII token,
+ * one byte per char) is compared here, inlined into the copy loop; anything
+ * else goes through {@link isUtf8Of}.
+ */
+function isTextBytes(text: string, bytes: readonly unknown[]): boolean {
+  const n = text.length;
+  if (bytes.length === n) {
+    let i = 0;
+    while (i < n && bytes[i] === text.charCodeAt(i)) i++;
+    if (i === n) return true;
+  }
+  return isUtf8Of(text, bytes);
+}
+
+/**
+ * What to keep of `bytes` that are not a token's text's UTF-8: a copy, or
+ * null when null; false when they are not a list of bytes at all.
+ */
+function oddBytes(bytes: unknown): readonly number[] | null | false {
+  if (bytes === null) return null;
+  if (!Array.isArray(bytes) || !isByteList(bytes)) return false;
+  return bytes.slice() as number[];
+}
+
+/**
  * Token lists in columns, appended to one list (or one streamed chunk) at a
  * time. With `top`, each token's alternatives go to `top` and `topEnds[i]` is
- * where token i's end.
+ * where token i's end. Plain arrays, not typed ones: a typed array's buffer
+ * lives outside the heap and costs a microsecond or more to allocate and to
+ * free, per column and per call; the columns become typed arrays when they
+ * are compacted, off the call path.
  */
 export class TokenCapture {
   /** Each token's text. */
-  texts: string[] = [];
-  logprobs: Float64Array;
-  length = 0;
+  readonly texts: string[] = [];
+  /** Each token's logprob. */
+  readonly logprobs: number[] = [];
   /** The bytes (copied, or null) of the tokens whose bytes are not their text's UTF-8, by index. */
   odd: Map<number, readonly number[] | null> | undefined;
+  /** The alternatives of every token, one after another. */
   readonly top: TokenCapture | undefined;
-  topEnds: Uint32Array | undefined;
+  /** Where each token's alternatives end in `top`. */
+  readonly topEnds: number[] | undefined;
 
-  /** `capacity` tokens (and `topCapacity` alternatives) before the columns grow. */
-  constructor(withTop: boolean, capacity = 16, topCapacity = capacity * 8) {
-    this.logprobs = new Float64Array(capacity);
+  constructor(withTop: boolean) {
     if (withTop) {
-      this.top = new TokenCapture(false, topCapacity);
-      this.topEnds = new Uint32Array(capacity);
+      this.top = new TokenCapture(false);
+      this.topEnds = [];
     }
+  }
+
+  /** How many tokens are captured. */
+  get length(): number {
+    return this.texts.length;
   }
 
   /** The capture of a whole list, or undefined when a token has another shape. */
   static of(list: readonly unknown[]): TokenCapture | undefined {
-    const first = list[0] as { top_logprobs?: unknown } | undefined;
-    const top = Array.isArray(first?.top_logprobs) ? first.top_logprobs.length : 0;
-    const capture = new TokenCapture(true, list.length, top * list.length);
+    const capture = new TokenCapture(true);
     return capture.append(list) ? capture : undefined;
   }
 
@@ -109,67 +140,25 @@ export class TokenCapture {
    * another shape than the SDK's.
    */
   append(list: readonly unknown[]): boolean {
-    const start = this.length;
-    const topStart = this.top?.length ?? 0;
-    if (this.#appendAll(list)) return true;
+    const start = this.texts.length;
+    const topStart = this.top?.texts.length ?? 0;
+    if (this.top ? appendWithTop(this, this.top, list) : appendAlternatives(this, list))
+      return true;
     this.truncate(start, topStart);
     return false;
   }
 
-  #appendAll(list: readonly unknown[]): boolean {
-    const n = list.length;
-    this.#reserve(this.length + n);
-    const top = this.top;
-    for (let i = 0; i < n; i++) {
-      const t = list[i] as Record<string, unknown>;
-      if (typeof t !== "object" || t === null) return false;
-      const token = t.token;
-      const logprob = t.logprob;
-      const bytes = t.bytes;
-      if (typeof token !== "string" || typeof logprob !== "number" || !Number.isFinite(logprob))
-        return false;
-      if (keyCount(t) !== (top ? TOKEN_KEYS : TOP_KEYS)) return false;
-      const at = this.length;
-      if (bytes === null) this.#setOdd(at, null);
-      else if (!Array.isArray(bytes)) return false;
-      else if (!isUtf8Of(token, bytes)) {
-        if (!isByteList(bytes)) return false;
-        this.#setOdd(at, bytes.slice());
-      }
-      this.texts.push(token);
-      (this.logprobs as Float64Array)[at] = logprob;
-      if (top) {
-        const alternatives = t.top_logprobs;
-        if (!Array.isArray(alternatives) || !top.#appendAll(alternatives)) return false;
-        (this.topEnds as Uint32Array)[at] = top.length;
-      }
-      this.length = at + 1;
-    }
-    return true;
-  }
-
-  #setOdd(at: number, bytes: readonly number[] | null): void {
+  /** Notes token `at`'s bytes, which are not its text's UTF-8. */
+  setOdd(at: number, bytes: readonly number[] | null): void {
     this.odd ??= new Map();
     this.odd.set(at, bytes);
   }
 
-  #reserve(size: number): void {
-    if (size <= this.logprobs.length) return;
-    const capacity = Math.max(size, this.logprobs.length * 2);
-    const logprobs = new Float64Array(capacity);
-    logprobs.set(this.logprobs);
-    this.logprobs = logprobs;
-    if (this.topEnds) {
-      const ends = new Uint32Array(capacity);
-      ends.set(this.topEnds);
-      this.topEnds = ends;
-    }
-  }
-
   /** Keeps the first `length` tokens (and the first `topLength` alternatives). */
   truncate(length: number, topLength = 0): void {
-    this.length = length;
     this.texts.length = length;
+    this.logprobs.length = length;
+    if (this.topEnds) this.topEnds.length = length;
     if (this.odd) for (const at of this.odd.keys()) if (at >= length) this.odd.delete(at);
     this.top?.truncate(topLength);
   }
@@ -202,4 +191,58 @@ export class TokenCapture {
     }
     return out;
   }
+}
+
+// The copy loops below are the recorder's share of every call with logprobs:
+// one pass over the SDK's objects, both levels inline, nothing allocated per
+// token. A finite number is one whose difference with itself is 0.
+
+/** Appends tokens with alternatives (4 keys each); false at the first of another shape. */
+function appendWithTop(c: TokenCapture, top: TokenCapture, list: readonly unknown[]): boolean {
+  const { texts, logprobs } = c;
+  const ends = c.topEnds as number[];
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i] as Record<string, unknown> | null;
+    if (typeof t !== "object" || t === null) return false;
+    const token = t.token;
+    const logprob = t.logprob;
+    const alternatives = t.top_logprobs;
+    if (typeof token !== "string" || typeof logprob !== "number" || logprob - logprob !== 0)
+      return false;
+    if (!Array.isArray(alternatives) || keyCount(t) !== TOKEN_KEYS) return false;
+    const bytes = t.bytes;
+    if (!Array.isArray(bytes) || !isTextBytes(token, bytes)) {
+      const odd = oddBytes(bytes);
+      if (odd === false) return false;
+      c.setOdd(texts.length, odd);
+    }
+    if (!appendAlternatives(top, alternatives)) return false;
+    texts.push(token);
+    logprobs.push(logprob);
+    ends.push(top.texts.length);
+  }
+  return true;
+}
+
+/** Appends alternatives (3 keys each); false at the first of another shape. */
+function appendAlternatives(c: TokenCapture, list: readonly unknown[]): boolean {
+  const { texts, logprobs } = c;
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i] as Record<string, unknown> | null;
+    if (typeof t !== "object" || t === null) return false;
+    const token = t.token;
+    const logprob = t.logprob;
+    if (typeof token !== "string" || typeof logprob !== "number" || logprob - logprob !== 0)
+      return false;
+    if (keyCount(t) !== TOP_KEYS) return false;
+    const bytes = t.bytes;
+    if (!Array.isArray(bytes) || !isTextBytes(token, bytes)) {
+      const odd = oddBytes(bytes);
+      if (odd === false) return false;
+      c.setOdd(texts.length, odd);
+    }
+    texts.push(token);
+    logprobs.push(logprob);
+  }
+  return true;
 }

@@ -4,10 +4,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import OpenAI from "openai";
-import { Recorder, Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { currentRollout, Recorder, Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toWireGroups } from "../../src/training/index.js";
-import { CompactLogprobs } from "../../src/trajectory/compact-logprobs.js";
+import { CompactLogprobs, MAX_WAITING_TOKENS } from "../../src/trajectory/compact-logprobs.js";
 import { isUtf8Of } from "../../src/trajectory/logprob-capture.js";
 
 const utf8 = (s: string) => [...Buffer.from(s)];
@@ -112,6 +112,47 @@ describe("recorded logprobs", () => {
     await nextTurn();
     expect(wireLogprobs(t)).toEqual(expected);
     expect(answer!.choices[0]!.logprobs!.content![0]!.logprob).toBe(5);
+  });
+
+  it("are compacted when the rollout ends, never in the turns between its calls", async () => {
+    // Work left for "after the call" would run before the SDK sends the next
+    // request, on that call's path: the rollout's end is where it waits.
+    const held: CompactLogprobs[] = [];
+    const t = await recorder.rollout(async () => {
+      for (let turn = 0; turn < 3; turn++) {
+        await client().chat.completions.create({ model: "m", messages });
+        await nextTurn();
+        await nextTurn();
+      }
+      const recorded = currentRollout()!.trajectory;
+      for (const c of [recorded, ...recorded.additional_histories])
+        for (const item of c.messages_and_choices)
+          if ("logprobs" in item) held.push(item.logprobs as unknown as CompactLogprobs);
+      expect(held.length).toBe(3);
+      expect(held.map((l) => l.isCompacted())).toEqual([false, false, false]);
+    });
+    expect(held.map((l) => l.isCompacted())).toEqual([true, true, true]);
+    expect(wireLogprobs(t)).toEqual(expected);
+  });
+
+  it("are compacted oldest first, in slices, once more than the cap wait for their rollouts", async () => {
+    const big = Array.from({ length: 2000 }, (_, i) => tok(` t${i % 50}`, -i / 1000));
+    const perList = big.length * 4; // each token and its three alternatives
+    const lists = Array.from(
+      { length: Math.ceil(MAX_WAITING_TOKENS / perList) + 2 },
+      () => CompactLogprobs.capture({ content: big, refusal: null })!,
+    );
+    for (const l of lists) l.hold();
+    expect(lists.every((l) => !l.isCompacted())).toBe(true);
+    const waiting = () => lists.filter((l) => !l.isCompacted()).length * perList;
+    for (let i = 0; i < 500 && waiting() > MAX_WAITING_TOKENS; i++) await nextTurn();
+    expect(waiting()).toBeLessThanOrEqual(MAX_WAITING_TOKENS);
+    expect(lists[0]!.isCompacted()).toBe(true);
+    expect(lists[1]!.isCompacted()).toBe(true);
+    // Only down to the cap: the newest still wait for their owner.
+    expect(lists.at(-1)!.isCompacted()).toBe(false);
+    expect(JSON.parse(JSON.stringify(lists[0]))).toEqual(JSON.parse(JSON.stringify(lists.at(-1))));
+    for (const l of lists) l.compact();
   });
 
   it("read as the SDK's objects at any time, before and after they are compacted", async () => {
