@@ -2,7 +2,7 @@
 // distinct tokens met (a tokenizer's vocabulary is bounded), the logprobs
 // beside them, and the alternatives the same way. The SDK's form costs
 // about 1 KB of heap per token with five alternatives (an object, a bytes
-// array and a string for each); this form about 16 bytes per token and
+// array and a string for each); this form 12 bytes per token and
 // alternative. Reading `content` or `refusal` gives the SDK's form back
 // (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
 //
@@ -123,29 +123,36 @@ function sameList(a: readonly number[] | null | undefined, b: readonly number[] 
 /** Tokens in columns; `top` holds the alternatives of all tokens, `topEnds[i]` where token i's end. */
 interface Columns {
   table: TokenTable;
-  ids: readonly number[];
-  logprobs: readonly number[];
+  ids: Uint32Array;
+  logprobs: Float64Array;
   top: Columns | undefined;
-  topEnds: readonly number[] | undefined;
+  topEnds: Uint32Array | undefined;
 }
 
-/** The columns of captured tokens: their texts become ids of `table`. */
+/**
+ * The columns of captured tokens: their texts become ids of `table`. The
+ * columns share one buffer (logprobs first, for their alignment): one
+ * allocation per list, 12 bytes per token (16 with alternatives' ends).
+ */
 function toColumns(capture: TokenCapture, table: TokenTable): Columns {
   const n = capture.length;
-  const ids: number[] = [];
+  const ends = capture.topEnds;
+  const buffer = new ArrayBuffer(n * (ends ? 16 : 12));
+  const logprobs = new Float64Array(buffer, 0, n);
+  const ids = new Uint32Array(buffer, n * 8, n);
+  const topEnds = ends && new Uint32Array(buffer, n * 12, n);
   const { texts, odd } = capture;
-  if (odd === undefined) for (let i = 0; i < n; i++) ids.push(table.plainId(texts[i] as string));
+  logprobs.set(capture.logprobs);
+  if (topEnds) topEnds.set(ends as number[]);
+  if (odd === undefined) for (let i = 0; i < n; i++) ids[i] = table.plainId(texts[i] as string);
   else
     for (let i = 0; i < n; i++) {
       const bytes = odd.get(i);
-      ids.push(
+      ids[i] =
         bytes === undefined
           ? table.plainId(texts[i] as string)
-          : table.oddId(texts[i] as string, bytes),
-      );
+          : table.oddId(texts[i] as string, bytes);
     }
-  // The capture's own arrays: it is dropped once compacted.
-  const { logprobs, topEnds } = capture;
   const top = capture.top && toColumns(capture.top, table);
   return { table, ids, logprobs, top, topEnds };
 }
@@ -234,7 +241,16 @@ function writeColumns(c: Columns, out: Uint8Array, at: number): number {
   return at;
 }
 
-type List = { columns: Columns } | { captured: TokenCapture } | { plain: TokenLogprob[] | null };
+/**
+ * One list (`content` or `refusal`): in columns; copied, waiting to be
+ * compacted (streamed chunks); the SDK's own list, read when compacted; or
+ * plain data (another shape, or set by the caller).
+ */
+type List =
+  | { columns: Columns }
+  | { captured: TokenCapture }
+  | { sdk: readonly unknown[] }
+  | { plain: TokenLogprob[] | null };
 
 /** How long one slice of compacting may hold the event loop, in ms. */
 const SLICE_MS = 1;
@@ -245,6 +261,15 @@ const SLICE_MS = 1;
  * 16 bytes each, plus the text when V8 did not share it).
  */
 export const MAX_WAITING_TOKENS = 1 << 18;
+/**
+ * While fewer tokens than this wait, a recorded answer's lists are kept as
+ * the SDK made them and read at the rollout's end: nothing is read on the
+ * call path. Past it (many rollouts at once), they are copied on the call
+ * path instead (a cheap pass, about 16 bytes a token against about 170 for
+ * the SDK's objects), so that a crowd of open rollouts does not keep every
+ * answer's objects alive for the garbage collector to walk.
+ */
+export const MAX_REFERENCED_TOKENS = 1 << 16;
 /** Captured logprobs held for compaction, oldest first (a Set keeps insertion order). */
 const held = new Set<CompactLogprobs>();
 let heldTokens = 0;
@@ -269,9 +294,26 @@ function compactOldest(): void {
   if (heldTokens > MAX_WAITING_TOKENS) scheduleSlices();
 }
 
-function capturedTokens(list: List): number {
-  if (!("captured" in list)) return 0;
-  return list.captured.length + (list.captured.top?.length ?? 0);
+/** Whether `list` still waits to be compacted. */
+function waits(list: List): boolean {
+  return "captured" in list || "sdk" in list;
+}
+
+/** How many tokens (alternatives included) `list` holds while it waits. */
+function waitingTokens(list: List): number {
+  if ("captured" in list) return list.captured.length + (list.captured.top?.length ?? 0);
+  if (!("sdk" in list)) return 0;
+  const first = list.sdk[0] as { top_logprobs?: unknown } | undefined;
+  const top = Array.isArray(first?.top_logprobs) ? first.top_logprobs.length : 0;
+  return list.sdk.length * (1 + top);
+}
+
+/** The columns of a waiting list, or the SDK's list as plain data when a token has another shape. */
+function compacted(list: List, table: TokenTable): List {
+  if ("captured" in list) return { columns: toColumns(list.captured, table) };
+  if (!("sdk" in list)) return list;
+  const captured = TokenCapture.of(list.sdk);
+  return captured ? { columns: toColumns(captured, table) } : { plain: list.sdk as TokenLogprob[] };
 }
 
 /**
@@ -323,16 +365,25 @@ export class CompactLogprobs {
   }
 
   /**
-   * A copy of an SDK `logprobs` object (or undefined, as {@link from}), made
-   * in one cheap pass; with `later`, left in that form until {@link compact}
-   * (its rollout's end, see {@link hold}) or until first read. Nothing of the
-   * SDK's objects is kept: editing them afterwards changes nothing here.
+   * An SDK `logprobs` object in the compact form (or undefined, as
+   * {@link from}). With `later`, compacting waits for {@link compact} (the
+   * rollout's end, see {@link hold}) or the first read; until then the SDK's
+   * lists are kept as they are, read at that point (a list whose tokens turn
+   * out to have another shape is then kept as plain data), or, past
+   * {@link MAX_REFERENCED_TOKENS} waiting, copied now. Editing the SDK's
+   * objects before the rollout's end may change what is recorded; after it,
+   * nothing does.
    */
   static capture(logprobs: unknown, later = true): CompactLogprobs | undefined {
     if (typeof logprobs !== "object" || logprobs === null || logprobs instanceof CompactLogprobs)
       return undefined;
     const raw = logprobs as Record<string, unknown>;
     for (const key in raw) if (key !== "content" && key !== "refusal") return undefined;
+    if (later && heldTokens < MAX_REFERENCED_TOKENS) {
+      const content = CompactLogprobs.#sdkList(raw.content);
+      const refusal = CompactLogprobs.#sdkList(raw.refusal);
+      return content && refusal && new CompactLogprobs(content, refusal);
+    }
     const content = CompactLogprobs.#list(raw.content);
     const refusal = CompactLogprobs.#list(raw.refusal);
     if (!content || !refusal) return undefined;
@@ -345,6 +396,11 @@ export class CompactLogprobs {
   static fromCaptures(content: TokenCapture | null, refusal: TokenCapture | null): CompactLogprobs {
     const list = (c: TokenCapture | null): List => (c ? { captured: c } : { plain: null });
     return new CompactLogprobs(list(content), list(refusal));
+  }
+
+  static #sdkList(value: unknown): List | undefined {
+    if (value === null || value === undefined) return { plain: null };
+    return Array.isArray(value) ? { sdk: value } : undefined;
   }
 
   static #list(value: unknown): List | undefined {
@@ -361,7 +417,7 @@ export class CompactLogprobs {
    * in slices after the current turn of the event loop.
    */
   hold(): void {
-    const tokens = capturedTokens(this.#content) + capturedTokens(this.#refusal);
+    const tokens = waitingTokens(this.#content) + waitingTokens(this.#refusal);
     if (tokens === 0 || this.#held) return;
     held.add(this);
     this.#held = tokens;
@@ -377,21 +433,19 @@ export class CompactLogprobs {
     this.#held = 0;
   }
 
-  /** Whether no list is left in its captured form (compacted, plain, or absent). */
+  /** Whether no list waits to be compacted (compacted, plain, or absent). */
   isCompacted(): boolean {
-    return !("captured" in this.#content) && !("captured" in this.#refusal);
+    return !waits(this.#content) && !waits(this.#refusal);
   }
 
-  /** Turns captured tokens into columns of the token table (done once; cheap when done). */
+  /** Turns waiting lists into columns of the token table (done once; cheap when done). */
   compact(): void {
-    const content = this.#content;
-    const refusal = this.#refusal;
     this.#release();
-    if (!("captured" in content) && !("captured" in refusal)) return;
+    if (this.isCompacted()) return;
     // One table for both lists: a Choice's columns never span two.
     const table = TokenTable.current();
-    if ("captured" in content) this.#content = { columns: toColumns(content.captured, table) };
-    if ("captured" in refusal) this.#refusal = { columns: toColumns(refusal.captured, table) };
+    this.#content = compacted(this.#content, table);
+    this.#refusal = compacted(this.#refusal, table);
   }
 
   #materialize(key: "content" | "refusal"): TokenLogprob[] | null {

@@ -1,8 +1,11 @@
 // Logprobs recorded off the call path: the caller's answer does not wait for
-// the compact form, and what is recorded is a copy of what the server sent.
+// them at all. The rollout reads the answer's lists when it ends, into the
+// compact form, and keeps nothing of the SDK's objects after that.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import OpenAI from "openai";
 import { currentRollout, Recorder, Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -91,27 +94,42 @@ const wireLogprobs = (t: Trajectory) =>
 const expected = { content: TOKENS, refusal: null };
 
 describe("recorded logprobs", () => {
-  it("are a copy: editing the response right after the call changes nothing recorded", async () => {
+  it("are read from the answer when the rollout ends: editing it afterwards changes nothing recorded", async () => {
     let answer: OpenAI.ChatCompletion | undefined;
     const t = await recorder.rollout(async () => {
       answer = await client().chat.completions.create({ model: "m", messages });
-      // Edited in the same turn the answer arrived, before anything else ran.
-      const content = answer.choices[0]!.logprobs!.content!;
-      content[0]!.logprob = 5;
-      content[1]!.token = "edited";
-      content[2]!.bytes!.push(1);
-      content[3]!.bytes!.length = 0;
-      content[4]!.top_logprobs.pop();
-      content.splice(5, 1);
     });
     const choice = t.messages_and_choices[1] as { logprobs: unknown };
     expect(choice.logprobs).toBeInstanceOf(CompactLogprobs);
-    expect(wireLogprobs(t)).toEqual(expected);
-    // Compacted or not, the same JSON.
-    await nextTurn();
-    await nextTurn();
+    const content = answer!.choices[0]!.logprobs!.content!;
+    content[0]!.logprob = 5;
+    content[1]!.token = "edited";
+    content[2]!.bytes!.push(1);
+    content[3]!.bytes!.length = 0;
+    content[4]!.top_logprobs.pop();
+    content.splice(5, 1);
     expect(wireLogprobs(t)).toEqual(expected);
     expect(answer!.choices[0]!.logprobs!.content![0]!.logprob).toBe(5);
+  });
+
+  it("hold nothing of the answer once the rollout has ended", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    let collected = false;
+    const registry = new FinalizationRegistry<string>(() => {
+      collected = true;
+    });
+    const t = await recorder.rollout(async () => {
+      const answer = await client().chat.completions.create({ model: "m", messages });
+      registry.register(answer.choices[0]!.logprobs!.content!, "content");
+    });
+    for (let i = 0; i < 20 && !collected; i++) {
+      await nextTurn();
+      gc();
+    }
+    expect(collected).toBe(true);
+    // The trajectory itself still reads as the server sent it.
+    expect(wireLogprobs(t)).toEqual(expected);
   });
 
   it("are compacted when the rollout ends, never in the turns between its calls", async () => {
