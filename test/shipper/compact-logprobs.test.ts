@@ -63,7 +63,7 @@ it("reads ART JSON into the compact form, and leaves logprobs of another shape a
   // Read when compacted (the rollout's end): another shape is then kept as it came.
   expect(JSON.parse(JSON.stringify(kept!.logprobs))).toEqual(odd.logprobs);
   expect(kept!.logprobs).toEqual(odd.logprobs);
-  expect((kept!.logprobs!.content![0] as Record<string, unknown>).extra_field).toBe(1);
+  expect((kept!.logprobs!.content![0] as unknown as Record<string, unknown>).extra_field).toBe(1);
 });
 
 it("keeps each token's own bytes when two tokens share a text but not their bytes", () => {
