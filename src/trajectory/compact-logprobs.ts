@@ -6,12 +6,13 @@
 // alternative. Reading `content` or `refusal` gives the SDK's form back
 // (kept from then on, so edits stick); `toJSON()` gives the wire JSON.
 //
-// A recorded call only copies its tokens into a TokenCapture (one cheap pass,
-// see logprob-capture.ts). Turning texts into ids of the token table waits
-// for the rollout's end, where the rollout compacts what it recorded: any
-// work left for "after the call" in the same process lands on the next
-// call's path, since the SDK sends the next request only after a turn of the
-// event loop. Past a cap of held tokens, the oldest are compacted in slices.
+// A recorded call reads nothing: it keeps the SDK's lists (or, with many
+// tokens already waiting, copies them into a TokenCapture in one cheap pass,
+// see logprob-capture.ts). Compacting waits for the rollout's end, where the
+// rollout compacts what it recorded: work left for "after the call" in the
+// same process lands on the next call's path, since the SDK sends the next
+// request only after a turn of the event loop. Past a cap of waiting tokens,
+// the oldest are compacted in slices.
 
 import { copyJson } from "../util/copy-json.js";
 import { TokenCapture } from "./logprob-capture.js";
