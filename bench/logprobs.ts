@@ -174,6 +174,7 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
       return now() - t0;
     }
     let took = 0;
+    let ended = 0;
     await recorder.rollout(async () => {
       const t0 = now();
       await work();
@@ -183,7 +184,6 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
     ends.push(now() - ended);
     return took;
   };
-  let ended = 0;
   const ends: Record<"long" | "split" | "stream", number[]> = { long: [], split: [], stream: [] };
 
   const one = (client: OpenAI, model: "long" | "split", recorded: boolean) => () =>

@@ -183,7 +183,7 @@ export class RolloutState implements ActiveRollout {
   #toolsSeen: WeakMap<Conversation, readonly unknown[]> | undefined;
   #completions = 0;
   #started = 0;
-  /** Logprobs recorded in their copied form, compacted when the rollout ends. */
+  /** Logprobs recorded and not compacted yet (the SDK's lists, or copies): compacted when the rollout ends. */
   #toCompact: CompactLogprobs[] | undefined;
 
   /** Whether the rollout emits spans (a tracer provider was registered when it started). */

@@ -256,17 +256,17 @@ type List =
 /** How long one slice of compacting may hold the event loop, in ms. */
 const SLICE_MS = 1;
 /**
- * Captured tokens (alternatives included) that may wait for their rollout's
- * end. Past this, the oldest are compacted in slices: a rollout that runs
- * long, or many at once, keeps at most this many in the larger form (about
- * 16 bytes each, plus the text when V8 did not share it).
+ * Tokens (alternatives included) that may wait for their rollout's end, as
+ * the SDK's objects or as copies. Past this, the oldest are compacted in
+ * slices: a rollout that runs long, or many at once, keep at most this many
+ * in a larger form than the compact one.
  */
 export const MAX_WAITING_TOKENS = 1 << 18;
 /**
  * While fewer tokens than this wait, a recorded answer's lists are kept as
  * the SDK made them and read at the rollout's end: nothing is read on the
  * call path. Past it (many rollouts at once), they are copied on the call
- * path instead (a cheap pass, about 16 bytes a token against about 170 for
+ * path instead (a cheap pass, about 16 bytes a token against about 180 for
  * the SDK's objects), so that a crowd of open rollouts does not keep every
  * answer's objects alive for the garbage collector to walk.
  */
@@ -528,7 +528,6 @@ function writeNull(out: Uint8Array, at: number): number {
  */
 export function compactChoice<T extends { logprobs?: unknown }>(choice: T, later = false): T {
   const compact = CompactLogprobs.capture(choice.logprobs, later);
-  if (compact && !later) compact.compact();
   if (!compact) return choice;
   return { ...choice, logprobs: compact };
 }

@@ -193,56 +193,49 @@ export class TokenCapture {
   }
 }
 
-// The copy loops below are the recorder's share of every call with logprobs:
-// one pass over the SDK's objects, both levels inline, nothing allocated per
-// token. A finite number is one whose difference with itself is 0.
+// The copy loops below run on the call path when answers are copied (many
+// rollouts at once, streamed chunks): one pass over the SDK's objects,
+// nothing allocated per token. A finite number is one whose difference with
+// itself is 0.
 
-/** Appends tokens with alternatives (4 keys each); false at the first of another shape. */
+/**
+ * Appends one token (or alternative) of `keys` keys to `c`; false, with
+ * nothing appended, when it has another shape.
+ */
+function appendToken(c: TokenCapture, item: unknown, keys: number): boolean {
+  if (typeof item !== "object" || item === null) return false;
+  const t = item as Record<string, unknown>;
+  const token = t.token;
+  const logprob = t.logprob;
+  if (typeof token !== "string" || typeof logprob !== "number" || logprob - logprob !== 0)
+    return false;
+  if (keyCount(t) !== keys) return false;
+  const bytes = t.bytes;
+  if (!Array.isArray(bytes) || !isTextBytes(token, bytes)) {
+    const odd = oddBytes(bytes);
+    if (odd === false) return false;
+    c.setOdd(c.texts.length, odd);
+  }
+  c.texts.push(token);
+  c.logprobs.push(logprob);
+  return true;
+}
+
+/** Appends tokens with alternatives; false at the first of another shape. */
 function appendWithTop(c: TokenCapture, top: TokenCapture, list: readonly unknown[]): boolean {
-  const { texts, logprobs } = c;
   const ends = c.topEnds as number[];
   for (let i = 0; i < list.length; i++) {
-    const t = list[i] as Record<string, unknown> | null;
-    if (typeof t !== "object" || t === null) return false;
-    const token = t.token;
-    const logprob = t.logprob;
-    const alternatives = t.top_logprobs;
-    if (typeof token !== "string" || typeof logprob !== "number" || logprob - logprob !== 0)
-      return false;
-    if (!Array.isArray(alternatives) || keyCount(t) !== TOKEN_KEYS) return false;
-    const bytes = t.bytes;
-    if (!Array.isArray(bytes) || !isTextBytes(token, bytes)) {
-      const odd = oddBytes(bytes);
-      if (odd === false) return false;
-      c.setOdd(texts.length, odd);
-    }
+    const t = list[i];
+    const alternatives = (t as { top_logprobs?: unknown } | null)?.top_logprobs;
+    if (!Array.isArray(alternatives) || !appendToken(c, t, TOKEN_KEYS)) return false;
     if (!appendAlternatives(top, alternatives)) return false;
-    texts.push(token);
-    logprobs.push(logprob);
     ends.push(top.texts.length);
   }
   return true;
 }
 
-/** Appends alternatives (3 keys each); false at the first of another shape. */
+/** Appends alternatives; false at the first of another shape. */
 function appendAlternatives(c: TokenCapture, list: readonly unknown[]): boolean {
-  const { texts, logprobs } = c;
-  for (let i = 0; i < list.length; i++) {
-    const t = list[i] as Record<string, unknown> | null;
-    if (typeof t !== "object" || t === null) return false;
-    const token = t.token;
-    const logprob = t.logprob;
-    if (typeof token !== "string" || typeof logprob !== "number" || logprob - logprob !== 0)
-      return false;
-    if (keyCount(t) !== TOP_KEYS) return false;
-    const bytes = t.bytes;
-    if (!Array.isArray(bytes) || !isTextBytes(token, bytes)) {
-      const odd = oddBytes(bytes);
-      if (odd === false) return false;
-      c.setOdd(texts.length, odd);
-    }
-    texts.push(token);
-    logprobs.push(logprob);
-  }
+  for (let i = 0; i < list.length; i++) if (!appendToken(c, list[i], TOP_KEYS)) return false;
   return true;
 }
