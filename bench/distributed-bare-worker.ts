@@ -5,6 +5,7 @@
 // its CPU time on SIGTERM.
 import { Worker } from "bullmq";
 import OpenAI from "openai";
+import { reportCpuOnSigterm } from "./worker-exit.js";
 
 const [port, baseURL, concurrency, queue, resultChars] = process.argv.slice(2) as [
   string,
@@ -28,12 +29,4 @@ const worker = new Worker(
   { connection: { host: "127.0.0.1", port: Number(port) }, concurrency: Number(concurrency) },
 );
 await worker.waitUntilReady();
-const start = process.cpuUsage();
-process.on("SIGTERM", () => {
-  void worker.close().then(() => {
-    const cpu = process.cpuUsage(start);
-    console.log(`cpu ${(cpu.user + cpu.system) / 1000}`);
-    process.exit(0);
-  });
-});
-console.log("ready");
+reportCpuOnSigterm(worker);

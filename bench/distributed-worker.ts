@@ -3,6 +3,7 @@
 import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 import { RolloutWorker } from "trajectory-recorder/bullmq";
+import { reportCpuOnSigterm } from "./worker-exit.js";
 
 const [port, baseURL, concurrency, name] = process.argv.slice(2) as [
   string,
@@ -26,12 +27,4 @@ const worker = await RolloutWorker.start({
     trajectory.reward = index;
   },
 });
-const start = process.cpuUsage();
-process.on("SIGTERM", () => {
-  void worker.close().then(() => {
-    const cpu = process.cpuUsage(start);
-    console.log(`cpu ${(cpu.user + cpu.system) / 1000}`);
-    process.exit(0);
-  });
-});
-console.log("ready");
+reportCpuOnSigterm(worker);
