@@ -90,7 +90,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     // tool's answer goes back; the model's last message is its reply.
     const rollout = (s: Scenario, rolloutSeed: number): Promise<Trajectory> =>
       recorder.rollout(
-        async () => {
+        async (t) => {
           const messages: Parameters<typeof openai.chat.completions.create>[0]["messages"] = [
             {
               role: "system",
@@ -110,7 +110,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
             if (!message) break;
             messages.push(message);
             const calls = message.tool_calls ?? [];
-            if (calls.length === 0) break;
+            // The report plots these per step: how the agent behaves, not only how it scores.
+            t.metrics.tool_calls = (Number(t.metrics.tool_calls) || 0) + calls.length;
+            if (calls.length === 0) {
+              t.metrics.answer_words = (message.content ?? "").split(/\s+/).filter(Boolean).length;
+              break;
+            }
             for (const call of calls) {
               const args = call.type === "function" ? call.function.arguments : "{}";
               messages.push({ role: "tool", tool_call_id: call.id, content: checkStock(s, args) });
@@ -122,12 +127,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
     const logged: ReportStep[] = [];
     const training: ReportTraining[] = [];
-    const gather = async (step: number) => {
+    // A train step's rollouts draw fresh scenarios; the evaluation (`val`)
+    // draws the same ones on every checkpoint it is run on, so the report's
+    // Checkpoints view compares like with like.
+    const VAL_SEEDS = 9_999;
+    const gather = async (step: number, split: "train" | "val" = "train") => {
       const groups = await gatherTrajectoryGroups(
         FRUITS.map((fruit, f) =>
           TrajectoryGroup.from(
             Array.from({ length: groupSize }, (_, i) => {
-              const k = seed * 1_000_000 + step * 10_000 + f * 100 + i;
+              const k =
+                seed * 1_000_000 + (split === "val" ? VAL_SEEDS : step) * 10_000 + f * 100 + i;
               return () => rollout(scenario(fruit, k), k);
             }),
           ),
@@ -136,21 +146,29 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           concurrency: 16,
           // Scored as each group finishes, so the bar shows the live mean.
           afterEach: (group) => applyReward(group, stockReward),
-          label: `step ${step}`,
+          label: split === "val" ? `val on checkpoint ${step}` : `step ${step}`,
           progressStream: out as NodeJS.WritableStream & { isTTY?: boolean },
         },
       );
       const all = groups.flatMap((g) => g.trajectories);
       const mean = all.reduce((a, t) => a + t.reward, 0) / all.length;
+      if (split === "val") {
+        // Pinned to the checkpoint it evaluated, as evaluateCheckpoints does, and
+        // logged to the service like any evaluation (metrics only, no training).
+        for (const t of all) t.metadata.checkpoint_step = step;
+        await model.log(groups, { split: "val" });
+      }
       logged.push({
         step,
-        split: "train",
+        split,
         groups: groups.map((g) => g.toJSON() as unknown as ReportStep["groups"][number]),
       });
       return { groups, mean };
     };
 
     const rewards: number[] = [];
+    const { mean: before } = await gather(0, "val");
+    print(`val on checkpoint 0: reward ${before.toFixed(3)}`);
     for (let step = 0; step < steps; step++) {
       const { groups, mean } = await gather(step);
       rewards.push(mean);
@@ -174,15 +192,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         training.push({
           step,
           job: { id: result.jobId, status: "COMPLETED" },
+          // Under ART's names, as every report draws them.
           metrics: result.metrics,
         });
       print(
         `step ${step}: reward ${mean.toFixed(3)} (${tools}/${groups.length * groupSize} rollouts used the tool) -> checkpoint ${result.step}${result.noSignalGroups ? ` (${result.noSignalGroups} group(s) scored alike, left out)` : ""}`,
       );
     }
-    const { mean } = await gather(steps);
+    const last = await model.getStep();
+    const { mean } = await gather(last, "val");
     rewards.push(mean);
-    print(`on checkpoint ${await model.getStep()}: reward ${mean.toFixed(3)}`);
+    print(`val on checkpoint ${last}: reward ${mean.toFixed(3)} (was ${before.toFixed(3)})`);
     print(`\nmean reward per step\n${renderTerminalChart(rewards)}`);
 
     let reportPath: string | undefined;

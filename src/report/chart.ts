@@ -151,33 +151,52 @@ export function splitColors(splits: readonly string[]): Record<string, string> {
   return out;
 }
 
-/** The reward per step of each split: mean line, ± one standard deviation band, min/max whiskers. */
+/** The name of a (run, split) series: the split alone in a report of one run. */
+export const seriesName = (s: { split: string; run?: string }) =>
+  s.run === undefined ? s.split : `${s.run} · ${s.split}`;
+
+/** A point of a curve with its spread: mean line, ± one standard deviation band, min/max whiskers. */
+export function spreadPoint(
+  x: number,
+  s: { mean: number; std: number; min: number; max: number },
+  title: string,
+): ChartPoint {
+  return {
+    x,
+    y: s.mean,
+    lo: Math.max(s.min, s.mean - s.std),
+    hi: Math.min(s.max, s.mean + s.std),
+    min: s.min,
+    max: s.max,
+    title,
+  };
+}
+
+/** The reward per step of each split (of each run): mean line, ± one standard deviation band, min/max whiskers. */
 export function rewardChart(
   stats: readonly StepStats[],
   options: { id?: string; splits?: readonly string[]; colors?: Record<string, string> } = {},
 ): string {
-  const splits = options.splits ?? [...new Set(stats.map((s) => s.split))];
+  const names = options.splits ?? [...new Set(stats.map(seriesName))];
   return lineChart(
-    splits.map((split) => ({
-      name: split,
+    names.map((name) => ({
+      name,
       points: stats
-        .filter((s) => s.split === split)
-        .map((s) => ({
-          x: s.step,
-          y: s.mean,
-          lo: Math.max(s.min, s.mean - s.std),
-          hi: Math.min(s.max, s.mean + s.std),
-          min: s.min,
-          max: s.max,
-          title: `${split} step ${s.step}: mean ${fmt(s.mean)} ± ${fmt(s.std)} (min ${fmt(s.min)}, max ${fmt(s.max)}, ${s.count} trajectories)`,
-        })),
+        .filter((s) => seriesName(s) === name)
+        .map((s) =>
+          spreadPoint(
+            s.step,
+            s,
+            `${name} step ${s.step}: mean ${fmt(s.mean)} ± ${fmt(s.std)} (min ${fmt(s.min)}, max ${fmt(s.max)}, ${s.count} trajectories)`,
+          ),
+        ),
     })),
     {
       id: options.id ?? "reward-chart",
       label: "Reward per step",
       yLabel: "reward",
       unitRange: true,
-      colors: options.colors ?? splitColors(splits),
+      colors: options.colors ?? splitColors(names),
     },
   );
 }

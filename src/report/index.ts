@@ -4,9 +4,11 @@ import path from "node:path";
 import { loadDataDir, loadJsonl } from "./load.js";
 import { reportParts } from "./render.js";
 import type { ReportRun } from "./run.js";
+import { combineRuns, loadSource, type ReportSource, sourceLabel } from "./sources.js";
 
 export { loadDataDir, loadJsonl } from "./load.js";
-export { renderReport, reportParts } from "./render.js";
+export { artTrainingMetrics, notTrainedReason, trajectoryMetricStats } from "./metrics.js";
+export { type ReportPageOptions, renderReport, reportParts } from "./render.js";
 // The root entry point (src/index.ts) re-exports writeReport, renderReport and the types.
 export type {
   ReportGroup,
@@ -17,6 +19,14 @@ export type {
   StepStats,
 } from "./run.js";
 export { groupAdvantages, stepStats } from "./run.js";
+export { type ReportServer, type ServeReportOptions, serveReport } from "./serve.js";
+export {
+  combineRuns,
+  loadService,
+  loadSource,
+  type ReportSource,
+  sourceLabel,
+} from "./sources.js";
 
 /** Options of {@link writeReport}: where the run's groups are, and where the page goes. */
 export interface WriteReportOptions {
@@ -26,7 +36,15 @@ export interface WriteReportOptions {
   groupsFile?: string;
   /** A run already in memory, instead of `dataDir` or `groupsFile`. */
   run?: ReportRun;
-  /** With `dataDir`: the model (id or name); default the most recently active one. */
+  /**
+   * Two or more runs compared on one page (their curves overlaid, the same
+   * scenario side by side), instead of `dataDir`, `groupsFile` or `run`.
+   */
+  runs?: ReportSource[];
+  /**
+   * With `dataDir`: the model, as its id, a unique id prefix, `ENTITY/PROJECT/NAME`,
+   * `PROJECT/NAME` or its name; default the most recently active one.
+   */
   model?: string;
   /** The HTML file to write. */
   out: string;
@@ -55,19 +73,27 @@ export interface WrittenReport {
 export async function writeReport(options: WriteReportOptions): Promise<WrittenReport> {
   if (!options || typeof options.out !== "string" || options.out === "")
     throw new TypeError("writeReport: out: expected the path of the HTML file to write");
-  const sources = [options.dataDir, options.groupsFile, options.run].filter((x) => x !== undefined);
+  const sources = [options.dataDir, options.groupsFile, options.run, options.runs].filter(
+    (x) => x !== undefined,
+  );
   if (sources.length !== 1)
     throw new TypeError(
-      "writeReport: pass exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups) or run",
+      "writeReport: pass exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups), run, or runs (sources to compare)",
     );
   if (options.run !== undefined && !Array.isArray(options.run?.steps))
     throw new TypeError("writeReport: run.steps: expected an array of { step, split, groups }");
+  if (options.runs !== undefined && (!Array.isArray(options.runs) || options.runs.length < 1))
+    throw new TypeError(
+      "writeReport: runs: expected an array of sources ({ dataDir, model? } or { groupsFile })",
+    );
   const run: ReportRun =
     options.run !== undefined
       ? { ...options.run }
-      : options.dataDir !== undefined
-        ? await loadDataDir(options.dataDir, options.model)
-        : await loadJsonl(options.groupsFile as string);
+      : options.runs !== undefined
+        ? await loadRuns(options.runs)
+        : options.dataDir !== undefined
+          ? await loadDataDir(options.dataDir, options.model)
+          : await loadJsonl(options.groupsFile as string);
   if (options.title !== undefined) run.title = options.title;
   const out = path.resolve(options.out);
   await mkdir(path.dirname(out), { recursive: true });
@@ -89,4 +115,20 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
     for (const g of s.groups) trajectories += g.trajectories.length;
   }
   return { path: out, steps: steps.size, trajectories, bytes };
+}
+
+/** The runs of several sources, as one report (a single source stays a plain run). */
+export async function loadRuns(sources: readonly ReportSource[]): Promise<ReportRun> {
+  const runs = [];
+  for (const source of sources) runs.push(await loadSource(source));
+  if (runs.length === 1) return runs[0] as ReportRun;
+  // Labels: each model's title when they differ, else the sources' names.
+  const titles = runs.map((r) => r.title);
+  const distinct = new Set(titles).size === titles.length;
+  return combineRuns(
+    runs.map((run, i) => {
+      const source = sources[i] as ReportSource;
+      return { run, label: source.label ?? (distinct ? run.title : sourceLabel(source)) };
+    }),
+  );
 }

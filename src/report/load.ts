@@ -36,11 +36,7 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
   const jobs = list("jobs").filter((j) => j.kind === "rl");
   const logs = list("logs");
   const events = list("events");
-  let chosen = models.find((m) => m.id === model || m.name === model);
-  if (model !== undefined && !chosen)
-    throw new Error(
-      `No model ${JSON.stringify(model)} in ${file}; it holds ${models.map((m) => m.name).join(", ") || "no models"}.`,
-    );
+  let chosen = model === undefined ? undefined : findModel(models, model, file);
   if (!chosen) {
     // The model whose last job or log came last (jobs are in creation order).
     const last = logs.at(-1) ?? jobs.at(-1);
@@ -94,11 +90,47 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
     }
   }
   return {
-    title: chosen ? `${chosen.project}/${chosen.name}` : "Trajectory report",
+    title: chosen ? `${String(chosen.project)}/${String(chosen.name)}` : "Trajectory report",
     subtitle: `from ${dataDir}`,
     steps: merge(steps),
     training,
   };
+}
+
+const fullName = (m: Json) => `${String(m.entity ?? "?")}/${String(m.project)}/${String(m.name)}`;
+
+/**
+ * The model `ref` names, in every form the other commands take: its id, a
+ * unique prefix of its id (4 characters or more), `ENTITY/PROJECT/NAME`,
+ * `PROJECT/NAME`, or a name only one model holds.
+ */
+function findModel(models: readonly Json[], ref: string, file: string): Json {
+  const held = () =>
+    models.length ? models.map((m) => `${fullName(m)} (${String(m.id)})`).join(", ") : "no models";
+  const parts = ref.split("/");
+  let found: Json[];
+  if (parts.length === 3)
+    found = models.filter(
+      (m) => m.entity === parts[0] && m.project === parts[1] && m.name === parts[2],
+    );
+  else if (parts.length === 2)
+    found = models.filter((m) => m.project === parts[0] && m.name === parts[1]);
+  else {
+    found = models.filter((m) => m.id === ref);
+    if (!found.length) found = models.filter((m) => m.name === ref);
+    if (!found.length && ref.length >= 4)
+      found = models.filter(
+        (m) => typeof m.id === "string" && m.id.toLowerCase().startsWith(ref.toLowerCase()),
+      );
+  }
+  if (found.length === 1) return found[0] as Json;
+  if (found.length > 1)
+    throw new Error(
+      `The model ${JSON.stringify(ref)} is ambiguous in ${file}: ${found.map((m) => `${fullName(m)} (${String(m.id)})`).join(", ")}; give ENTITY/PROJECT/NAME or the id.`,
+    );
+  throw new Error(
+    `No model ${JSON.stringify(ref)} in ${file} (as an id, a unique id prefix, ENTITY/PROJECT/NAME, PROJECT/NAME or a name); it holds ${held()}.`,
+  );
 }
 
 /**

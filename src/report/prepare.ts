@@ -5,6 +5,12 @@
 
 import { hasRewardSignal } from "../trajectory/index.js";
 import {
+  artTrainingMetrics,
+  type MetricStats,
+  notTrainedReason,
+  trajectoryMetricStats,
+} from "./metrics.js";
+import {
   groupAdvantages,
   type ReportGroup,
   type ReportRun,
@@ -65,6 +71,10 @@ export interface PageGroup {
   s: number;
   scenario: string;
   signal: boolean;
+  /** Whether the trainer learned from it: a `train` group, not marked as left out. */
+  trained: boolean;
+  /** Why a `train` group was not trained on, when its metadata says so. */
+  skip?: string;
   /** Index of its first trajectory, and how many it has. */
   first: number;
   n: number;
@@ -77,7 +87,19 @@ export interface PageGroup {
 export interface PageIndex {
   title: string;
   subtitle: string;
-  steps: { step: number; split: string; first: number; count: number; n: number }[];
+  steps: {
+    step: number;
+    split: string;
+    /** The run's label, in a report of several runs. */
+    run?: string;
+    first: number;
+    count: number;
+    n: number;
+    /** The trajectories' own metrics, summarised (see trajectoryMetricStats). */
+    m: Record<string, MetricStats>;
+  }[];
+  /** The runs' labels, in a report of several runs (else empty). */
+  runs: string[];
   groups: PageGroup[];
   toolNames: string[];
   /** Per trajectory, in order: reward, advantage, sampled tokens, turns, tool calls (indices of toolNames). */
@@ -89,6 +111,8 @@ export interface PageIndex {
   chunkSize: number;
   chunks: number;
   training: NonNullable<ReportRun["training"]>;
+  /** Set on a page served live: how often it asks its server for new steps. */
+  live?: { interval: number };
 }
 
 /**
@@ -293,11 +317,17 @@ const num = (x: number) => (Number.isFinite(x) ? x : null);
  * Chunks are produced lazily so a writer can stream them to disk.
  */
 export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => Generator<string> } {
-  const steps = [...run.steps].sort((a, b) => a.step - b.step || a.split.localeCompare(b.split));
+  const runs: string[] = [];
+  for (const s of run.steps) if (s.run !== undefined && !runs.includes(s.run)) runs.push(s.run);
+  const rank = (s: { run?: string }) => (s.run === undefined ? -1 : runs.indexOf(s.run));
+  const steps = [...run.steps].sort(
+    (a, b) => rank(a) - rank(b) || a.step - b.step || a.split.localeCompare(b.split),
+  );
   const index: PageIndex = {
     title: run.title ?? "Trajectory report",
     subtitle: run.subtitle ?? "",
     steps: [],
+    runs,
     groups: [],
     toolNames: [],
     reward: [],
@@ -307,26 +337,41 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
     tools: [],
     chunkSize: CHUNK_SIZE,
     chunks: 0,
-    training: run.training ?? [],
+    training: (run.training ?? []).map((t) => ({ ...t, metrics: artTrainingMetrics(t.metrics) })),
   };
   const toolIndex = new Map<string, number>();
   const order: ReportTrajectory[] = [];
   steps.forEach((s, si) => {
-    const entry = { step: s.step, split: s.split, first: index.groups.length, count: 0, n: 0 };
+    const entry: PageIndex["steps"][number] = {
+      step: s.step,
+      split: s.split,
+      ...(s.run !== undefined ? { run: s.run } : {}),
+      first: index.groups.length,
+      count: 0,
+      n: 0,
+      m: trajectoryMetricStats(s.groups.flatMap((g) => g.trajectories)),
+    };
+    // Only a train step's groups are trained on; any other split was evaluated.
+    const train = s.split === "train";
     s.groups.forEach((g, gi) => {
       const rewards = g.trajectories.map((t) =>
         typeof t.reward === "number" ? t.reward : Number.NaN,
       );
-      const adv = groupAdvantages(rewards, s.scaleRewards ?? true, s.advantageBalance ?? 0);
+      const adv = train
+        ? groupAdvantages(rewards, s.scaleRewards ?? true, s.advantageBalance ?? 0)
+        : rewards.map(() => Number.NaN);
+      const skip = train ? notTrainedReason(g) : undefined;
       const stats = rewardStats(rewards.filter((r) => Number.isFinite(r)));
       const group: PageGroup = {
         s: si,
         scenario: scenarioOf(g, gi),
         signal: hasRewardSignal(g as unknown as Parameters<typeof hasRewardSignal>[0]),
+        trained: train && skip === undefined,
         first: order.length,
         n: g.trajectories.length,
         mean: stats ? num(stats.mean) : null,
       };
+      if (skip !== undefined) group.skip = skip;
       if (g.metadata !== undefined) group.metadata = capDepth(g.metadata);
       if (g.exceptions !== undefined && !(Array.isArray(g.exceptions) && g.exceptions.length === 0))
         group.exceptions = capDepth(g.exceptions);

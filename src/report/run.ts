@@ -21,6 +21,8 @@ export interface ReportGroup {
 export interface ReportStep {
   step: number;
   split: string;
+  /** In a report of several runs: the run these groups belong to (its label). */
+  run?: string;
   groups: ReportGroup[];
   /**
    * Whether advantages are divided by the group's standard deviation, as the
@@ -35,6 +37,8 @@ export interface ReportStep {
 export interface ReportTraining {
   /** The step whose rollouts the job trained on (its checkpoint is `step + 1`). */
   step: number;
+  /** In a report of several runs: the run (its label). */
+  run?: string;
   job?: {
     id: string;
     status: string;
@@ -44,7 +48,11 @@ export interface ReportTraining {
     error?: string | null;
     groups?: number;
   };
-  /** Each metric averaged over the job's gradient steps (loss, entropy, grad_norm, ...). */
+  /**
+   * Each metric averaged over the job's gradient steps, under the service's
+   * names (`policy_loss`, `entropy`, ...) or ART's (`loss/train`,
+   * `loss/entropy`, ...): the page shows them all under ART's.
+   */
   metrics: Record<string, number>;
 }
 
@@ -56,12 +64,19 @@ export interface ReportRun {
   steps: ReportStep[];
   /** The training jobs, one per trained step. */
   training?: ReportTraining[];
+  /**
+   * Reward statistics of steps whose trajectories the source cannot give
+   * (the service's checkpoint list holds each step's mean and spread, not its
+   * groups); a step with logged groups is drawn from them instead.
+   */
+  summaries?: StepStats[];
 }
 
 /** Reward statistics of one step. */
 export interface StepStats {
   step: number;
   split: string;
+  run?: string;
   mean: number;
   std: number;
   min: number;
@@ -78,8 +93,13 @@ export function stepStats(run: ReportRun): StepStats[] {
       for (const t of g.trajectories)
         if (typeof t.reward === "number" && Number.isFinite(t.reward)) rewards.push(t.reward);
     const stats = rewardStats(rewards);
-    if (stats) out.push({ step: s.step, split: s.split, ...stats });
+    if (stats)
+      out.push({ step: s.step, split: s.split, ...(s.run ? { run: s.run } : {}), ...stats });
   }
+  const key = (s: { run?: string; split: string; step: number }) =>
+    `${s.run ?? ""}\u0000${s.split}\u0000${s.step}`;
+  const drawn = new Set(out.map(key));
+  for (const s of run.summaries ?? []) if (!drawn.has(key(s))) out.push({ ...s });
   return out.sort((a, b) => a.step - b.step);
 }
 

@@ -53,4 +53,24 @@ it("trains the tool-using agent end to end on the emulator: the reward rises, th
   const html = await readFile(reportPath, "utf8");
   expect(html).toContain('id="reward-chart"');
   expect(html).toContain("check_stock");
+  const index = JSON.parse(
+    /<script type="application\/json" id="report-index">(.*?)<\/script>/s.exec(html)![1]!,
+  );
+  // The evaluation is logged as val on the first and the last checkpoint (the
+  // same scenarios), never as a train step; training metrics under ART's names.
+  expect(index.steps.map((s: any) => `${s.split} ${s.step}`)).toEqual([
+    "train 0",
+    "val 0",
+    "train 1",
+    "train 2",
+    "train 3",
+    "val 4",
+  ]);
+  const val = index.groups.filter((g: any) => index.steps[g.s].split === "val");
+  expect(val.every((g: any) => g.trained === false)).toBe(true);
+  expect(index.advantage[val[0].first]).toBeNull();
+  expect(Object.keys(index.training[0].metrics)).toContain("loss/train");
+  expect(Object.keys(index.training[0].metrics)).not.toContain("policy_loss");
+  // Each step's trajectory metrics: tool calls per rollout.
+  expect(index.steps[0].m.tool_calls[4]).toBe(32);
 });

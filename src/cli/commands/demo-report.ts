@@ -1,8 +1,19 @@
 // `demo` and `report`, from the demo and report modules.
 import { runDemo } from "../../demo/index.js";
-import { writeReport } from "../../report/index.js";
+import {
+  combineRuns,
+  loadRuns,
+  loadService,
+  type ReportRun,
+  type ReportSource,
+  serveReport,
+  writeReport,
+} from "../../report/index.js";
+import { filesVersion, sourceFiles } from "../../report/serve.js";
 import { numberOption, parse, required, str } from "../args.js";
-import { type Command, print, UsageError } from "../context.js";
+import { type Command, print, SERVICE_HELP, UsageError } from "../context.js";
+import { isKnownModel } from "../known.js";
+import { connect } from "../service.js";
 
 export const demo: Command = {
   name: "demo",
@@ -44,49 +55,138 @@ Options:
 export const report: Command = {
   name: "report",
   summary:
-    "write one self-contained HTML page of a run: training curves, groups, trajectories, checkpoints compared",
-  usage: "(--data-dir DIR [--model ID|NAME] | --groups FILE) --out PATH [--title TEXT]",
+    "an HTML page of a run (or runs compared): training curves, metrics, groups, trajectories, checkpoints; --serve follows a run live",
+  usage:
+    "(--data-dir DIR [--model MODEL] | --groups FILE | --model MODEL) (--out PATH | --serve [--port N]) [--title TEXT]",
   details: `Reads a run's logged groups from an emulator's data directory or from a JSONL
-file of groups, and writes one HTML file (no network needed to view it): reward
-and training metrics per step with each step's job, each group's trajectories
-side by side with their rewards and advantages, every trajectory with its
-sampled tokens shaded by probability, and the answers of two checkpoints to
-the same scenarios (see evaluateCheckpoints). Exits 1 when the run holds no
-trajectory (the page is written and says so).
+file of groups (or, with --model alone, a model's checkpoints on the service),
+and writes one HTML file (no network needed to view it): reward, the
+trajectories' own metrics and the trainer's metrics per step with each step's
+job, each group's trajectories side by side with their rewards and advantages,
+every trajectory with its sampled tokens shaded by probability, and two steps'
+answers to the same scenarios (see evaluateCheckpoints). Exits 1 when the run
+holds nothing (the page is written and says so).
+
+Two runs side by side: repeat --data-dir (or --groups), or give --model twice
+(two models of one data directory, or of the service). Their curves are
+overlaid and the Checkpoints view compares the same scenario across them.
+
+MODEL is the model's id, a unique prefix of its id, ENTITY/PROJECT/NAME (also
+PROJECT/NAME or its name in a data directory), as other commands take it.
 
 Options:
-  --data-dir DIR        an emulator's --data-dir
-  --model ID|NAME       with --data-dir: the model (default: the most recently active)
-  --groups FILE         a JSONL file of trajectory groups instead
+  --data-dir DIR        an emulator's --data-dir (repeat to compare runs)
+  --model MODEL         with --data-dir: the model (default: the most recently
+                        active); alone: a model on the service (its checkpoints)
+  --groups FILE         a JSONL file of trajectory groups instead (repeatable)
   --out PATH            the HTML file to write
-  --title TEXT          the page's title`,
+  --serve               serve the report on 127.0.0.1 and follow the run: new
+                        steps appear in the open page without a reload (Ctrl-C stops)
+  --port N              with --serve: the port (default: a free one)
+  --interval MS         with --serve: how often the page checks for changes (default 1000)
+  --title TEXT          the page's title
+
+${SERVICE_HELP}`,
   async run(args, out) {
     const { values } = parse(
       args,
       {
-        "data-dir": { type: "string" },
-        model: { type: "string" },
-        groups: { type: "string" },
+        "data-dir": { type: "string", multiple: true },
+        model: { type: "string", multiple: true },
+        groups: { type: "string", multiple: true },
         out: { type: "string" },
         title: { type: "string" },
+        serve: { type: "boolean" },
+        port: { type: "string" },
+        interval: { type: "string" },
       },
       { min: 0, max: 0, names: "" },
     );
-    const dataDir = str(values, "data-dir");
-    const groupsFile = str(values, "groups");
-    if ((dataDir === undefined) === (groupsFile === undefined))
-      throw new UsageError("give exactly one of --data-dir DIR or --groups FILE.");
-    const written = await writeReport({
-      dataDir,
-      groupsFile,
-      model: str(values, "model"),
-      out: required(values, "out"),
-      title: str(values, "title"),
-    });
-    if (written.trajectories === 0) {
+    const dataDirs = (values["data-dir"] as string[] | undefined) ?? [];
+    const models = (values.model as string[] | undefined) ?? [];
+    const groupFiles = (values.groups as string[] | undefined) ?? [];
+    const title = str(values, "title");
+    const serve = values.serve === true;
+    if (dataDirs.length > 0 && groupFiles.length > 0)
+      throw new UsageError("give --data-dir or --groups, not both.");
+    if (groupFiles.length > 0 && models.length > 0)
+      throw new UsageError(
+        "--model goes with --data-dir (or alone, for the service), not --groups.",
+      );
+    if (dataDirs.length + groupFiles.length + models.length === 0)
+      throw new UsageError("give --data-dir DIR, --groups FILE or --model MODEL.");
+    if (!serve && values.port !== undefined) throw new UsageError("--port goes with --serve.");
+    if (!serve && values.interval !== undefined)
+      throw new UsageError("--interval goes with --serve.");
+    if (serve && values.out !== undefined)
+      throw new UsageError("give --out PATH or --serve, not both.");
+
+    let sources: ReportSource[] = [];
+    let load: () => Promise<ReportRun>;
+    let version: (() => Promise<string>) | undefined;
+    if (dataDirs.length > 0) {
+      // One directory: each --model is a run of it; several: one --model for all, or one each.
+      if (dataDirs.length === 1)
+        sources = (models.length ? models : [undefined]).map((model) => ({
+          dataDir: dataDirs[0] as string,
+          model,
+        }));
+      else if (models.length <= 1 || models.length === dataDirs.length)
+        sources = dataDirs.map((dataDir, i) => ({
+          dataDir,
+          model: models.length === 1 ? models[0] : models[i],
+        }));
+      else
+        throw new UsageError(
+          `give one --model for every --data-dir (${dataDirs.length}), one for all, or none; got ${models.length}.`,
+        );
+    } else if (groupFiles.length > 0) sources = groupFiles.map((groupsFile) => ({ groupsFile }));
+    if (sources.length > 0) {
+      const chosen = sources;
+      load = () => loadRuns(chosen);
+      version = filesVersion(sourceFiles(chosen));
+    } else {
+      // The service: each model's checkpoint list.
+      const s = await connect(values);
+      const refs = models.map((ref) => {
+        const m = s.known.model(ref);
+        return { id: m.id, label: isKnownModel(m) ? `${m.project}/${m.name}` : m.id };
+      });
+      load = async () => {
+        const runs = [];
+        for (const r of refs) runs.push(await loadService(s.client, r.id, r.label));
+        return runs.length === 1
+          ? (runs[0] as ReportRun)
+          : combineRuns(runs.map((run) => ({ run })));
+      };
+    }
+    const titled = async () => {
+      const run = await load();
+      return title === undefined ? run : { ...run, title };
+    };
+
+    if (serve) {
+      const server = await serveReport({
+        load: titled,
+        version,
+        port: numberOption("port", str(values, "port"), { integer: true, min: 0 }),
+        interval: numberOption("interval", str(values, "interval"), { integer: true, min: 50 }),
+      });
+      out.stdout.write(
+        `Serving the live report at ${server.url} (this machine only); the page follows the run. Ctrl-C stops.\n`,
+      );
+      const shutdown = () => {
+        server.close().then(() => process.exit(0));
+      };
+      process.once("SIGINT", shutdown);
+      process.once("SIGTERM", shutdown);
+      return -1;
+    }
+    const written = await writeReport({ run: await titled(), out: required(values, "out") });
+    if (written.trajectories === 0 && written.steps === 0) {
       if (values.json) print(out, true, written, "");
       out.stderr.write(
-        `Nothing to report: ${dataDir !== undefined ? `the model in ${dataDir} has no training job and no logged split` : `${groupsFile} holds no trajectory`}. Wrote ${written.path}, which says so.\n`,
+        `Nothing to report: ${dataDirs.length ? `the model in ${dataDirs.join(", ")} has no training job and no logged split` : groupFiles.length ? `${groupFiles.join(", ")} holds no trajectory` : "the model has no checkpoint past step 0"}. Wrote ${written.path}, which says so.\n`,
       );
       return 1;
     }
