@@ -54,7 +54,7 @@ export interface WriteReportOptions {
 /** What {@link writeReport} wrote. */
 export interface WrittenReport {
   path: string;
-  /** Distinct steps with logged groups (any split). */
+  /** Distinct steps with logged groups (any split), a training job or a checkpoint's figures. */
   steps: number;
   /** Trajectories drawn; 0 means the run holds nothing and the page says so. */
   trajectories: number;
@@ -114,6 +114,9 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
     steps.add(s.step);
     for (const g of s.groups) trajectories += g.trajectories.length;
   }
+  // A source with no groups (the service's checkpoints) still has steps.
+  for (const s of run.summaries ?? []) steps.add(s.step);
+  for (const t of run.training ?? []) steps.add(t.step);
   return { path: out, steps: steps.size, trajectories, bytes };
 }
 

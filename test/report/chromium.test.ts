@@ -2,80 +2,42 @@
 // playwright-core. Each view is opened and used as an engineer would; the page
 // must raise no console error, request nothing from the network, run no script
 // that came from recorded content, and never scroll sideways. Screenshots go
-// to test-output/report-*.png.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// to test-output/report-*.png. Every wait retries (see ./browser.ts).
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { writeReport } from "../../src/report/index.js";
+import {
+  type Browser,
+  launch,
+  OUTPUT,
+  open as openIn,
+  PHONE,
+  scrollWidth,
+  shown,
+  view,
+} from "./browser.js";
 import { recordedRun } from "./fixture.js";
 
-// Found (or installed) by the global setup, test/setup/global.ts.
-const CHROMIUM = inject("systemTools").chromium;
-const OUTPUT = path.resolve("test-output");
-
-let context: BrowserContext;
-let profile: string;
+let browser: Browser;
 let runPage: string;
 let dir: string;
 
 beforeAll(async () => {
-  if (!CHROMIUM)
-    throw new Error(
-      "Chromium was not found: install Debian's chromium package (apt-get install -y chromium), or set CHROMIUM to it.",
-    );
   const { dataDir } = await recordedRun();
   dir = dataDir;
   runPage = (await writeReport({ dataDir, out: path.join(dataDir, "report.html") })).path;
-  profile = await mkdtemp(path.join(tmpdir(), "chromium-profile-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: { width: 1400, height: 900 },
-  });
+  browser = await launch();
   await mkdir(OUTPUT, { recursive: true });
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
+  await browser?.close();
 });
 
-/** Opens a page, collecting console errors, page errors, dialogs and network requests. */
-async function open(file: string, width = 1400): Promise<{ tab: Page; problems: string[] }> {
-  const tab = await context.newPage();
-  await tab.setViewportSize({ width, height: 900 });
-  const problems: string[] = [];
-  tab.on("console", (m) => {
-    if (m.type() === "error") problems.push(m.text());
-  });
-  tab.on("pageerror", (e) => problems.push(String(e)));
-  tab.on("dialog", (d) => {
-    problems.push(`dialog ${d.message()}`);
-    void d.dismiss();
-  });
-  tab.on("request", (r) => {
-    if (!r.url().startsWith("data:") && r.url() !== pathToFileURL(file).href)
-      problems.push(`request ${r.url()}`);
-  });
-  await tab.goto(pathToFileURL(file).href, { waitUntil: "load" });
-  return { tab, problems };
-}
+const open = (file: string, width?: number) => openIn(browser, file, width);
 
-const scrollWidth = (tab: Page) => tab.evaluate(() => document.documentElement.scrollWidth);
-
-it("shows the training view: reward per step, the service's metrics as curves, and each step's job", async () => {
+it("shows the training view: reward per step, the trajectories' metrics and the trainer's (under ART's names) as curves, and each step's job", async () => {
   const { tab, problems } = await open(runPage);
   try {
     const chart = await tab.locator("#reward-chart").boundingBox();
@@ -83,16 +45,28 @@ it("shows the training view: reward per step, the service's metrics as curves, a
     // One line per split (train, val), a dot per logged step of each.
     expect(await tab.locator("#reward-chart polyline.mean").count()).toBe(2);
     expect(await tab.locator("#reward-chart circle").count()).toBe(4);
-    const captions = await tab.locator("#view-training figure.metric figcaption").allTextContents();
-    expect(captions.slice(0, 4)).toEqual(["loss", "policy_loss", "entropy", "grad_norm"]);
+    const captions = await tab
+      .locator("#view-training figure.trainer figcaption")
+      .allTextContents();
+    expect(captions.slice(0, 3)).toEqual(["loss/train", "loss/entropy", "loss/grad_norm"]);
     expect(captions).toContain("clipped_fraction");
     expect(captions).toContain("mean_importance_ratio");
-    expect(await tab.locator("#view-training figure.metric polyline.mean").count()).toBe(
+    expect(captions).not.toContain("policy_loss");
+    expect(await tab.locator("#view-training figure.trainer polyline.mean").count()).toBe(
       captions.length,
+    );
+    // The trajectories' own metric (tool calls), per split: mean, spread band, whiskers.
+    const tools = tab.locator('#trajectory-metrics figure[data-metric="tool_calls"]');
+    expect(await tools.locator("polyline.mean").count()).toBe(2);
+    expect(await tools.locator("polygon.band").count()).toBe(2);
+    expect(await tools.locator("circle").count()).toBe(4);
+    expect(await tools.locator("circle title").first().textContent()).toMatch(
+      /^train step 0: tool_calls mean \d\.\d{3} ± \d\.\d{3} \(min \d\.\d{3}, max \d\.\d{3}, 11 trajectories\)$/,
     );
     const rows = await tab.locator("#step-table tbody tr").allTextContents();
     expect(rows.filter((r) => r.includes("completed"))).toHaveLength(2);
     expect(rows[0]).toContain("2/3"); // two of the three groups carried a signal
+    expect(rows[1]).toContain("evaluated"); // the val step
     expect(await scrollWidth(tab)).toBeLessThanOrEqual(1400);
     await tab.screenshot({ path: path.join(OUTPUT, "report-training.png"), fullPage: true });
     expect(problems).toEqual([]);
@@ -104,12 +78,12 @@ it("shows the training view: reward per step, the service's metrics as curves, a
 it("shows a group side by side, filters, sorts and moves by keyboard to a trajectory", async () => {
   const { tab, problems } = await open(runPage);
   try {
-    await tab.keyboard.press("2");
+    await view(tab, "2");
     await tab.selectOption("#step-select", {
       label: (await tab.locator("#step-select option").first().textContent())!,
     });
     const groups = tab.locator("#groups .group");
-    expect(await groups.count()).toBe(3);
+    await expect.poll(() => groups.count()).toBe(3);
     expect(await groups.locator(".scenario").allTextContents()).toEqual([
       "apple",
       "banana",
@@ -167,13 +141,13 @@ it("shows a group side by side, filters, sorts and moves by keyboard to a trajec
     const second = await tab.locator(".tcard.cursor").getAttribute("data-i");
     await tab.keyboard.press("Enter");
     await expect.poll(() => tab.evaluate(() => location.hash)).toBe(`#trajectory/${second}`);
-    expect(await tab.locator("#view-trajectory").isVisible()).toBe(true);
+    await shown(tab, "#view-trajectory");
     await tab.keyboard.press("j");
     await expect.poll(() => tab.evaluate(() => location.hash)).not.toBe(`#trajectory/${second}`);
     await tab.keyboard.press("k");
     await expect.poll(() => tab.evaluate(() => location.hash)).toBe(`#trajectory/${second}`);
     await tab.keyboard.press("Escape");
-    expect(await tab.locator("#view-groups").isVisible()).toBe(true);
+    await shown(tab, "#view-groups");
     expect(await scrollWidth(tab)).toBeLessThanOrEqual(1400);
     expect(problems).toEqual([]);
   } finally {
@@ -185,12 +159,12 @@ it("shows a trajectory: token ids as text shaded by probability, every history, 
   const { tab, problems } = await open(runPage);
   try {
     // A trajectory of the first step whose agent called the tool and asked a sub-agent.
-    await tab.keyboard.press("2");
+    await view(tab, "2");
     await tab.selectOption("#step-select", "0");
     await tab.selectOption("#f-tool", { label: "check_stock" });
     await tab.locator("#groups .tcard").first().click();
     const histories = tab.locator("#trajectory .history");
-    expect(await histories.count()).toBe(2);
+    await expect.poll(() => histories.count()).toBe(2);
     expect(await histories.locator("h3").allTextContents()).toEqual([
       expect.stringMatching(/^main conversation · 4 messages · 2 trained Choices$/),
       expect.stringMatching(/^additional history 1 · 2 messages · 1 trained Choice$/),
@@ -229,7 +203,7 @@ it("shows a trajectory: token ids as text shaded by probability, every history, 
 it("compares two checkpoints on the same scenarios, with the val curve", async () => {
   const { tab, problems } = await open(runPage);
   try {
-    await tab.keyboard.press("4");
+    await view(tab, "4");
     expect(await tab.locator("#val-chart polyline.mean").count()).toBe(1);
     expect(await tab.locator("#cmp-a option").allTextContents()).toEqual(["0", "2"]);
     expect(await tab.inputValue("#cmp-b")).not.toBe(await tab.inputValue("#cmp-a"));
@@ -252,8 +226,8 @@ it("compares two checkpoints on the same scenarios, with the val curve", async (
     expect(b.x).toBeGreaterThan(a.x + a.width - 1);
     await tab.screenshot({ path: path.join(OUTPUT, "report-checkpoints.png"), fullPage: true });
     await sides.nth(1).locator(".answer").first().click();
-    expect(await tab.locator("#view-trajectory").isVisible()).toBe(true);
-    expect(await tab.locator("#traj-where").textContent()).toMatch(/^val step 2 · /);
+    await shown(tab, "#view-trajectory");
+    await expect.poll(() => tab.locator("#traj-where").textContent()).toMatch(/^val step 2 · /);
     expect(problems).toEqual([]);
   } finally {
     await tab.close();
@@ -261,20 +235,22 @@ it("compares two checkpoints on the same scenarios, with the val curve", async (
 });
 
 it("fits a phone's width: no sideways scroll in any view, the compared answers stacked", async () => {
-  const { tab, problems } = await open(runPage, 390);
+  const { tab, problems } = await open(runPage, PHONE);
   try {
-    for (const key of ["1", "2", "4"]) {
-      await tab.keyboard.press(key);
-      expect(await scrollWidth(tab)).toBeLessThanOrEqual(390);
+    for (const key of ["1", "2", "4"] as const) {
+      await view(tab, key);
+      expect(await scrollWidth(tab)).toBeLessThanOrEqual(PHONE);
     }
-    await tab.keyboard.press("2");
+    await view(tab, "2");
     await tab.locator("#groups .tcard").first().click();
-    expect(await scrollWidth(tab)).toBeLessThanOrEqual(390);
+    await shown(tab, "#view-trajectory");
+    await shown(tab, "#trajectory .history");
+    expect(await scrollWidth(tab)).toBeLessThanOrEqual(PHONE);
     await tab.screenshot({
       path: path.join(OUTPUT, "report-phone-trajectory.png"),
       fullPage: true,
     });
-    await tab.keyboard.press("4");
+    await view(tab, "4");
     const sides = tab.locator("#compare .cmp-row").first().locator(".cmp-side");
     const a = (await sides.first().boundingBox())!;
     const b = (await sides.nth(1).boundingBox())!;
@@ -351,11 +327,11 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
   ).path;
   const { tab, problems } = await open(page);
   try {
-    await tab.keyboard.press("2");
+    await view(tab, "2");
     await tab.selectOption("#step-select", "0");
     await tab.locator("#groups .tcard").first().click();
     const traj = tab.locator("#trajectory");
-    expect(await traj.locator(".msg").count()).toBe(5);
+    await expect.poll(() => traj.locator(".msg").count()).toBe(5);
     // Each odd field is shown as JSON where it belongs.
     const raws = await traj.locator("pre.raw").allTextContents();
     expect(raws.some((r) => r.includes('"odd"'))).toBe(true); // content that is not text
@@ -375,8 +351,8 @@ it("runs no script from recorded content and shows odd fields as JSON, never a b
     ).toBe(0);
     await tab.screenshot({ path: path.join(OUTPUT, "report-hostile.png"), fullPage: true });
     expect(await tab.locator("script").count()).toBe(3); // the index, one chunk, the viewer: nothing else
-    for (const key of ["1", "4"]) {
-      await tab.keyboard.press(key);
+    for (const key of ["1", "4"] as const) {
+      await view(tab, key);
       expect(await tab.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
     }
     // Steps of ±1e308: every point of the chart drawn at finite coordinates.
@@ -402,7 +378,7 @@ it("says so when the run holds nothing", async () => {
   const { tab, problems } = await open(page);
   try {
     expect(await tab.locator("#empty").textContent()).toContain("Nothing logged");
-    for (const key of ["2", "3", "4"]) await tab.keyboard.press(key);
+    for (const key of ["2", "3", "4"] as const) await view(tab, key);
     expect(await tab.locator("#compare").textContent()).toContain("evaluateCheckpoints");
     expect(problems).toEqual([]);
   } finally {

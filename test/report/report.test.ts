@@ -265,8 +265,33 @@ it("writes the report of an emulator run: jobs and their metrics per step, group
     [0, "COMPLETED"],
     [1, "COMPLETED"],
   ]);
-  for (const key of ["loss", "entropy", "grad_norm", "clipped_fraction", "mean_importance_ratio"])
+  // The service's names, shown under ART's (as model.train returns them), in every report.
+  for (const key of [
+    "loss/train",
+    "loss/entropy",
+    "loss/grad_norm",
+    "loss/learning_rate",
+    "data/step_trainer_tokens",
+    "clipped_fraction",
+    "mean_importance_ratio",
+  ])
     expect(typeof index.training[0].metrics[key]).toBe("number");
+  for (const key of ["loss", "policy_loss", "entropy", "grad_norm", "num_trainable_tokens"])
+    expect(index.training[0].metrics[key]).toBeUndefined();
+  // Val groups were evaluated, never trained: no advantage.
+  const val = index.groups.filter((g: any) => index.steps[g.s].split === "val");
+  expect(val.length).toBeGreaterThan(0);
+  for (const g of val) {
+    expect(g.trained).toBe(false);
+    expect(index.advantage.slice(g.first, g.first + g.n).every((a: any) => a === null)).toBe(true);
+  }
+  // The trajectories' own metrics, per step: tool calls (each rollout calls the tool 0 or 1 times).
+  const [mean, std, min, max, count] = index.steps[0].m.tool_calls;
+  expect(count).toBe(11);
+  expect(min).toBeGreaterThanOrEqual(0);
+  expect(max).toBeLessThanOrEqual(1);
+  expect(mean).toBeGreaterThanOrEqual(min);
+  expect(std).toBeGreaterThanOrEqual(0);
   // The advantages the trainer computed: (reward - mean) / (std + 1e-6) per group.
   const first = index.groups[0];
   const rewards = index.reward.slice(first.first, first.first + first.n);
