@@ -72,7 +72,7 @@ export const BASE = `
       dl.appendChild(el("dt", null, k));
       var v = obj[k];
       var dd = el("dd");
-      if (v !== null && typeof v === "object") dd.appendChild(raw(v)); else dd.textContent = typeof v === "number" ? (Number.isInteger(v) ? String(v) : num(v, 4)) : String(v);
+      if (v !== null && typeof v === "object") dd.appendChild(raw(v)); else setText(dd, typeof v === "number" ? (Number.isInteger(v) ? String(v) : num(v, 4)) : String(v));
       dl.appendChild(dd);
     });
     return dl;

@@ -100,7 +100,7 @@ export const TRAJECTORY = `
     if (pos >= 0) state.cursor = pos;
     if (i < 0) { root.appendChild(el("p", "meta", "No trajectory logged.")); $("traj-where").textContent = ""; return; }
     var gi = groupIndexOf(i), g = idx.groups[gi], s = idx.steps[g.s];
-    $("traj-where").textContent = s.split + " step " + s.step + " \\u00b7 " + g.scenario + " \\u00b7 trajectory " + (i - g.first + 1) + " of " + g.n + (pos >= 0 ? " \\u00b7 " + (pos + 1) + " of " + state.list.length + " matching" : "");
+    $("traj-where").textContent = stepLabel(s) + " \\u00b7 " + clip(g.scenario, 2000) + " \\u00b7 trajectory " + (i - g.first + 1) + " of " + g.n + (pos >= 0 ? " \\u00b7 " + (pos + 1) + " of " + state.list.length + " matching" : "");
     var t = null;
     try { t = traj(i); } catch (e) { root.appendChild(el("p", "meta", "This trajectory's data cannot be read: " + e.message)); return; }
     if (!t) { root.appendChild(el("p", "meta", "No trajectory logged.")); return; }

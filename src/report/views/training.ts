@@ -143,7 +143,7 @@ export function trainingSection(
     if (!s) continue;
     const v = counts.get(key(s)) ?? { signal: 0, trained: 0, groups: 0 };
     v.signal += g.signal ? 1 : 0;
-    v.trained += g.trained && g.signal ? 1 : 0;
+    v.trained += g.trained ? 1 : 0;
     v.groups += 1;
     counts.set(key(s), v);
   }
@@ -158,7 +158,7 @@ export function trainingSection(
         : "";
       const signal =
         s.split === "train"
-          ? `${c.signal}/${c.groups}${c.trained < c.signal ? ` (${c.signal - c.trained} not trained)` : ""}`
+          ? `${c.signal}/${c.groups}${c.trained < c.groups ? ` · ${c.groups - c.trained} not trained` : ""}`
           : "evaluated";
       return `<tr>${multi ? `<td class="run">${escapeHtml(s.run ?? "")}</td>` : ""}<td>${escapeHtml(s.split)}</td><td>${fmt(s.step).replace(/\.000$/, "")}</td><td>${fmt(s.mean)}</td><td>${fmt(s.std)}</td><td>${fmt(s.min)}</td><td>${fmt(s.max)}</td><td>${s.count}</td><td>${signal}</td><td>${job}</td>${shown.map((n) => `<td>${t && typeof t.metrics[n] === "number" ? fmt(t.metrics[n]) : ""}</td>`).join("")}</tr>`;
     })
