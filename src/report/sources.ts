@@ -60,12 +60,11 @@ export function combineRuns(runs: readonly { run: ReportRun; label?: string }[])
   };
 }
 
-/** The default label of a source: the model it names, or the directory's or file's base name. */
+/** The default label of a source: the directory's or file's base name (else the model it names). */
 export function sourceLabel(source: ReportSource): string | undefined {
   if (source.label !== undefined) return source.label;
-  if (source.model !== undefined) return source.model;
   const p = source.dataDir ?? source.groupsFile;
-  return p === undefined ? undefined : path.basename(path.resolve(p));
+  return p === undefined ? source.model : path.basename(path.resolve(p));
 }
 
 const finite = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);

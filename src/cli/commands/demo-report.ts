@@ -182,8 +182,9 @@ ${SERVICE_HELP}`,
       process.once("SIGTERM", shutdown);
       return -1;
     }
-    const written = await writeReport({ run: await titled(), out: required(values, "out") });
-    if (written.trajectories === 0 && written.steps === 0) {
+    const run = await titled();
+    const written = await writeReport({ run, out: required(values, "out") });
+    if (written.trajectories === 0 && !run.training?.length && !run.summaries?.length) {
       if (values.json) print(out, true, written, "");
       out.stderr.write(
         `Nothing to report: ${dataDirs.length ? `the model in ${dataDirs.join(", ")} has no training job and no logged split` : groupFiles.length ? `${groupFiles.join(", ")} holds no trajectory` : "the model has no checkpoint past step 0"}. Wrote ${written.path}, which says so.\n`,
