@@ -62,17 +62,24 @@ export function artTrainingMetrics(
   return out;
 }
 
-/** Metadata keys that mark a logged group as left out of training (no signal, say). */
-export const NOT_TRAINED_KEYS = ["not_trained", "trained", "no_signal_skipped"] as const;
-
 /**
- * Whether a logged group says it was not trained on: `metadata.trained ===
- * false`, `metadata.not_trained` true or a reason string, or
- * `metadata.no_signal_skipped === true` (groups `train` leaves out and logs).
- * Returns the reason shown on the page, or undefined.
+ * Why a logged `train` group was not trained on, when its metadata says so,
+ * else undefined. `train` (and the shipper's `trainEvery`) log the groups
+ * they leave out for lack of signal with `metadata.left_out` on each
+ * trajectory (`"no_reward_signal"`); the group's own metadata may say it too,
+ * or carry `not_trained` (true or a reason), `trained: false`, or
+ * `no_signal_skipped: true`.
  */
 export function notTrainedReason(group: ReportGroup): string | undefined {
   const m = isObject(group.metadata) ? group.metadata : {};
+  const said = (v: unknown) => (typeof v === "string" && v ? v.replace(/_/g, " ") : undefined);
+  const metas = group.trajectories.map((t) => (isObject(t.metadata) ? t.metadata : {}));
+  const leftOut =
+    said(m.left_out) ??
+    (metas.length > 0 && metas.every((t) => said(t.left_out) !== undefined)
+      ? said(metas[0]?.left_out)
+      : undefined);
+  if (leftOut) return `left out of training (${leftOut})`;
   if (typeof m.not_trained === "string" && m.not_trained) return m.not_trained;
   if (m.not_trained === true || m.trained === false || m.no_signal_skipped === true)
     return "left out of training";

@@ -264,6 +264,9 @@ const SCENARIO_KEYS = [
   "name",
 ];
 
+/** Metadata the report itself reads: never a group's name. */
+const NOT_NAMES = new Set(["checkpoint_step", "left_out", "not_trained", "trained"]);
+
 /** The scenario a group ran, from its own metadata or its trajectories'; else its number. */
 export function scenarioOf(group: ReportGroup, index: number): string {
   const gm = isObject(group.metadata) ? group.metadata : {};
@@ -278,7 +281,7 @@ export function scenarioOf(group: ReportGroup, index: number): string {
   // A metadata value every trajectory of the group shares names it.
   const first = metas[0] ?? {};
   for (const [k, v] of Object.entries(first))
-    if (scalar(v) && k !== "checkpoint_step" && metas.every((m) => m[k] === v))
+    if (scalar(v) && !NOT_NAMES.has(k) && metas.every((m) => m[k] === v))
       return `${k}=${String(v)}`;
   return `group ${index + 1}`;
 }
