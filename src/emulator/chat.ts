@@ -13,10 +13,11 @@ import {
   toolCallTokens,
   usableParams,
 } from "./model.js";
+import { endingOf } from "./sampling.js";
 
 type Body = ChatCompletionCreateParams & Record<string, unknown>;
 
-export function genOptions(body: Body, choiceIndex: number): GenOptions {
+export function genOptions(body: Body, choiceIndex: number, promptTokens = 0): GenOptions {
   const tools = (body.tools ?? []).map((t) => ({
     name: t.function.name,
     parameters: t.function.parameters as Record<string, unknown> | undefined,
@@ -31,7 +32,7 @@ export function genOptions(body: Body, choiceIndex: number): GenOptions {
   const seed = typeof body.seed === "number" ? body.seed : Math.floor(Math.random() * 2 ** 31);
   return {
     features: promptFeatures(body.messages),
-    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? 16,
+    ...endingOf(body, promptTokens),
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
     seed: seed * 1009 + choiceIndex,
@@ -142,10 +143,10 @@ export async function serveChat(
   checkRequest(body);
   const p = usableParams(params);
   const n = body.n ?? 1;
-  const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i)));
+  const prompt = promptIds(body);
+  const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i, prompt.length)));
   const asIds = body.return_tokens_as_token_ids === true;
   const wantIds = body.return_token_ids === true;
-  const prompt = promptIds(body);
   const completionTokens = gens.reduce((a, g) => a + g.tokens.length, 0);
   const usage = {
     prompt_tokens: prompt.length,
@@ -167,6 +168,8 @@ export async function serveChat(
           ? { content: g.tokens.map((t) => logprobEntry(t, asIds)), refusal: null }
           : null,
         finish_reason: g.finishReason,
+        // vLLM's: the stop string or stop token id that ended the answer.
+        stop_reason: g.stopReason,
         ...(wantIds ? { token_ids: g.tokens.map((t) => t.id) } : {}),
       })),
       usage,
@@ -262,7 +265,15 @@ export async function serveChat(
         },
       ]);
     }
-    send([{ index, delta: {}, logprobs: null, finish_reason: g.finishReason }]);
+    send([
+      {
+        index,
+        delta: {},
+        logprobs: null,
+        finish_reason: g.finishReason,
+        stop_reason: g.stopReason,
+      },
+    ]);
   }
   if (includeUsage) send([], { usage });
   res.end("data: [DONE]\n\n");

@@ -1,6 +1,7 @@
 // Sampling completions from the policy: tokens, their logprobs, stop strings
 // and tool calls. A tool call is tokens too: `<tool>`, the tool's name token,
 // then one token per word of the string arguments, each with its logprob.
+import { randomUUID } from "node:crypto";
 import {
   EOS_ID,
   logits,
@@ -24,7 +25,16 @@ import { type ValueSource, valueForSchema } from "./schema-value.js";
 export interface GenOptions {
   /** The prompt's feature rows (`promptFeatures`). */
   features: number[];
+  /** Most tokens of the completion, `<eos>` included (a tool call is always completed). */
   maxTokens: number;
+  /** vLLM's `min_tokens`: `<eos>` and `stopTokenIds` are not drawn before this many tokens. */
+  minTokens: number;
+  /** vLLM's `ignore_eos`: a sampled `<eos>` does not end the answer (it adds no text). */
+  ignoreEos: boolean;
+  /** vLLM's `stop_token_ids`: tokens that end the answer, as `<eos>` does. */
+  stopTokenIds: number[];
+  /** vLLM's `include_stop_str_in_output`: keep the stop string (or stop token's text) in the content. */
+  includeStopStr: boolean;
   temperature: number;
   topP: number;
   seed: number;
@@ -47,6 +57,11 @@ export interface Generation {
   content: string | null;
   toolCall: { id: string; name: string; arguments: string } | null;
   finishReason: "stop" | "length" | "tool_calls";
+  /**
+   * vLLM's `stop_reason`: the stop string or stop token id that ended the
+   * answer; `null` when `<eos>` (or the length) did.
+   */
+  stopReason: string | number | null;
 }
 
 /**
@@ -110,35 +125,68 @@ export function generate(params: Params, o: GenOptions): Generation {
   const s = new Sampler(params, o, random);
   const nTools = o.tools.length;
   const forced = nTools > 0 && o.toolMode !== "auto" && o.toolMode !== "none";
+  const stopIds = new Set(o.stopTokenIds);
+  const ended = (
+    content: string,
+    finishReason: Generation["finishReason"],
+    stopReason: string | number | null = null,
+  ): Generation => ({
+    tokens: s.tokens,
+    content,
+    toolCall: null,
+    finishReason,
+    stopReason,
+  });
   let text = "";
   for (let pos = 0; pos < o.maxTokens; pos++) {
     const at = positionAt(pos, s.tokens[0]?.id, nTools);
-    let only: Set<number> | undefined;
-    if (pos === 0 && forced) only = new Set([TOOL_ID]);
-    else if (pos === 0 && nTools > 0 && o.toolMode === "none")
-      only = new Set(Array.from({ length: V }, (_, i) => i).filter((i) => i !== TOOL_ID));
+    const only = drawable(pos, o, forced, stopIds);
     const tok = s.next(at, only);
-    if (tok.id === EOS_ID) {
-      s.tokens.pop();
-      return { tokens: s.tokens, content: text, toolCall: null, finishReason: "stop" };
-    }
     if (tok.id === TOOL_ID) {
       s.inCall = true;
       tok.text = VOCAB[TOOL_ID] as string;
       for (const t of tok.top) t.text = VOCAB[t.id] as string;
       return toolCall(s, o);
     }
-    text += tok.text;
-    const cut = firstStop(text, o.stop);
-    if (cut !== -1)
-      return {
-        tokens: s.tokens,
-        content: text.slice(0, cut),
-        toolCall: null,
-        finishReason: "stop",
-      };
+    // As vLLM's scheduler does: the length is checked first, so a stop token
+    // drawn as the last allowed token still ends at "length".
+    const full = pos + 1 >= o.maxTokens;
+    const stopToken = stopIds.has(tok.id);
+    if ((tok.id === EOS_ID && !o.ignoreEos) || stopToken) {
+      // `<eos>` is a special token: never text. A stop token's text stays
+      // out of the content unless include_stop_str_in_output asks for it.
+      if (tok.id !== EOS_ID && o.includeStopStr) text += tok.text;
+      return ended(text, full ? "length" : "stop", stopToken ? tok.id : null);
+    }
+    if (tok.id !== EOS_ID) text += tok.text;
+    const stop = firstStop(text, o.stop);
+    if (stop) {
+      const content = text.slice(0, o.includeStopStr ? stop.at + stop.text.length : stop.at);
+      return ended(content, "stop", stop.text);
+    }
   }
-  return { tokens: s.tokens, content: text, toolCall: null, finishReason: "length" };
+  return ended(text, "length");
+}
+
+/**
+ * What the position may draw, when something narrows it: tool_choice at the
+ * first token, and min_tokens keeping `<eos>` and the stop tokens back.
+ */
+function drawable(
+  pos: number,
+  o: GenOptions,
+  forced: boolean,
+  stopIds: ReadonlySet<number>,
+): Set<number> | undefined {
+  if (pos === 0 && forced) return new Set([TOOL_ID]);
+  const toolsOff = pos === 0 && o.tools.length > 0 && o.toolMode === "none";
+  const held = pos < o.minTokens;
+  if (!toolsOff && !held) return undefined;
+  return new Set(
+    Array.from({ length: V }, (_, i) => i).filter(
+      (i) => !(toolsOff && i === TOOL_ID) && !(held && (i === EOS_ID || stopIds.has(i))),
+    ),
+  );
 }
 
 /** After `<tool>`: the name token, then arguments whose words are sampled tokens. */
@@ -165,24 +213,31 @@ function toolCall(s: Sampler, o: GenOptions): Generation {
     isWord: (w) => words.has(w),
   };
   const args = valueForSchema(tool.parameters, source);
+  // The call ends with `<eos>`, as a model's tool call ends its turn (its
+  // only possible token there: logprob 0), so token_ids end as vLLM's do.
+  s.next({ kind: "end", tools: nTools });
   return {
     tokens: s.tokens,
     content: null,
     toolCall: {
-      id: `call_${Math.floor(s.random() * 2 ** 48).toString(36)}`,
+      // Unique whatever the seed, as vLLM's are: an agent that sends the
+      // same seed every turn must not see one call id twice.
+      id: `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
       name: tool.name,
       arguments: JSON.stringify(args),
     },
     finishReason: "tool_calls",
+    stopReason: null,
   };
 }
 
-function firstStop(text: string, stops: string[]): number {
-  let best = -1;
-  for (const s of stops) {
-    if (!s) continue;
-    const i = text.indexOf(s);
-    if (i !== -1 && (best === -1 || i < best)) best = i;
+/** The earliest stop string in `text`, if any. */
+function firstStop(text: string, stops: string[]): { at: number; text: string } | undefined {
+  let best: { at: number; text: string } | undefined;
+  for (const stop of stops) {
+    if (!stop) continue;
+    const at = text.indexOf(stop);
+    if (at !== -1 && (best === undefined || at < best.at)) best = { at, text: stop };
   }
   return best;
 }

@@ -92,6 +92,8 @@ const BIGRAM = FEATURE_ROWS * V;
  */
 const COPY = BIGRAM + V * V;
 const KINDS = ["start", "text", "name", "arg"] as const;
+/** The copy weight of a kind of position (`end` shares `arg`'s: it holds no word). */
+const copyIndex = (kind: Position["kind"]) => COPY + KINDS.indexOf(kind === "end" ? "arg" : kind);
 const COPY_USER_ARG = COPY + KINDS.length;
 export const PARAM_COUNT = COPY_USER_ARG + 1;
 
@@ -128,10 +130,14 @@ export function tokenId(token: string, tools: readonly string[] = []): number {
   return INDEX.get(token.trim().toLowerCase()) ?? UNK_ID;
 }
 
-/** The text of token `id` at position `pos` of a completion (words are space-separated). */
+/**
+ * The text of token `id` at position `pos` of a completion (words are
+ * space-separated). `<eos>` is spelled as itself, without a space: as a
+ * special token's logprob entry is in vLLM; it is never part of the content.
+ */
 export function tokenText(id: number, pos: number): string {
   const word = VOCAB[id] ?? UNK;
-  return pos === 0 ? word : ` ${word}`;
+  return pos === 0 || id === EOS_ID ? word : ` ${word}`;
 }
 
 /** FNV-1a, so a word lands in the same bucket in every process; `salt` varies the hash. */
@@ -187,18 +193,32 @@ export function contentText(content: unknown): string {
  * Which tokens a position may hold, by its place in the completion; sampler
  * and trainer derive it the same way, so recorded logprobs are recomputable.
  * `start`: words, `<eos>`, and `<tool>` when tools are offered; `text`: words
- * and `<eos>`; `name`: a name token per offered tool; `arg`: words.
+ * and `<eos>`; `name`: a name token per offered tool; `arg`: words; `end`:
+ * only `<eos>` (a tool call's arguments are complete, so the call ends there).
  */
 export interface Position {
-  kind: "start" | "text" | "name" | "arg";
+  kind: "start" | "text" | "name" | "arg" | "end";
   /** How many tools the request offered. */
   tools: number;
 }
 
-/** The position of token `pos` in a completion whose first token is `first`. */
-export function positionAt(pos: number, first: number | undefined, tools: number): Position {
+/**
+ * The position of token `pos` in a completion whose first token is `first`;
+ * `token` is the token there, when known: in a tool call, `<eos>` after the
+ * arguments is the call's end (the schema, not the policy, says where the
+ * arguments stop).
+ */
+export function positionAt(
+  pos: number,
+  first: number | undefined,
+  tools: number,
+  token?: number,
+): Position {
   if (pos === 0) return { kind: "start", tools };
-  if (first === TOOL_ID) return { kind: pos === 1 ? "name" : "arg", tools };
+  if (first === TOOL_ID) {
+    if (pos === 1) return { kind: "name", tools };
+    return { kind: token === EOS_ID ? "end" : "arg", tools };
+  }
   return { kind: "text", tools };
 }
 
@@ -235,6 +255,15 @@ const FUNCTION_WORDS = new Set(["the", "a", "is", "and"].map((w) => INDEX.get(w)
  */
 export const COPY_PRIOR = Math.log(4 * (W - 1));
 
+/**
+ * An instruct model answers and stops: past the first word of a text answer,
+ * `<eos>` starts with the weight of all 24 words together, so an untrained
+ * model ends after each word half the time (a one-word answer half the time,
+ * two words a quarter, ...). The copy prior is for the answer's first word
+ * only: a model says what the tool answered once, it does not repeat it.
+ */
+export const EOS_PRIOR = Math.log(W);
+
 /** How much a feature row counts in the logits (and so in the gradient). */
 function rowWeight(f: number, scale: number): number {
   if (f === TOOL_SEEN_ROW) return TOOL_SEEN_WEIGHT;
@@ -251,13 +280,15 @@ export function logits(
   const out = new Array<number>(V).fill(Number.NEGATIVE_INFINITY);
   const scale = featureScale(features.length);
   const allowed = allowedIds(at);
-  const copy = COPY + KINDS.indexOf(at.kind);
+  const copy = copyIndex(at.kind);
   const answered = features.includes(TOOL_SEEN_ROW);
   for (const v of allowed) {
     let x = params[BIGRAM + prev * V + v] as number;
     for (const f of features) x += rowWeight(f, scale) * (params[f * V + v] as number);
-    if (v < W && at.kind !== "name" && features.includes(TOOL_RESULT_ROW + v))
-      x += COPY_WEIGHT * (params[copy] as number) + COPY_PRIOR;
+    if (v < W && at.kind !== "name" && features.includes(TOOL_RESULT_ROW + v)) {
+      x += COPY_WEIGHT * (params[copy] as number);
+      if (at.kind !== "text") x += COPY_PRIOR;
+    }
     if (at.kind === "arg" && features.includes(USER_ROW + v)) {
       x += COPY_WEIGHT * (params[COPY_USER_ARG] as number);
       if (!answered && !FUNCTION_WORDS.has(v)) x += COPY_PRIOR;
@@ -266,12 +297,14 @@ export function logits(
   }
   if (at.kind === "start" && at.tools > 0 && !features.includes(TOOL_SEEN_ROW))
     out[TOOL_ID] = (out[TOOL_ID] as number) + TOOL_PRIOR;
+  if (at.kind === "text") out[EOS_ID] = (out[EOS_ID] as number) + EOS_PRIOR;
   return out;
 }
 
 const WORD_IDS = Array.from({ length: W }, (_, i) => i);
 const TEXT_IDS = [...WORD_IDS, EOS_ID];
 const START_WITH_TOOL = [...TEXT_IDS, TOOL_ID];
+const END_IDS = [EOS_ID];
 
 function allowedIds(at: Position): readonly number[] {
   switch (at.kind) {
@@ -281,6 +314,8 @@ function allowedIds(at: Position): readonly number[] {
       return TEXT_IDS;
     case "arg":
       return WORD_IDS;
+    case "end":
+      return END_IDS;
     case "name":
       return Array.from({ length: Math.min(Math.max(at.tools, 1), TOOL_SLOTS) }, (_, i) =>
         slotId(i),
@@ -354,7 +389,7 @@ export function accumulateLogpGrad(
 ): number {
   const lp = logSoftmax(logits(params, features, prev, at));
   const fScale = featureScale(features.length);
-  const copy = COPY + KINDS.indexOf(at.kind);
+  const copy = copyIndex(at.kind);
   let entropy = 0;
   for (let v = 0; v < V; v++) {
     const p = Math.exp(lp[v] as number);

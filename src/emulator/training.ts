@@ -99,7 +99,16 @@ function sequencesOf(
         `${where}.messages_and_choices[${i}] is a choice without logprobs; request completions with logprobs: true or set experimental_config.allow_training_without_logprobs.`,
       );
     }
-    if (item.finish_reason === "stop" && tokens.at(-1) !== TOOL_ID) {
+    // An answer that ended by itself ends with `<eos>`: vLLM's token_ids (and
+    // this emulator's) hold it; older records without it get it here, unless
+    // a stop string (`stop_reason`) ended the answer instead.
+    const byStopString = typeof item.stop_reason === "string";
+    if (
+      item.finish_reason === "stop" &&
+      tokens[0] !== TOOL_ID &&
+      tokens.at(-1) !== EOS_ID &&
+      !byStopString
+    ) {
       tokens = [...tokens, EOS_ID];
       old = [...old, null];
     }
@@ -110,7 +119,7 @@ function sequencesOf(
 }
 
 function positionOf(seq: Sequence, pos: number): Position {
-  return positionAt(pos, seq.tokens[0], seq.tools.length);
+  return positionAt(pos, seq.tokens[0], seq.tools.length, seq.tokens[pos]);
 }
 
 export interface JobContext {

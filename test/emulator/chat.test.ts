@@ -45,13 +45,18 @@ describe("chat completions", () => {
     expect(a.choices).toHaveLength(3);
     const c0 = a.choices[0]!;
     const lp = c0.logprobs!.content!;
-    expect(lp.map((t) => t.token).join("")).toBe(c0.message.content);
-    // An untrained model is uniform over the 24 words and the end token.
-    for (const t of lp) {
-      expect(t.logprob).toBeCloseTo(-Math.log(25), 6);
+    // As in vLLM, an answer that ended by itself carries its end token's
+    // logprob entry; the token is never part of the content.
+    const ends = c0.finish_reason === "stop";
+    expect(lp.map((t) => t.token).join("")).toBe(`${c0.message.content}${ends ? "<eos>" : ""}`);
+    // An untrained model starts uniformly over the 24 words and the end
+    // token; after a word it ends half the time, each word 1 in 48.
+    lp.forEach((t, i) => {
+      const expected = i === 0 ? 1 / 25 : t.token === "<eos>" ? 1 / 2 : 1 / 48;
+      expect(t.logprob).toBeCloseTo(Math.log(expected), 6);
       expect(t.top_logprobs).toHaveLength(3);
       expect(VOCAB).toContain(t.token.trim());
-    }
+    });
     expect(a.usage!.completion_tokens).toBe(
       a.choices.reduce((s, c) => s + c.logprobs!.content!.length, 0),
     );
@@ -135,7 +140,15 @@ describe("chat completions", () => {
     expect(c.logprobs.content.map((t: any) => t.token)).toEqual(
       c.token_ids.map((id: number) => `token_id:${id}`),
     );
-    expect(c.token_ids.map((id: number) => VOCAB[id]).join(" ")).toBe(c.message.content);
+    // vLLM's token_ids end with the end token when the answer ended by itself.
+    const eos = VOCAB.indexOf("<eos>");
+    expect(c.token_ids.at(-1) === eos).toBe(c.finish_reason === "stop");
+    expect(
+      c.token_ids
+        .filter((id: number) => id !== eos)
+        .map((id: number) => VOCAB[id])
+        .join(" "),
+    ).toBe(c.message.content);
   });
   it("answers with tool calls whose arguments follow the schema", async () => {
     const tools = [

@@ -31,6 +31,10 @@ interface Scenario {
 interface Outcome {
   reward: number;
   tool: string | undefined;
+  /** Look-up shapes: whether the right tool was called for the fruit asked about. */
+  rightTool?: boolean;
+  /** Look-up shapes: how many words the final answer has (0 without one). */
+  answerWords?: number;
 }
 
 /** One agent shape: its tools, how a rollout runs, and its reward. */
@@ -40,7 +44,16 @@ export interface Shape {
   /** A scenario for step `step`, index `i` of the step, from a seeded draw. */
   scenario: (draw: () => number, i: number) => Scenario;
   /** Runs one rollout; returns its reward and the first tool it called. */
-  rollout: (openai: OpenAI, s: Scenario, seed: number) => Promise<Outcome>;
+  rollout: (openai: OpenAI, s: Scenario, seed: number, env: RolloutEnv) => Promise<Outcome>;
+}
+
+/** What a rollout may need beyond the recorded client: a framework records with these. */
+export interface RolloutEnv {
+  /** The model's client without recording (a framework plugin records it). */
+  client: OpenAI;
+  recorder: Recorder;
+  /** The `model` string of the model's latest checkpoint. */
+  modelName: string;
 }
 
 function fn(name: string, description: string, properties: Record<string, unknown>): Tool {
@@ -172,6 +185,143 @@ function pickTool(count: 1 | 2 | 3, forced: boolean): Shape {
   };
 }
 
+/** The answer as a grader reads it: lower case, words split on anything else. */
+function wordsOf(text: string | null | undefined): string[] {
+  return (text ?? "").toLowerCase().split(/\W+/).filter(Boolean);
+}
+
+type Grade = "exact" | "contains";
+/** Exact match: the answer is the word and nothing else; contains: the word is among its words. */
+function graded(grade: Grade, answer: string | null | undefined, word: string): number {
+  const words = wordsOf(answer);
+  if (grade === "exact") return (answer ?? "").trim().toLowerCase() === word ? 1 : 0;
+  return words.includes(word) ? 1 : 0;
+}
+
+/**
+ * The look-up agent as the README's reader writes it: one tool that returns a
+ * word, no tool_choice, no max_tokens, a loop of up to four turns that ends
+ * at the first plain answer; graded by exact match or by "contains".
+ */
+function lookupReply(grade: Grade): Shape {
+  return {
+    name: `lookup-${grade}`,
+    description: `one tool (lookup) returning a word, up to 4 turns, the reply graded by ${grade === "exact" ? "exact match" : '"contains"'}`,
+    scenario: (draw, i) => ({
+      fruit: FRUITS[i % FRUITS.length] as string,
+      colours: randomWorld(draw),
+    }),
+    rollout: async (openai, s, seed) => {
+      let first: string | undefined;
+      let rightTool = false;
+      const messages: Messages = [
+        { role: "system", content: SYSTEM },
+        { role: "user", content: `what colour is the ${s.fruit} today` },
+      ];
+      for (let turn = 0; turn < 4; turn++) {
+        const res = await openai.chat.completions.create({
+          model: "",
+          messages,
+          tools: [LOOKUP],
+          seed: seed * 10 + turn,
+        });
+        const message = res.choices[0]!.message;
+        messages.push(message);
+        const calls = message.tool_calls ?? [];
+        if (calls.length === 0) {
+          const word = s.colours[s.fruit] as string;
+          return {
+            reward: graded(grade, message.content, word),
+            tool: first,
+            rightTool,
+            answerWords: wordsOf(message.content).length,
+          };
+        }
+        for (const call of calls) {
+          if (call.type !== "function") continue;
+          first ??= call.function.name;
+          const fruit = String(argsOf(call).fruit ?? "");
+          if (fruit === s.fruit) rightTool = true;
+          messages.push({
+            role: "tool",
+            tool_call_id: call.id,
+            content: fruit in s.colours ? `${s.colours[fruit]}` : `no fruit called ${fruit}`,
+          });
+        }
+      }
+      return { reward: 0, tool: first, rightTool, answerWords: 0 };
+    },
+  };
+}
+
+/**
+ * The same look-up, written as the OpenAI Agents SDK's docs write agents: a
+ * `tool()` with a strict schema, an `Agent` with instructions, run through
+ * the recording runner; the final output graded by exact match.
+ */
+function agentsSdkLookup(): Shape {
+  return {
+    name: "agents-sdk-exact",
+    description:
+      "OpenAI Agents SDK agent, one tool (lookup), maxTurns 4, final output graded by exact match",
+    scenario: (draw, i) => ({
+      fruit: FRUITS[i % FRUITS.length] as string,
+      colours: randomWorld(draw),
+    }),
+    rollout: async (_openai, s, seed, env) => {
+      const { Agent, MaxTurnsExceededError, setTracingDisabled, tool } = await import(
+        "@openai/agents"
+      );
+      const { recordingRunner } = await import("trajectory-recorder/openai-agents");
+      setTracingDisabled(true);
+      let first: string | undefined;
+      let rightTool = false;
+      const lookup = tool({
+        name: "lookup",
+        description: "Look up today's colour of a fruit.",
+        parameters: {
+          type: "object",
+          properties: { fruit: { type: "string", description: "the fruit" } },
+          required: ["fruit"],
+          additionalProperties: false,
+        },
+        strict: true,
+        execute: async (args) => {
+          const fruit = String((args as { fruit: string }).fruit);
+          first ??= "lookup";
+          if (fruit === s.fruit) rightTool = true;
+          return fruit in s.colours ? `${s.colours[fruit]}` : `no fruit called ${fruit}`;
+        },
+      });
+      const agent = new Agent({
+        name: "fruit-stall",
+        instructions: SYSTEM,
+        model: env.modelName,
+        tools: [lookup],
+        modelSettings: { providerData: { seed } },
+      });
+      const runner = recordingRunner({ client: env.client, recorder: env.recorder });
+      const word = s.colours[s.fruit] as string;
+      try {
+        const result = await runner.run(agent, `what colour is the ${s.fruit} today`, {
+          maxTurns: 4,
+        });
+        const answer = String(result.finalOutput ?? "");
+        return {
+          reward: graded("exact", answer, word),
+          tool: first,
+          rightTool,
+          answerWords: wordsOf(answer).length,
+        };
+      } catch (error) {
+        if (error instanceof MaxTurnsExceededError)
+          return { reward: 0, tool: first, rightTool, answerWords: 0 };
+        throw error;
+      }
+    },
+  };
+}
+
 export const SHAPES: Record<string, Shape> = Object.fromEntries(
   [
     lookupThenAnswer(true),
@@ -181,6 +331,9 @@ export const SHAPES: Record<string, Shape> = Object.fromEntries(
     pickTool(2, true),
     pickTool(3, false),
     pickTool(3, true),
+    lookupReply("exact"),
+    lookupReply("contains"),
+    agentsSdkLookup(),
   ].map((s) => [s.name, s]),
 );
 
@@ -208,6 +361,11 @@ export interface RunResult {
   skipped: number;
   /** Pick-a-tool shapes: the last checkpoint's first call is one tool whatever the question. */
   collapsed: boolean;
+  /**
+   * Look-up shapes, on the last checkpoint: the share of rollouts that
+   * called the tool for the fruit asked about, and the answers' mean length in words.
+   */
+  honest?: { rightTool: number; answerWords: number };
 }
 
 function drawFrom(seed: number): () => number {
@@ -235,15 +393,18 @@ export async function runShape(o: RunOptions): Promise<RunResult> {
     });
     const recorder = new Recorder();
     const openai = model.openai({ recorder });
+    const env: RolloutEnv = { client: model.openai(), recorder, modelName: model.inferenceName() };
     const draw = drawFrom(o.seed);
     let counter = o.seed * 1_000_003;
     const rollout = (s: Scenario) => {
       const seed = counter++;
       return recorder.rollout(async (t: Trajectory) => {
-        const out = await o.shape.rollout(openai, s, seed);
+        const out = await o.shape.rollout(openai, s, seed, env);
         t.reward = out.reward;
         t.metadata.fruit = s.fruit;
         t.metadata.tool = out.tool ?? null;
+        if (out.rightTool !== undefined) t.metrics.right_tool = out.rightTool ? 1 : 0;
+        if (out.answerWords !== undefined) t.metrics.answer_words = out.answerWords;
       });
     };
     const result: RunResult = { steps: [], final: 0, skipped: 0, collapsed: false };
@@ -277,6 +438,11 @@ export async function runShape(o: RunOptions): Promise<RunResult> {
     const used = new Set(all.map((t) => t.metadata.tool));
     result.collapsed =
       o.shape.name.startsWith("pick-") && needs.size > 1 && used.size === 1 && !used.has(null);
+    if (all.some((t) => "right_tool" in t.metrics)) {
+      const mean = (key: string) =>
+        all.reduce((a, t) => a + Number(t.metrics[key] ?? 0), 0) / all.length;
+      result.honest = { rightTool: mean("right_tool"), answerWords: mean("answer_words") };
+    }
     return result;
   } finally {
     await emulator.close();
