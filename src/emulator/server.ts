@@ -18,6 +18,7 @@ import { serveChat } from "./chat.js";
 import { chatError, detail, HttpError } from "./errors.js";
 import { type BodyShape, checkChatBounds, readJsonBody } from "./limits.js";
 import type { Params } from "./model.js";
+import { refreshStepMetrics, rewardMetrics } from "./step-metrics.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
 import { runJob, type TrainingDataAccess } from "./training.js";
 import { forwardChat } from "./upstream.js";
@@ -303,24 +304,11 @@ export function buildServer(opts: ServerOptions): RunningServer {
         if (raw && typeof raw === "object") delete raw.model_id;
         const body = parse(LogParamsSchema, raw, "body");
         modelOr404(id, caller);
-        const rewards = body.trajectory_groups.flatMap((g) => g.trajectories.map((t) => t.reward));
-        const mean = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0;
-        const std = rewards.length
-          ? Math.sqrt(rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / rewards.length)
-          : 0;
-        const metrics = {
-          num_groups: body.trajectory_groups.length,
-          num_trajectories: rewards.length,
-          reward: mean,
-          reward_std_dev: std,
-          // A loop, not Math.min(...rewards): a spread of 150,000 overflows the stack.
-          reward_min: rewards.length ? rewards.reduce((a, b) => Math.min(a, b)) : 0,
-          reward_max: rewards.length ? rewards.reduce((a, b) => Math.max(a, b)) : 0,
-        };
+        const metrics = rewardMetrics(body.trajectory_groups);
         // As ART's history does, the split's metrics belong to the step they
-        // were logged at: the latest checkpoint carries them (`val/reward`, ...).
+        // were logged at: the latest checkpoint carries them (`val/reward`, ...),
+        // over every group logged under the split at that step.
         const cp = store.latestCheckpoint(id);
-        if (cp) for (const [k, v] of Object.entries(metrics)) cp.metrics[`${body.split}/${k}`] = v;
         store.logs.push({
           id: randomUUID(),
           model_id: id,
@@ -329,6 +317,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
           trajectory_groups: body.trajectory_groups,
           metrics,
         });
+        if (cp) refreshStepMetrics(store, id, body.split, cp.step);
         store.save();
         return send(200, { split: body.split, ...metrics });
       }
@@ -357,6 +346,15 @@ export function buildServer(opts: ServerOptions): RunningServer {
       }
       const model = modelOr404(body.model_id, caller);
       const job = store.createJob(sft ? "sft" : "rl", model, body);
+      if (!sft) {
+        // Its groups are rollouts of the latest step: that step's train metrics count them.
+        const base = store.latestCheckpoint(model.id);
+        if (base) {
+          job.base_step = base.step;
+          refreshStepMetrics(store, model.id, "train", base.step);
+          store.save();
+        }
+      }
       startJob(job);
       return send(200, { id: job.id });
     }

@@ -38,6 +38,8 @@ export interface StoredJob {
   training_end: string | null;
   error_message: string | null;
   checkpoint_step: number | null;
+  /** RL: the model's latest step when the job was created (its rollouts were sampled there). */
+  base_step?: number;
   request: unknown;
 }
 export interface StoredEvent {

@@ -8,6 +8,7 @@ import {
 import { withTrainingSpan } from "../telemetry/index.js";
 import { prepareGroup, rewardSignalOf } from "../training/groups.js";
 import type { GroupInput, NoSignalPolicy, TrainableModel, TrainConfig } from "../training/index.js";
+import { markLeftOut } from "../training/left-out.js";
 import { PreparedGroup } from "../training/prepared.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
@@ -219,7 +220,11 @@ export class TrajectoryShipper {
     }
     // Written and checked once, in slices that leave the event loop free;
     // these bytes are what the spool keeps and the service receives.
-    const prepared = await prepareGroup(kept, "TrajectoryShipper.add");
+    let prepared = await prepareGroup(kept, "TrajectoryShipper.add");
+    // A group trainEvery will leave out (its rewards all tie) is logged
+    // marked as such, so the step's history tells it from the trained ones.
+    if (this.#trainer.leavesOutNoSignal && rewardSignalOf(prepared) === false)
+      prepared = await markLeftOut(prepared, "TrajectoryShipper.add");
     await this.#ready;
     const entry: SpoolEntry = {
       id: this.#spool?.newId() ?? "",

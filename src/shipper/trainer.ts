@@ -86,6 +86,11 @@ export class Trainer {
     return (this.#ctx.trainEvery?.noSignal ?? "skip") === "skip";
   }
 
+  /** trainEvery is on and leaves tied groups out of its jobs. */
+  get leavesOutNoSignal(): boolean {
+    return this.#ctx.trainEvery !== undefined && this.skipsNoSignal;
+  }
+
   /** Counts logged groups left out of the jobs for having no reward signal; says so once. */
   noSignal(count: number): void {
     this.#ctx.counters.noSignal += count;

@@ -14,6 +14,7 @@ import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } f
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
 import { type GroupInput, prepareGroup, prepareGroups, rewardSignalOf } from "./groups.js";
+import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 import { PreparedGroup } from "./prepared.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
@@ -269,13 +270,17 @@ export class TrainableModel {
     let noSignalGroups = 0;
     if (policy === "skip") {
       const total = prepared.length;
+      const leftOut = prepared.filter((_, i) => signals[i] === false);
       prepared = prepared.filter((_, i) => signals[i] !== false);
-      noSignalGroups = total - prepared.length;
+      noSignalGroups = leftOut.length;
       const logger = run.logger ?? console;
+      // Still rollouts of this step: logged under "train" (marked), before
+      // the job, so the step's history and curves count every rollout.
+      if (leftOut.length > 0) await this.#logLeftOut(leftOut, run.signal);
       if (noSignalGroups > 0 && prepared.length === 0) {
         const step = await this.getStep({ signal: run.signal });
         logger.info(
-          `train: every one of the ${total} group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step ${step} (noSignal: "send" sends them).`,
+          `train: every one of the ${total} group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step ${step}; they were logged under "train" with metadata.${LEFT_OUT_KEY} = "${LEFT_OUT_NO_SIGNAL}" (noSignal: "send" sends them).`,
         );
         return {
           jobId: null,
@@ -288,7 +293,7 @@ export class TrainableModel {
       }
       if (noSignalGroups > 0)
         logger.info(
-          `train: left out ${noSignalGroups} of ${total} group(s) whose rewards are all equal (nothing to learn); training on ${prepared.length} (noSignal: "send" sends them).`,
+          `train: left out ${noSignalGroups} of ${total} group(s) whose rewards are all equal (nothing to learn), logged under "train" with metadata.${LEFT_OUT_KEY} = "${LEFT_OUT_NO_SIGNAL}"; training on ${prepared.length} (noSignal: "send" sends them).`,
         );
     }
     const sent = prepared;
@@ -311,6 +316,16 @@ export class TrainableModel {
         return { ...result, noSignalGroups };
       },
     );
+  }
+
+  /** Logs groups left out for lack of signal under "train", each trajectory marked. */
+  async #logLeftOut(
+    groups: readonly (readonly Uint8Array[])[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const marked: (readonly Uint8Array[])[] = [];
+    for (const g of groups) marked.push((await markLeftOut(g, "train")).chunks);
+    await this.client.models.logPrepared(this.id, "train", marked, { signal });
   }
 
   /**

@@ -1,7 +1,7 @@
 // Groups whose rewards are all equal teach nothing (every advantage is zero).
 // ART's trainer leaves them out and goes on; so do `train` and the shipper's
 // `trainEvery`, unless told to send them (`noSignal: "send"`).
-import { mkdtemp, readdir } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
@@ -12,6 +12,8 @@ import {
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { loadDataDir } from "../../src/report/load.js";
+import { inProcess } from "../cli/run.js";
 import { type FaultProxy, startFaultProxy } from "../e2e/fault-proxy.js";
 import { trainableGroup } from "../helpers/trainable.js";
 
@@ -71,8 +73,8 @@ it("an ART-style loop goes on through a step where every group ties: no job, the
   // Two jobs; the tied step created none.
   expect(jobPosts()).toBe(2);
   expect(log.out).toEqual([
-    'train: left out 1 of 2 group(s) whose rewards are all equal (nothing to learn); training on 1 (noSignal: "send" sends them).',
-    'train: every one of the 4 group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step 1 (noSignal: "send" sends them).',
+    'train: left out 1 of 2 group(s) whose rewards are all equal (nothing to learn), logged under "train" with metadata.left_out = "no_reward_signal"; training on 1 (noSignal: "send" sends them).',
+    'train: every one of the 4 group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step 1; they were logged under "train" with metadata.left_out = "no_reward_signal" (noSignal: "send" sends them).',
   ]);
 });
 
@@ -173,4 +175,135 @@ it("logged groups replayed from an earlier run's spool are judged when their job
   expect(stats).toMatchObject({ noSignal: 1, trainingJobs: 1, spooled: 0, awaitingTraining: 0 });
   expect(jobPosts()).toBe(1);
   expect(await readdir(spoolDir)).toEqual([]);
+});
+
+/** The metrics each checkpoint of the model carries, by step, as the CLI lists them. */
+async function history(
+  at: Emulator,
+  modelId: string,
+): Promise<Record<number, Record<string, number>>> {
+  const dir = await mkdtemp(path.join(tmpdir(), "no-signal-cli-"));
+  const keyFile = path.join(dir, "key");
+  await writeFile(keyFile, "k");
+  const run = await inProcess([
+    ...["checkpoints", "list", modelId, "--json"],
+    ...["--base-url", at.url, "--api-key-file", keyFile],
+  ]);
+  expect(run.code).toBe(0);
+  const out: Record<number, Record<string, number>> = {};
+  for (const cp of JSON.parse(run.stdout)) out[cp.step] = cp.metrics;
+  return out;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** An emulator keeping its state in a directory, and a model on it. */
+async function persisted(name: string) {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "no-signal-data-"));
+  const at = await startEmulator({ port: 0, apiKeys: ["k"], dataDir });
+  const model = await TrainableModel.register(
+    new TrainingClient({ apiKey: "k", baseURL: at.url, maxRetries: 0 }),
+    { project: "p", name, baseModel: "toy" },
+  );
+  /** After close: each logged group's left_out marks, in the order logged. */
+  const marks = async () => {
+    const state = JSON.parse(await readFile(path.join(dataDir, "emulator-state.json"), "utf8"));
+    return (state.logs as { trajectory_groups: any[] }[]).flatMap((l) =>
+      l.trajectory_groups.map((g) =>
+        (g.trajectories as { metadata?: Record<string, unknown> }[]).map(
+          (t) => t.metadata?.left_out ?? null,
+        ),
+      ),
+    );
+  };
+  return { at, model, dataDir, marks };
+}
+
+/** The report's reward mean per train step, from the data directory. */
+async function reportMeans(dataDir: string): Promise<Record<number, number>> {
+  const run = await loadDataDir(dataDir);
+  const out: Record<number, number> = {};
+  for (const s of run.steps)
+    if (s.split === "train")
+      out[s.step] = mean(s.groups.flatMap((g) => g.trajectories.map((t) => Number(t.reward))));
+  return out;
+}
+
+it("a step with tied groups keeps every rollout in its history: the step's mean is the rollouts' mean", async () => {
+  const { at, model, dataDir, marks } = await persisted("history");
+  const log = lines();
+  // Step 0: one group with signal, one tied at 1; step 1: every group tied.
+  const first = [trainableGroup(1, 0, 0, 1), trainableGroup(1, 1, 1, 1)];
+  const second = [trainableGroup(1, 1), trainableGroup(0, 0), trainableGroup(1, 1)];
+  expect(await model.train(first, {}, { pollIntervalMs: 10, logger: log })).toMatchObject({
+    step: 1,
+    noSignalGroups: 1,
+  });
+  expect(await model.train(second, {}, { pollIntervalMs: 10, logger: log })).toMatchObject({
+    step: 1,
+    skipped: "no_reward_signal",
+  });
+  const rewards = (groups: typeof first) =>
+    groups.flatMap((g) => g.trajectories.map((t) => t.reward));
+  const steps = await history(at, model.id);
+  await at.close();
+  expect(steps[0]).toMatchObject({
+    "train/reward": mean(rewards(first)),
+    "train/num_trajectories": 8,
+    "train/num_groups": 2,
+    "train/num_groups_left_out": 1,
+  });
+  expect(steps[1]).toMatchObject({
+    "train/reward": mean(rewards(second)),
+    "train/num_trajectories": 6,
+    "train/num_groups_left_out": 3,
+  });
+  // Only the tied groups were logged, each trajectory marked; the job held the other.
+  expect(await marks()).toEqual([
+    ["no_reward_signal", "no_reward_signal", "no_reward_signal", "no_reward_signal"],
+    ["no_reward_signal", "no_reward_signal"],
+    ["no_reward_signal", "no_reward_signal"],
+    ["no_reward_signal", "no_reward_signal"],
+  ]);
+  // The report counts them too: the job's groups and the logged ones, at the step sampled.
+  expect(await reportMeans(dataDir)).toEqual({
+    0: mean(rewards(first)),
+    1: mean(rewards(second)),
+  });
+});
+
+it("the shipper's trainEvery marks the tied groups it logs, and the step's mean covers every rollout once", async () => {
+  const { at, model, marks } = await persisted("shipper-history");
+  const shipper = new TrajectoryShipper({
+    model,
+    flushOnExit: false,
+    logger: lines(),
+    trainEvery: { groups: 2, pollIntervalMs: 10 },
+  });
+  const groups = [
+    trainableGroup(1, 1),
+    trainableGroup(1, 0),
+    trainableGroup(0, 0),
+    trainableGroup(0, 1),
+  ];
+  for (const g of groups) await shipper.add(g);
+  expect(await shipper.close({ timeoutMs: 20_000 })).toMatchObject({
+    shipped: 4,
+    noSignal: 2,
+    trainingJobs: 1,
+  });
+  const steps = await history(at, model.id);
+  await at.close();
+  expect(await marks()).toEqual([
+    ["no_reward_signal", "no_reward_signal"],
+    [null, null],
+    ["no_reward_signal", "no_reward_signal"],
+    [null, null],
+  ]);
+  // Every group was logged, and the job trained on two of them: counted once.
+  expect(steps[0]).toMatchObject({
+    "train/reward": mean(groups.flatMap((g) => g.trajectories.map((t) => t.reward))),
+    "train/num_trajectories": 8,
+    "train/num_groups_left_out": 2,
+  });
 });
