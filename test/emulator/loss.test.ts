@@ -13,10 +13,14 @@ afterAll(async () => {
   await emu.close();
 });
 
-/** The untrained policy's logprob of every token: uniform over 24 words and the end token. */
-const UNIFORM = -Math.log(25);
-/** A recorded logprob that makes the ratio of an untrained token equal `ratio`. */
-const oldFor = (ratio: number) => UNIFORM - Math.log(ratio);
+/**
+ * The untrained policy's logprob of a word: uniform over 24 words and the end
+ * token at the first position; after a word the end token weighs as much as
+ * the 24 words together (1 in 48 each).
+ */
+const untrained = (pos: number) => (pos === 0 ? -Math.log(25) : -Math.log(48));
+/** A recorded logprob that makes the ratio of an untrained token at `pos` equal `ratio`. */
+const oldFor = (ratio: number, pos = 0) => untrained(pos) - Math.log(ratio);
 
 function trajectory(words: string[], ratios: number[], reward: number) {
   return {
@@ -29,7 +33,7 @@ function trajectory(words: string[], ratios: number[], reward: number) {
         logprobs: {
           content: words.map((w, i) => ({
             token: i ? ` ${w}` : w,
-            logprob: oldFor(ratios[i] as number),
+            logprob: oldFor(ratios[i] as number, i),
             top_logprobs: [],
           })),
         },

@@ -3,6 +3,7 @@
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Emulator } from "../../src/emulator/index.js";
+import { VOCAB } from "../../src/emulator/model.js";
 import { call, createModel, start, waitForJob } from "./helpers.js";
 
 let emu: Emulator;
@@ -126,13 +127,17 @@ it("records forced tool_choice with the policy's own logprobs, so training on it
     });
     for (const c of r.json.choices) {
       expect(c.finish_reason).toBe("tool_calls");
-      // <tool>, the name, the fruit: each with its untrained logprob, not 0.
+      // <tool>, the name, the fruit: each with its untrained logprob, not 0;
+      // then the call's end, its only possible token (logprob 0), as vLLM's
+      // tool calls end with the end-of-turn token.
       const lps = c.logprobs.content.map((t: any) => t.logprob);
       expect(c.logprobs.content.map((t: any) => t.token)).toEqual([
         "<tool>",
         c.message.tool_calls[0].function.name,
         JSON.parse(c.message.tool_calls[0].function.arguments).fruit,
+        "<eos>",
       ]);
+      expect(lps[3]).toBe(0);
       expect(lps[0]).toBeCloseTo(Math.log(0.5), 9);
       expect(lps[1]).toBeCloseTo(Math.log(0.5), 9);
       // The fruit asked about carries the copy prior: 4 in 5 of the mass over 24 words.
@@ -201,7 +206,9 @@ it("streams a tool call's tokens and logprobs as the answer has them", async () 
     .filter(Boolean);
   expect(chunks.flatMap((c) => c.logprobs?.content ?? [])).toEqual(whole.logprobs.content);
   expect(chunks.flatMap((c) => c.token_ids ?? [])).toEqual(whole.token_ids);
-  expect(whole.token_ids).toHaveLength(3);
+  // <tool>, the name, the fruit, and the end token.
+  expect(whole.token_ids).toHaveLength(4);
+  expect(whole.token_ids.at(-1)).toBe(VOCAB.indexOf("<eos>"));
   const args = chunks.flatMap((c) => c.delta.tool_calls ?? []).map((d) => d.function.arguments);
   expect(args.join("")).toBe(whole.message.tool_calls[0].function.arguments);
 });
