@@ -17,7 +17,7 @@ export type TokenMode = "exact" | "order" | "strip" | "raw";
 export interface PageTokens {
   mode: TokenMode;
   tokens: PageToken[];
-  /** With `order`: a token the content does not show (an end-of-turn token). */
+  /** With `order` or `exact`: a last token the content does not show (an end-of-turn token). */
   extra?: number;
   raw?: unknown;
 }
@@ -93,6 +93,10 @@ export function pageTokens(logprobs: unknown, content: string | null): PageToken
   if (content === null || content === "") return { mode: "strip", tokens };
   const ids = tokens.some((t) => TOKEN_ID.test(t[0]));
   if (!ids && tokens.map((t) => t[0]).join("") === content) return { mode: "exact", tokens };
+  // An answer that ended by itself carries its end token last (`<eos>`,
+  // `<|im_end|>`), as vLLM returns it: the content does not show it.
+  if (!ids && tokens.length > 1 && joinedBefore(tokens, tokens.length - 1) === content)
+    return { mode: "exact", tokens, extra: 1 };
   if (ids) {
     for (const split of SPLITS) {
       const pieces = content.match(split) ?? [];
@@ -106,6 +110,13 @@ export function pageTokens(logprobs: unknown, content: string | null): PageToken
     }
   }
   return { mode: "strip", tokens };
+}
+
+/** The texts of the first `n` tokens, joined. */
+function joinedBefore(tokens: readonly PageToken[], n: number): string {
+  let out = "";
+  for (let i = 0; i < n; i++) out += (tokens[i] as PageToken)[0];
+  return out;
 }
 
 /** A logprob as the page shows it (4 decimals are plenty for a probability): NaN when it is not one. */
