@@ -17,7 +17,11 @@ import { endingOf } from "./sampling.js";
 
 type Body = ChatCompletionCreateParams & Record<string, unknown>;
 
-export function genOptions(body: Body, choiceIndex: number, promptTokens = 0): GenOptions {
+export function genOptions(
+  body: Body,
+  choiceIndex: number,
+  prompt: readonly number[] = [],
+): GenOptions {
   const tools = (body.tools ?? []).map((t) => ({
     name: t.function.name,
     parameters: t.function.parameters as Record<string, unknown> | undefined,
@@ -32,7 +36,7 @@ export function genOptions(body: Body, choiceIndex: number, promptTokens = 0): G
   const seed = typeof body.seed === "number" ? body.seed : Math.floor(Math.random() * 2 ** 31);
   return {
     features: promptFeatures(body.messages),
-    ...endingOf(body, promptTokens),
+    ...endingOf(body, prompt.length),
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
     seed: seed * 1009 + choiceIndex,
@@ -40,7 +44,15 @@ export function genOptions(body: Body, choiceIndex: number, promptTokens = 0): G
     topLogprobs: body.logprobs ? (body.top_logprobs ?? 0) : 0,
     tools,
     toolMode,
+    idSalt: hashIds(prompt),
   };
+}
+
+/** FNV-1a over token ids: the same prompt, the same salt. */
+function hashIds(ids: readonly number[]): number {
+  let h = 0x811c9dc5;
+  for (const id of ids) h = Math.imul(h ^ id, 0x01000193) >>> 0;
+  return h;
 }
 
 /**
@@ -144,7 +156,7 @@ export async function serveChat(
   const p = usableParams(params);
   const n = body.n ?? 1;
   const prompt = promptIds(body);
-  const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i, prompt.length)));
+  const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i, prompt)));
   const asIds = body.return_tokens_as_token_ids === true;
   const wantIds = body.return_token_ids === true;
   const completionTokens = gens.reduce((a, g) => a + g.tokens.length, 0);

@@ -1,7 +1,6 @@
 // Sampling completions from the policy: tokens, their logprobs, stop strings
 // and tool calls. A tool call is tokens too: `<tool>`, the tool's name token,
 // then one token per word of the string arguments, each with its logprob.
-import { randomUUID } from "node:crypto";
 import {
   EOS_ID,
   logits,
@@ -43,6 +42,8 @@ export interface GenOptions {
   /** Tools offered; empty when the request has none. */
   tools: { name: string; parameters?: Record<string, unknown> }[];
   toolMode: "auto" | "required" | "none" | { name: string };
+  /** Mixed into tool call ids (a hash of the prompt), so each turn's ids differ. */
+  idSalt?: number;
 }
 
 export interface GenToken {
@@ -220,9 +221,10 @@ function toolCall(s: Sampler, o: GenOptions): Generation {
     tokens: s.tokens,
     content: null,
     toolCall: {
-      // Unique whatever the seed, as vLLM's are: an agent that sends the
-      // same seed every turn must not see one call id twice.
-      id: `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
+      // Seeded, so the same request gives the same answer, and salted with
+      // the prompt: an agent that sends one seed every turn (the Agents SDK
+      // with providerData.seed) never sees a call id twice in a run.
+      id: `call_${(((s.random() * 2 ** 32) ^ (o.idSalt ?? 0)) >>> 0).toString(36)}${Math.floor(s.random() * 2 ** 20).toString(36)}`,
       name: tool.name,
       arguments: JSON.stringify(args),
     },

@@ -187,3 +187,28 @@ it("trains on a recorded answer's end token once: the tokens trained are the tok
   // Fresh rollouts: every token's recorded logprob is the trainer's, the end token's too.
   expect(step.mean_importance_ratio).toBeCloseTo(1, 9);
 });
+
+it("gives a tool call the same id for the same request, and a new one on the next turn of the same seed", async () => {
+  const tools = [
+    {
+      type: "function",
+      function: { name: "lookup", parameters: { type: "object", properties: {} } },
+    },
+  ];
+  const first = { ...base, tools, tool_choice: "required", seed: 6 };
+  const a = (await chat(first)).choices[0];
+  const again = (await chat(first)).choices[0];
+  expect(again.message.tool_calls[0].id).toBe(a.message.tool_calls[0].id);
+  // An agent framework sends the same seed every turn (the Agents SDK's providerData.seed).
+  const next = (
+    await chat({
+      ...first,
+      messages: [
+        ...base.messages,
+        a.message,
+        { role: "tool", tool_call_id: a.message.tool_calls[0].id, content: "red" },
+      ],
+    })
+  ).choices[0];
+  expect(next.message.tool_calls[0].id).not.toBe(a.message.tool_calls[0].id);
+});

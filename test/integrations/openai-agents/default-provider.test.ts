@@ -35,9 +35,9 @@ describe("setDefaultModelProvider(recordingModelProvider(...))", () => {
       "tool_calls",
       "tool",
     ]);
-    // <tool>, the tool's name, the city's word.
-    expect(mc[2].logprobs.content).toHaveLength(3);
-    expect(mc[2].token_ids).toHaveLength(3);
+    // <tool>, the tool's name, the city's word, and the end token (as vLLM's).
+    expect(mc[2].logprobs.content).toHaveLength(4);
+    expect(mc[2].token_ids).toHaveLength(4);
     const tc = mc[2].message.tool_calls[0];
     expect(mc[3]).toEqual({ role: "tool", tool_call_id: tc.id, content: finalOutput });
     expect(finalOutput).toBe(forecast(JSON.parse(tc.function.arguments)));
