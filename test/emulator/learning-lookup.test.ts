@@ -1,7 +1,7 @@
 // A look-up agent (a tool returns a word; the reply must be that word) learns
 // on the emulator as on a language model: the policy ends its answers, so an
 // exact-match grader has a way up, and the honest way is the one it takes
-// (the right tool called, one-word replies). 8 steps of 8 scenarios x 8
+// for exact match (the right tool called, one-word replies). 8 steps of 8 scenarios x 8
 // rollouts, as issue #34 asks; `scripts/emulator-learning.ts` runs 10 seeds.
 import { expect, it } from "vitest";
 import { runShape, SHAPES } from "./learning-agents.js";
@@ -24,12 +24,14 @@ it("an agent graded by exact match learns to look the word up and answer with it
   expect(r.honest!.answerWords).toBeLessThan(1.2);
 }, 120_000);
 
-it("graded by contains, it learns the same honest answer rather than spraying words", async () => {
+it("graded by contains, it learns to look the word up and say it (the length is left free)", async () => {
   const r = await run("lookup-contains", 1);
   expect(r.final).toBeGreaterThanOrEqual(0.8);
+  // The honest behaviour is what gains: the right tool, the word said. A
+  // contains grader does not ask the answer to stop, so over seeds most
+  // learn to run on (MODEL.md's table): not asserted here either way.
   expect(r.honest!.rightTool).toBeGreaterThanOrEqual(0.9);
-  expect(r.honest!.answerWords).toBeLessThan(3);
-}, 120_000);
+}, 180_000);
 
 it("an OpenAI Agents SDK agent graded by exact match learns while calling its tool", async () => {
   const r = await run("agents-sdk-exact", 1);
