@@ -41,6 +41,8 @@ it("ships groups as the gather finishes them and trains every N, moving rollouts
       model: "",
       messages,
       max_tokens: 3,
+      // vLLM's min_tokens: three words each, so every group of 16 holds a hit (seeded).
+      ...({ min_tokens: 3 } as object),
       logprobs: true,
       seed,
     });
@@ -56,7 +58,7 @@ it("ships groups as the gather finishes them and trains every N, moving rollouts
       ? 1
       : 0;
   const groups = ["red", "cat", "apple", "two"].map((target, i) =>
-    TrajectoryGroup.from(Array.from({ length: 12 }, (_, k) => () => rollout(target, i * 100 + k))),
+    TrajectoryGroup.from(Array.from({ length: 16 }, (_, k) => () => rollout(target, i * 100 + k))),
   );
   // Rewards are set before the group reaches the sink.
   const scored = {
