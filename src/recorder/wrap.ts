@@ -1,5 +1,6 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { deriveLike } from "../util/derive-client.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { StreamAccumulator } from "./accumulate.js";
 import {
@@ -120,9 +121,17 @@ function recordingCreate(
     // Another copy of this module (the ESM and the CommonJS build in one app)
     // has its own RolloutState class: recognise the state by its shape.
     const state = isRolloutState(rollout) ? rollout : undefined;
-    checkExtraFields(body0);
-    const body = trainingBody(body0, rollout.options);
-    const request = snapshot(body);
+    let body: Body;
+    let request: RecordedCompletion["request"];
+    try {
+      checkExtraFields(body0);
+      body = trainingBody(body0, rollout.options);
+      request = snapshot(body);
+    } catch (error) {
+      // The SDK reports a body it cannot send through the promise it returns,
+      // never by throwing: so does the recorder (`create(body).catch(h)` runs h).
+      return rejectedCall(error);
+    }
     const content = rollout.options.recordContent === true;
     const span = (state ? state.traced : tracingEnabled())
       ? startChatSpan(request, content, server)
@@ -168,7 +177,15 @@ function recordingCreate(
       return result;
     };
     args[0] = body;
-    const promise = original.apply(this ?? target, args) as APIPromiseLike;
+    let promise: APIPromiseLike;
+    try {
+      promise = original.apply(this ?? target, args) as APIPromiseLike;
+    } catch (error) {
+      // Whatever the SDK (or a custom client) throws, it throws as it would
+      // unwrapped; the call is recorded as failed and its slot freed.
+      fail(error);
+      throw error;
+    }
     const parse = promise?.parseResponse;
     if (typeof parse !== "function") {
       // Not the SDK's APIPromise (a custom client): observing it is all we can do.
@@ -209,6 +226,25 @@ function recordingCreate(
     }
     return promise;
   };
+}
+
+/**
+ * What a recorded `create()` returns when the recorder refuses the body before
+ * the SDK is called: a promise that rejects with the error, carrying the
+ * APIPromise methods callers chain (`withResponse()`, `asResponse()`), which
+ * reject the same way.
+ */
+function rejectedCall(error: unknown): Promise<never> {
+  const promise = Promise.reject(error);
+  // Chaining a method handles this promise (the caller handles the one the
+  // method returns), as chaining the SDK's lazy APIPromise does.
+  const chained = () => {
+    promise.catch(() => {});
+    return Promise.reject(error);
+  };
+  for (const name of ["withResponse", "asResponse"])
+    Object.defineProperty(promise, name, { value: chained, configurable: true });
+  return promise;
 }
 
 function completedCall(
@@ -323,5 +359,8 @@ export function wrapClient<T extends object>(client: T, options: WrapOptions = {
     writable: true,
   });
   Object.defineProperty(completions, WRAPPED, { value: true });
+  // openai 5 to 7 derive a client with `new this.constructor(options)`, which
+  // has the class's own create: the derived client is wrapped the same way.
+  deriveLike(client, (derived) => wrapClient(derived, options));
   return client;
 }

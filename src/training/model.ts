@@ -8,6 +8,7 @@ import {
   type ValidateOptions,
   type ValidationMode,
 } from "../trajectory/index.js";
+import { deriveLike } from "../util/derive-client.js";
 import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
@@ -200,18 +201,7 @@ export class TrainableModel {
   openai(options: { recorder?: OpenAIWrapper; step?: number } = {}): OpenAI {
     const name = this.inferenceName(options.step);
     const openai = this.client.createOpenAI();
-    const completions = openai.chat.completions;
-    const create = completions.create.bind(completions) as (
-      body: unknown,
-      opts?: unknown,
-    ) => unknown;
-    // An own property shadows the prototype's method on this instance only.
-    Object.defineProperty(completions, "create", {
-      configurable: true,
-      writable: true,
-      value: (body: { model?: string }, opts?: unknown) =>
-        create({ ...body, model: body?.model ? body.model : name }, opts),
-    });
+    fillModelName(openai, name);
     if (!options.recorder) return openai;
     // This model's completions (any step) are the policy's, whatever else the recorder records.
     const base = this.inferenceName();
@@ -584,3 +574,21 @@ type TrainableModelMethods = Pick<
   | "delete"
   | "toJSON"
 >;
+
+/**
+ * Requests whose `model` is empty get `name`, on `openai` and on every client
+ * derived from it (`withOptions`). An own property shadows the prototype's
+ * method on this instance only.
+ */
+function fillModelName(openai: OpenAI, name: string): OpenAI {
+  const completions = openai.chat.completions;
+  const create = completions.create.bind(completions) as (body: unknown, opts?: unknown) => unknown;
+  Object.defineProperty(completions, "create", {
+    configurable: true,
+    writable: true,
+    value: (body: { model?: string }, opts?: unknown) =>
+      create({ ...body, model: body?.model ? body.model : name }, opts),
+  });
+  deriveLike(openai, (derived) => fillModelName(derived, name));
+  return openai;
+}

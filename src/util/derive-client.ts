@@ -1,0 +1,21 @@
+// Clients derived from an adapted `openai` client are adapted the same way.
+
+/**
+ * Makes every client `client.withOptions(…)` derives (openai 5 to 7; openai 4
+ * has no way to derive a client from an instance: per-call options go in
+ * `create`'s second argument) go through `adapt` too, as `client` did, and so
+ * on down. The SDK's own `withOptions` (the class's, or one an earlier adapter
+ * installed) still builds the derived client.
+ */
+export function deriveLike<T extends object>(client: T, adapt: (derived: T) => T): void {
+  const withOptions = (client as { withOptions?: unknown }).withOptions;
+  if (typeof withOptions !== "function") return;
+  Object.defineProperty(client, "withOptions", {
+    configurable: true,
+    writable: true,
+    value: function withOptionsAdapted(this: unknown, ...args: unknown[]) {
+      const derived = withOptions.apply(this ?? client, args) as T;
+      return derived !== null && typeof derived === "object" ? adapt(derived) : derived;
+    },
+  });
+}
