@@ -10,6 +10,7 @@ import {
 } from "../trajectory/index.js";
 import { deriveLike } from "../util/derive-client.js";
 import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
+import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
@@ -86,7 +87,13 @@ export interface TrainResult {
   step: number;
   /**
    * Each metric averaged over the gradient steps, under ART's names
-   * (`loss/train`, `loss/grad_norm`, ..., `data/step_num_gradient_steps`); `{}` when skipped.
+   * (`loss/train`, `loss/grad_norm`, ..., `data/step_num_gradient_steps`); from `train`,
+   * also ART's batch summary where the service did not report it
+   * (`data/step_num_scenarios`, `data/step_num_trajectories`,
+   * `data/step_num_groups_submitted`, `data/step_num_groups_trainable`: the
+   * groups handed in, rollouts that failed counted as trajectories, trainable
+   * = rewards that differ) and `time/step_backend_train_s` (the call's wall
+   * seconds); `{}` when skipped.
    */
   metrics: Record<string, number>;
   /** The same under the service's raw keys (`loss`, `grad_norm`, ..., `num_gradient_steps`). */
@@ -228,6 +235,7 @@ export class TrainableModel {
       logger?: { info(message: string): void };
     } = {},
   ): Promise<TrainResult> {
+    const started = performance.now();
     const experimental_config = toExperimentalConfig(config, "train");
     const policy = run.noSignal ?? "skip";
     if (policy !== "skip" && policy !== "send")
@@ -303,7 +311,8 @@ export class TrainableModel {
         span.setAttribute("trajectory_recorder.job_id", job.id);
         await run.onJobCreated?.({ jobId: job.id, stepBefore });
         const result = await this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
-        return { ...result, noSignalGroups };
+        // ART's result also summarises the batch handed in, and times the call.
+        return { ...result, metrics: withSummary(result.metrics, groups, started), noSignalGroups };
       },
     );
   }

@@ -74,6 +74,54 @@ it("reports train() results under ART's names, with the raw keys kept in rawMetr
   expect(result.metrics).not.toHaveProperty("num_gradient_steps");
 });
 
+it("reports ART's 15 train-result keys: the trainer's means, the batch summary and the call's time", async () => {
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "fifteen",
+    baseModel: "t",
+  });
+  const flat = trainableGroup(1, 1);
+  const failed = trainableGroup(0, 1);
+  (failed as any).exceptions = [{ type: "TimeoutError", message: "slow tool", traceback: "" }];
+  const before = performance.now();
+  const result = await model.train(
+    [trainableGroup(0, 1), failed, flat],
+    {},
+    { pollIntervalMs: 10, noSignal: "send" },
+  );
+  const seconds = (performance.now() - before) / 1000;
+  expect(Object.keys(result.metrics).sort()).toEqual(
+    [
+      "data/step_num_gradient_steps",
+      "data/step_num_groups_submitted",
+      "data/step_num_groups_trainable",
+      "data/step_num_scenarios",
+      "data/step_num_trajectories",
+      "data/step_trainer_tokens",
+      "loss/entropy",
+      "loss/grad_norm",
+      "loss/learning_rate",
+      "loss/train",
+      "reward",
+      "reward_std_dev",
+      "time/step_backend_train_s",
+      // The emulator's trainer reports these two too; ART passes unknown keys through.
+      "clipped_tokens",
+      "mean_importance_ratio",
+    ].sort(),
+  );
+  expect(result.metrics).toMatchObject({
+    "data/step_num_scenarios": 3,
+    "data/step_num_groups_submitted": 3,
+    "data/step_num_groups_trainable": 2,
+  });
+  // The service counted the trajectories it trained on: its count wins, as in ART.
+  expect(result.metrics["data/step_num_trajectories"]).toBe(result.rawMetrics.num_trajectories);
+  const time = result.metrics["time/step_backend_train_s"]!;
+  expect(time).toBeGreaterThan(0);
+  expect(time).toBeLessThanOrEqual(seconds);
+});
+
 it("reports trainSft() results under ART's names, with data/step_num_trajectories on every step", async () => {
   const model = await TrainableModel.register(client, {
     project: "p",
@@ -173,4 +221,29 @@ it("refuses nested metadata before anything is sent, by default, naming its path
   );
   expect(result.step).toBe(1);
   expect(warnings.join("\n")).toContain("metadata.info");
+});
+
+it("summarises a batch as ART does where the service is silent: failed rollouts count as trajectories", async () => {
+  const { withSummary } = await import("../../src/training/batch-summary.js");
+  const { prepareGroup } = await import("../../src/training/groups.js");
+  const failed = trainableGroup(0, 1);
+  (failed as any).exceptions = [{ type: "TimeoutError", message: "slow", traceback: "" }];
+  const prepared = await prepareGroup(trainableGroup(1, 1, 1), "train");
+  const out = withSummary({ "loss/train": 0.5 }, [failed, prepared], performance.now() - 1500);
+  expect(out).toMatchObject({
+    "loss/train": 0.5,
+    "data/step_num_scenarios": 2,
+    "data/step_num_trajectories": 6,
+    "data/step_num_groups_submitted": 2,
+    "data/step_num_groups_trainable": 1,
+  });
+  expect(out["time/step_backend_train_s"]).toBeGreaterThanOrEqual(1.5);
+  // What the service reported is kept.
+  const reported = withSummary(
+    { "data/step_num_groups_trainable": 9, "time/step_backend_train_s": 2 },
+    [failed],
+    performance.now(),
+  );
+  expect(reported["data/step_num_groups_trainable"]).toBe(9);
+  expect(reported["time/step_backend_train_s"]).toBe(2);
 });
