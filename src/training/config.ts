@@ -35,6 +35,32 @@ export interface SftConfig {
    * (`{ enabled, target_training_step }`); sent only when `enabled`, as ART does.
    */
   metricLogging?: { enabled?: boolean; targetTrainingStep?: number };
+  /**
+   * Which assistant turns of each example carry the loss, as ART's
+   * `assistant_turns`: `"all"` (default; the only choice the service offers,
+   * so nothing is sent). `"last"` is refused before anything is sent, as ART's
+   * serverless backend refuses it (it needs ART's LocalBackend).
+   */
+  assistantTurns?: "all" | "last";
+}
+
+const SFT_OPTIONS: readonly string[] = [
+  "batchSize",
+  "learningRate",
+  "metricLogging",
+  "assistantTurns",
+];
+const SFT_LOGGING_OPTIONS: readonly string[] = ["enabled", "targetTrainingStep"];
+
+/** `unknown option x` for each key of `config` not in `known`, with the nearest known name when one is close. */
+function unknownOptions(config: object, known: readonly string[], prefix = ""): string[] {
+  return Object.keys(config)
+    .filter((key) => !known.includes(key))
+    .map((key) => {
+      const near = known.find((k) => k.toLowerCase() === camel(key).toLowerCase());
+      const hint = near ? `did you mean ${prefix}${near}? (` : "(";
+      return `unknown option ${prefix}${key}: ${hint}expected one of ${known.join(", ")})`;
+    });
 }
 
 function snake(key: string): string {
@@ -96,8 +122,21 @@ export function toExperimentalConfig(
  * toSftConfig({ batchSize: 4, learningRate: 5e-5 }); // { batch_size: 4, learning_rate: 5e-5 }
  */
 export function toSftConfig(config: SftConfig = {}): SFTTrainingConfig {
-  if (typeof config !== "object" || config === null)
+  if (typeof config !== "object" || config === null || Array.isArray(config))
     throw new InvalidTrainingOptionsError("trainSft", ["config: expected an object"]);
+  const unknown = unknownOptions(config, SFT_OPTIONS);
+  const logging0 = config.metricLogging;
+  if (logging0 !== null && typeof logging0 === "object" && !Array.isArray(logging0))
+    unknown.push(...unknownOptions(logging0, SFT_LOGGING_OPTIONS, "metricLogging."));
+  if (unknown.length > 0) throw new InvalidTrainingOptionsError("trainSft", unknown);
+  const turns = config.assistantTurns;
+  if (turns !== undefined && turns !== "all") {
+    throw new InvalidTrainingOptionsError("trainSft", [
+      turns === "last"
+        ? 'assistantTurns: "last" is not offered by the service, which trains on every assistant turn (ART\'s serverless backend refuses it too; it needs ART\'s LocalBackend): use "all", or keep only the last assistant turn in each example'
+        : `assistantTurns: expected "all" or "last", got ${JSON.stringify(turns) ?? String(turns)}`,
+    ]);
+  }
   const wire: Record<string, unknown> = {};
   if (config.batchSize !== undefined && config.batchSize !== "auto") {
     wire.batch_size = config.batchSize;

@@ -247,3 +247,51 @@ it("summarises a batch as ART does where the service is silent: failed rollouts 
   expect(reported["data/step_num_groups_trainable"]).toBe(9);
   expect(reported["time/step_backend_train_s"]).toBe(2);
 });
+
+it("trainSft refuses unknown options by name, and takes assistantTurns as ART's serverless backend does", async () => {
+  expect(() => toSftConfig({ batch_size: 4 } as never)).toThrow(
+    /unknown option batch_size: did you mean batchSize\? \(expected one of batchSize, learningRate, metricLogging, assistantTurns\)/,
+  );
+  expect(() => toSftConfig({ learningRate: 1e-5, epochs: 3 } as never)).toThrow(
+    /unknown option epochs: \(expected one of batchSize, learningRate, metricLogging, assistantTurns\)/,
+  );
+  expect(() => toSftConfig({ metricLogging: { enabled: true, target: 2 } } as never)).toThrow(
+    /unknown option metricLogging\.target: \(expected one of enabled, targetTrainingStep\)/,
+  );
+  // "all" is what the service does: accepted, and not sent (ART never sends it).
+  expect(toSftConfig({ assistantTurns: "all" })).toEqual({ learning_rate: 5e-5 });
+  expect(() => toSftConfig({ assistantTurns: "first" as never })).toThrow(
+    /assistantTurns: expected "all" or "last", got "first"/,
+  );
+  // Refused before anything is uploaded or sent.
+  const model = await TrainableModel.register(client, {
+    project: "p",
+    name: "turns",
+    baseModel: "t",
+  });
+  let uploads = 0;
+  const uploader = {
+    upload: async () => {
+      uploads++;
+      return "wandb-artifact:///x/y/z:v0";
+    },
+  };
+  const example = new Trajectory({
+    messages_and_choices: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "red" },
+    ],
+  });
+  const err = await model
+    .trainSft([example], { assistantTurns: "last" }, { uploader })
+    .catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InvalidTrainingOptionsError);
+  expect((err as Error).message).toMatch(/assistantTurns: "last" is not offered by the service/);
+  const err2 = await model
+    .trainSft([example], { learningrate: 1e-5 } as never, { uploader })
+    .catch((e: unknown) => e);
+  expect((err2 as Error).message).toMatch(
+    /unknown option learningrate: did you mean learningRate\?/,
+  );
+  expect(uploads).toBe(0);
+});
