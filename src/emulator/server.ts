@@ -16,6 +16,7 @@ import {
 } from "../wire/index.js";
 import { serveChat } from "./chat.js";
 import { chatError, detail, HttpError } from "./errors.js";
+import { finishReasonProblems } from "./finish-reasons.js";
 import { type BodyShape, checkChatBounds, readJsonBody } from "./limits.js";
 import type { Params } from "./model.js";
 import { refreshStepMetrics, rewardMetrics } from "./step-metrics.js";
@@ -104,6 +105,12 @@ export function buildServer(opts: ServerOptions): RunningServer {
     if (!r.success)
       throw new HttpError(422, { detail: zodIssuesToValidationItems(r.error, where) });
     return r.data;
+  };
+
+  // The service's Choice takes only the finish_reasons of its enum (see finish-reasons.ts).
+  const refuseFinishReasons = (groups: unknown): void => {
+    const problems = finishReasonProblems(groups);
+    if (problems.length > 0) throw new HttpError(422, { detail: problems });
   };
 
   const pathId = (value: string, name: string): string => {
@@ -303,6 +310,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
         // ART sends model_id in the body too; it is not part of the schema.
         if (raw && typeof raw === "object") delete raw.model_id;
         const body = parse(LogParamsSchema, raw, "body");
+        refuseFinishReasons(body.trajectory_groups);
         modelOr404(id, caller);
         const metrics = rewardMetrics(body.trajectory_groups);
         // As ART's history does, the split's metrics belong to the step they
@@ -333,6 +341,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
         await readJson(req),
         "body",
       );
+      if (!sft) refuseFinishReasons((body as { trajectory_groups?: unknown }).trajectory_groups);
       if (!UUID.test(body.model_id)) {
         throw new HttpError(422, {
           detail: [

@@ -477,19 +477,24 @@ export function checkGroups<G extends { trajectories: unknown[] }>(
 
 /**
  * Problems refused even when no mode was chosen: a metadata value that is not
- * a scalar (a nested object, an array). ART's pydantic model refuses it when
- * the trajectory is built and the service answers 422, so it is refused here,
- * naming its path, before anything is sent. `validate: "warn"` sends anyway;
+ * a scalar (a nested object, an array), which ART's pydantic model refuses
+ * when the trajectory is built, and a Choice whose `finish_reason` is outside
+ * the service's enum. The service answers 422 to both, so they are refused
+ * here, naming the path, before anything is sent. `validate: "warn"` sends anyway;
  * `"drop"` leaves such trajectories out.
  */
 function refuseUnasked(what: string, problems: ValidationProblem[]): void {
-  const refused = problems.filter((p) => /(^|\.)metadata\.[^.[\]]+$/.test(p.path));
+  const refused = problems.filter(
+    (p) => /(^|\.)metadata\.[^.[\]]+$/.test(p.path) || p.path.endsWith(".finish_reason"),
+  );
   if (refused.length === 0) return;
   throw new TrajectoryCheckError(
     what,
     refused.map((p) => ({
       path: p.path,
-      message: `${p.message}; refused before sending, as ART's Trajectory refuses it: flatten it (e.g. metadata.${p.path.split(".").pop()}_json = JSON.stringify(value)), or pass validate: "warn" to send anyway`,
+      message: p.path.endsWith(".finish_reason")
+        ? `${p.message}; refused before sending, as the service's schema refuses it (422): an aborted or unfinished turn (vLLM's "abort", a null) is not a Choice to train on; pass validate: "drop" to leave such trajectories out, or "warn" to send anyway`
+        : `${p.message}; refused before sending, as ART's Trajectory refuses it: flatten it (e.g. metadata.${p.path.split(".").pop()}_json = JSON.stringify(value)), or pass validate: "warn" to send anyway`,
     })),
   );
 }
