@@ -31,6 +31,9 @@ interface StoredArtifact {
   files: Map<string, StoredFile>;
   manifest?: Buffer;
   manifestDigest?: string;
+  description: string | null;
+  createdAt: string;
+  updatedAt: string | null;
 }
 interface StoredRun {
   id: string;
@@ -41,11 +44,23 @@ interface StoredRun {
   host: string | null;
   config: unknown;
   state: "running" | "finished" | "crashed";
+  notes: string | null;
+  tags: string[];
+  /** The run's summary (`wandb-summary.json`), as the last file_stream sent it. */
+  summary: Record<string, unknown>;
+  /** Lines the file_stream wrote to each of the run's line files, and the last history line. */
+  lines: { history: number; events: number; output: number };
+  historyTail: string[];
+  eventsTail: string[];
+  /** Run files (`CreateRunFiles`): name → uploaded bytes (undefined until the PUT). */
+  files: Map<string, Buffer | undefined>;
 }
 interface Upload {
   artifactId: string;
   /** A file of the artifact, or null for its manifest. */
   file: string | null;
+  /** For a run file (`CreateRunFiles`): the run's `entity/project/name`; artifactId is then "". */
+  run?: string;
 }
 /** Who calls: the key's entity, or any entity when the emulator takes any key. */
 interface Caller {
@@ -202,7 +217,13 @@ export class WandbArtifactApi {
   #operate(request: Vars, v: Vars, caller: Caller, origin: string) {
     const query = typeof request.query === "string" ? request.query : "";
     const has = (field: string) => new RegExp(`\\b${field}\\s*\\(`).test(query);
+    const selects = (field: string) => new RegExp(`\\b${field}\\s*[({]`).test(query);
     if (has("upsertBucket")) return this.#upsertRun(v, caller);
+    if (has("model") && has("bucket")) return this.#resumeStatus(v, caller);
+    if (selects("viewer")) return this.#viewer(caller);
+    if (selects("serverInfo")) return serverInfo();
+    if (has("createRunFiles")) return this.#createRunFiles(v, caller, origin);
+    if (has("markRunFilesUploaded")) return this.#markRunFiles(v, caller);
     if (has("createArtifact")) return this.#createArtifact(isRecord(v.input) ? v.input : v, caller);
     if (has("createArtifactManifest")) return this.#createManifest(v, caller, origin);
     if (has("createArtifactFiles")) return this.#createFiles(v, caller, origin);
@@ -211,7 +232,7 @@ export class WandbArtifactApi {
     if (has("project")) return this.#artifactType(v, caller);
     if (has("artifact")) return this.#version(v, caller);
     throw new GraphqlError(
-      "The emulator serves only the artifact operations of W&B's API: UpsertBucket, ArtifactType, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID, and a run query.",
+      "The emulator serves only the run and artifact operations of W&B's API that the wandb client needs to log an artifact: UpsertBucket, RunResumeStatus, Viewer, ServerFeaturesQuery, CreateRunFiles, MarkRunFilesUploaded, ArtifactType, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact, ArtifactByID, and a run query.",
     );
   }
 
@@ -240,6 +261,10 @@ export class WandbArtifactApi {
     const name = typeof v.name === "string" && v.name ? v.name : randomUUID().slice(0, 8);
     const key = `${entity}/${project}/${name}`;
     const known = this.#runs.get(key);
+    if (v.tags != null && !(Array.isArray(v.tags) && v.tags.every((t) => typeof t === "string")))
+      throw new GraphqlError("upsertBucket: tags must be a list of strings.");
+    if (v.notes != null && typeof v.notes !== "string")
+      throw new GraphqlError("upsertBucket: notes must be a string.");
     const run: StoredRun = known ?? {
       id: Buffer.from(`Run:${key}`).toString("base64"),
       entity,
@@ -249,10 +274,26 @@ export class WandbArtifactApi {
       host: null,
       config: null,
       state: "running",
+      notes: null,
+      tags: [],
+      summary: {},
+      lines: { history: 0, events: 0, output: 0 },
+      historyTail: [],
+      eventsTail: [],
+      files: new Map(),
     };
     if (v.displayName) run.displayName = v.displayName;
     if (v.host) run.host = v.host;
+    if (v.notes != null) run.notes = v.notes;
+    if (v.tags != null) run.tags = [...v.tags];
+    // The client sends the whole config each time: W&B keeps the latest.
     if (v.config) run.config = parseJsonString(v.config, "upsertBucket: config");
+    if (v.summaryMetrics != null) {
+      if (typeof v.summaryMetrics !== "string")
+        throw new GraphqlError("upsertBucket: summaryMetrics must be a JSON string.");
+      const summary = parseJsonString(v.summaryMetrics, "upsertBucket: summaryMetrics");
+      if (isRecord(summary)) Object.assign(run.summary, summary);
+    }
     // Resuming a finished run (resume="allow") makes it run again until its next end.
     run.state = v.state === "finished" || v.state === "crashed" ? v.state : "running";
     this.#runs.set(key, run);
@@ -263,9 +304,14 @@ export class WandbArtifactApi {
           name: run.name,
           displayName: run.displayName ?? run.name,
           description: null,
+          config: run.config === null ? null : JSON.stringify(run.config),
           sweepName: null,
-          project: { id: project, name: project, entity: { id: entity, name: entity } },
-          historyLineCount: 0,
+          project: {
+            id: projectId(entity, project),
+            name: project,
+            entity: { id: entityId(entity), name: entity },
+          },
+          historyLineCount: run.lines.history,
         },
         inserted: !known,
       },
@@ -282,6 +328,27 @@ export class WandbArtifactApi {
     const run = this.#runs.get(`${entity}/${project}/${name}`);
     if (!run) return send(res, 404, { error: `No run ${entity}/${project}/${name}.` });
     if (!isRecord(body)) return send(res, 400, { error: "The body must be a JSON object." });
+    if (body.files != null && !isRecord(body.files))
+      return send(res, 400, { error: "files must be a JSON object of file name to chunk." });
+    for (const [file, chunk] of Object.entries(body.files ?? {})) {
+      if (!isRecord(chunk) || !Array.isArray(chunk.content) || typeof chunk.offset !== "number")
+        return send(res, 400, { error: `files[${file}] must be { offset, content: [lines] }.` });
+      const lines = chunk.content.filter((l): l is string => typeof l === "string");
+      const end = chunk.offset + lines.length;
+      if (file === "wandb-summary.json") {
+        const last = lines.at(-1);
+        const summary = last === undefined ? undefined : safeJson(last);
+        if (isRecord(summary)) run.summary = summary;
+      } else if (file === "wandb-history.jsonl") {
+        run.lines.history = Math.max(run.lines.history, end);
+        if (lines.length > 0) run.historyTail = lines.slice(-10);
+      } else if (file === "wandb-events.jsonl") {
+        run.lines.events = Math.max(run.lines.events, end);
+        if (lines.length > 0) run.eventsTail = lines.slice(-10);
+      } else if (file === "output.log") {
+        run.lines.output = Math.max(run.lines.output, end);
+      }
+    }
     if (body.complete === true) {
       const code = body.exitcode;
       run.state = code === 0 || code === undefined ? "finished" : "crashed";
@@ -303,10 +370,97 @@ export class WandbArtifactApi {
               host: run.host,
               state: run.state,
               config: run.config === null ? null : JSON.stringify(run.config),
+              summaryMetrics: JSON.stringify(run.summary),
             },
           }
         : null,
     };
+  }
+
+  /**
+   * `RunResumeStatus`: the project (W&B's "model") and, when the run exists,
+   * what the client resumes from: its config, summary, line counts of its
+   * files and their last lines, tags, notes, and `wandbConfig(keys: ["t"])`
+   * (the client takes a run as existing only when that holds "t").
+   */
+  #resumeStatus(v: Vars, caller: Caller) {
+    const entity = this.#entity(caller, v.entity);
+    const project = typeof v.project === "string" && v.project ? v.project : "uncategorized";
+    if (typeof v.name !== "string" || v.name === "")
+      throw new GraphqlError("RunResumeStatus: name must be a non-empty string.");
+    const known = [...this.#runs.values()].some(
+      (r) => r.entity === entity && r.project === project,
+    );
+    if (!known) return { model: null };
+    const run = this.#runs.get(`${entity}/${project}/${v.name}`);
+    const config = isRecord(run?.config) ? run.config : {};
+    const wandb =
+      isRecord(config._wandb) && isRecord(config._wandb.value) ? config._wandb.value : {};
+    return {
+      model: {
+        id: projectId(entity, project),
+        name: project,
+        entity: { id: entityId(entity), name: entity },
+        bucket: run
+          ? {
+              id: run.id,
+              name: run.name,
+              summaryMetrics: JSON.stringify(run.summary),
+              displayName: run.displayName ?? run.name,
+              logLineCount: run.lines.output,
+              historyLineCount: run.lines.history,
+              eventsLineCount: run.lines.events,
+              historyTail: JSON.stringify(run.historyTail),
+              eventsTail: JSON.stringify(run.eventsTail),
+              config: JSON.stringify(config),
+              tags: run.tags,
+              notes: run.notes,
+              wandbConfig: JSON.stringify({ t: wandb.t ?? {} }),
+            }
+          : null,
+      },
+    };
+  }
+
+  /** `Viewer`: the user the API key belongs to (its entity is its username). */
+  #viewer(caller: Caller) {
+    const name = caller.entity;
+    return {
+      viewer: {
+        id: Buffer.from(`User:${name}`).toString("base64"),
+        entity: name,
+        username: name,
+        email: `${name}@emulator.local`,
+        flags: "{}",
+        admin: false,
+        teams: { edges: [] },
+      },
+    };
+  }
+
+  /** `CreateRunFiles`: signed upload URLs for files of a run (its config, summary, requirements…). */
+  #createRunFiles(v: Vars, caller: Caller, origin: string) {
+    const entity = this.#entity(caller, v.entity);
+    const key = `${entity}/${String(v.project)}/${String(v.run)}`;
+    const run = this.#runs.get(key);
+    if (!run) throw new GraphqlError(`createRunFiles: no run ${key}.`);
+    if (!Array.isArray(v.files) || !v.files.every((f: unknown) => typeof f === "string" && f))
+      throw new GraphqlError("createRunFiles: files must be a list of file names.");
+    const files = (v.files as string[]).map((name) => {
+      if (!run.files.has(name)) run.files.set(name, undefined);
+      return {
+        name,
+        uploadUrl: this.#uploadUrl(origin, { artifactId: "", file: name, run: key }, ""),
+      };
+    });
+    return { createRunFiles: { runID: run.id, uploadHeaders: [], files } };
+  }
+
+  #markRunFiles(v: Vars, caller: Caller) {
+    const entity = this.#entity(caller, v.entity);
+    const key = `${entity}/${String(v.project)}/${String(v.run)}`;
+    if (!this.#runs.has(key)) throw new GraphqlError(`markRunFilesUploaded: no run ${key}.`);
+    return { markRunFilesUploaded: { success: true } };
   }
 
   #artifactType(v: Vars, caller: Caller) {
@@ -349,6 +503,9 @@ export class WandbArtifactApi {
       digest: input.digest,
       metadata: parseMetadata(input.metadata),
       files: new Map(),
+      description: typeof input.description === "string" ? input.description : null,
+      createdAt: new Date().toISOString().replace(/\.\d+Z$/, ""),
+      updatedAt: null,
     };
     this.#artifacts.set(artifact.id, artifact);
     return {
@@ -428,15 +585,56 @@ export class WandbArtifactApi {
           a.collection === artifact.collection,
       ).length;
       artifact.state = "COMMITTED";
+      artifact.updatedAt = new Date().toISOString().replace(/\.\d+Z$/, "");
     }
     return { commitArtifact: { artifact: { id: artifact.id, digest: artifact.digest } } };
   }
 
+  /** `ArtifactByID`: W&B's whole artifact fragment, as the client validates it. */
   #version(v: Vars, caller: Caller) {
-    const artifact = this.#artifact(v.id, caller);
-    const committed = artifact.state === "COMMITTED";
+    const a = this.#artifact(v.id, caller);
+    const committed = a.state === "COMMITTED";
+    const project = {
+      id: projectId(a.entity, a.project),
+      internalId: projectId(a.entity, a.project),
+      name: a.project,
+      entity: { name: a.entity },
+    };
+    const sequence = { __typename: "ArtifactSequence", name: a.collection, project };
+    const latest = committed && this.#find(a.entity, a.project, a.collection, "latest") === a;
+    const aliases = committed
+      ? [...(latest ? ["latest"] : []), `v${a.versionIndex}`].map((alias) => ({
+          __typename: "ArtifactAlias",
+          id: Buffer.from(`ArtifactAlias:${a.id}:${alias}`).toString("base64"),
+          alias,
+          artifactCollection: sequence,
+        }))
+      : [];
+    let size = 0;
+    for (const f of a.files.values()) size += f.data?.length ?? 0;
     return {
-      artifact: { id: artifact.id, versionIndex: committed ? artifact.versionIndex : null },
+      artifact: {
+        __typename: "Artifact",
+        id: a.id,
+        artifactSequence: sequence,
+        versionIndex: committed ? a.versionIndex : null,
+        artifactType: { name: a.type },
+        description: a.description,
+        metadata: a.metadata === null ? null : JSON.stringify(a.metadata),
+        ttlDurationSeconds: -1,
+        ttlIsInherited: true,
+        tags: [],
+        historyStep: null,
+        state: a.state,
+        size,
+        digest: a.digest,
+        digestAlgorithm: "MANIFEST_MD5",
+        commitHash: committed ? a.digest.slice(0, 12) : null,
+        fileCount: a.files.size,
+        createdAt: a.createdAt,
+        updatedAt: a.updatedAt,
+        aliases,
+      },
     };
   }
 
@@ -464,8 +662,10 @@ export class WandbArtifactApi {
     const token = url.pathname.slice(UPLOAD_PREFIX.length);
     const upload = this.#uploads.get(token);
     const artifact = upload && this.#artifacts.get(upload.artifactId);
+    const run = upload?.run === undefined ? undefined : this.#runs.get(upload.run);
     // Everything is checked before a byte of the body is read.
-    if (!upload || !artifact) return storageError(res, 404, "NoSuchUpload", "Unknown upload URL.");
+    if (!upload || !(artifact || run))
+      return storageError(res, 404, "NoSuchUpload", "Unknown upload URL.");
     const expires = Number(url.searchParams.get("Expires"));
     const given = url.searchParams.get("Signature") ?? "";
     const text = stringToSign(
@@ -504,7 +704,11 @@ export class WandbArtifactApi {
         "The Content-MD5 you specified did not match what we received.",
       );
     }
-    if (upload.file === null) {
+    if (run) {
+      run.files.set(upload.file as string, body);
+    } else if (!artifact) {
+      return storageError(res, 404, "NoSuchUpload", "Unknown upload URL.");
+    } else if (upload.file === null) {
       artifact.manifest = body;
     } else {
       const file = artifact.files.get(upload.file);
@@ -632,4 +836,28 @@ async function readCapped(req: IncomingMessage, maxBytes: number): Promise<Buffe
     req.once("end", () => resolve(Buffer.concat(chunks)));
     req.once("error", reject);
   });
+}
+
+/** W&B's global ids are base64 of `Type:key`. */
+function projectId(entity: string, project: string): string {
+  return Buffer.from(`Project:${entity}/${project}`).toString("base64");
+}
+function entityId(entity: string): string {
+  return Buffer.from(`Entity:${entity}`).toString("base64");
+}
+
+/**
+ * `ServerInfo` features: none is enabled, so the client takes the paths every
+ * W&B server serves (the forms this emulator answers).
+ */
+function serverInfo() {
+  return { serverInfo: { features: [] } };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
