@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { pythonMissing, pythonSkipLine, WANDB_TEST_FILES } from "./test/setup/python-wandb.js";
 import { cannotInstall, missingTools, skipLine } from "./test/setup/system-tools.js";
 
 // The test matrix: OPENAI_MAJOR points every `import "openai"` of the source
@@ -73,6 +74,13 @@ const noInstall = missingTool.length > 0 ? cannotInstall() : undefined;
 if (noInstall) {
   exclude.push(...missingTool.flatMap((t) => t.files));
   console.warn(skipLine(missingTool, noInstall));
+}
+// The real wandb Python client: the global setup installs it into a cached
+// venv; where Python cannot be had, its test is left out, said loudly.
+const noPython = pythonMissing();
+if (noPython) {
+  exclude.push(...WANDB_TEST_FILES);
+  console.warn(pythonSkipLine(noPython));
 }
 
 export default defineConfig({

@@ -1,7 +1,9 @@
 // vitest's global setup: finds redis-server and Chromium, installs them where
 // they are missing and this machine can (see system-tools.ts), and hands
-// their paths to the tests (`inject("systemTools")`).
+// their paths to the tests (`inject("systemTools")`); installs the real wandb
+// Python client into a cached venv (see python-wandb.ts; `inject("wandbPython")`).
 import type { TestProject } from "vitest/node";
+import { ensureWandbPython, pythonMissing } from "./python-wandb.js";
 import { cannotInstall, findTools, installMissing, missingTools } from "./system-tools.js";
 
 export default function setup(project: TestProject): void {
@@ -20,4 +22,6 @@ export default function setup(project: TestProject): void {
       );
   }
   project.provide("systemTools", tools);
+  // The real wandb client, in a cached venv (vitest.config.ts left its test out where Python cannot be had).
+  project.provide("wandbPython", pythonMissing() ? undefined : ensureWandbPython());
 }
