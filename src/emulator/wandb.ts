@@ -1,15 +1,18 @@
 // The subset of W&B's API that saving a dataset artifact takes, served on the
-// emulator's own port, in the forms the `wandb` client's core sends:
-// `POST /graphql` (UpsertBucket, ArtifactType, CreateArtifact with its input
-// as an object or as flat variables, CreateArtifactManifest,
-// CreateArtifactFiles with `$input` or `$artifactFiles`, CommitArtifact,
-// ArtifactByID, and a run query), `PUT /wandb-uploads/<token>` for the upload
-// URLs it hands out, signed and checked like GCS V2 signed URLs (method,
-// Content-MD5, Content-Type and expiry are covered; a mismatch is 403), and
-// `POST /files/<entity>/<project>/<run>/file_stream` for the run's end. The key
-// is checked before a body is read, and bodies are capped (413). SFT jobs read
-// `wandb-artifact:///entity/project/name:vN` from here. Everything lives in
-// memory, for the life of the process.
+// emulator's own port, in the forms the `wandb` client's core sends. `POST
+// /graphql`: UpsertBucket, RunResumeStatus, Viewer, ServerFeaturesQuery,
+// CreateRunFiles, MarkRunFilesUploaded, ArtifactType, CreateArtifact (input as
+// an object or as flat variables), CreateArtifactManifest, CreateArtifactFiles
+// (`$input` or `$artifactFiles`), CommitArtifact, ArtifactByID (W&B's whole
+// artifact fragment) and a run query: what the real `wandb` 0.30 client sends
+// for ART's `_train_sft`, resuming runs by id. `PUT /wandb-uploads/<token>`
+// for the upload URLs it hands out (artifact files, manifests, run files),
+// signed and checked like GCS V2 signed URLs (method, Content-MD5,
+// Content-Type and expiry are covered; a mismatch is 403). `POST
+// /files/<entity>/<project>/<run>/file_stream` for the run's summary, line
+// counts and end. The key is checked before a body is read, and bodies are
+// capped (413). SFT jobs read `wandb-artifact:///entity/project/name:vN` from
+// here. Everything lives in memory, for the life of the process.
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { findJsonProblem } from "../util/json-check.js";
