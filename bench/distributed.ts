@@ -95,6 +95,9 @@ async function spawnWorkers(
         ...(process.env.BENCH_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
         "--import",
         "tsx",
+        // The BullMQ integration's .lua scripts, loaded as the build inlines them.
+        "--import",
+        fileURLToPath(new URL("../scripts/lua-hooks.mjs", import.meta.url)),
         path,
         ...args,
       ],

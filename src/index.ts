@@ -135,6 +135,7 @@ export {
   type SftExample,
   TrainableModel,
   type TrainConfig,
+  type TrainEvery,
   TrainingFailedError,
   type TrainingProgress,
   type TrainResult,

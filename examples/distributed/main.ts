@@ -59,7 +59,8 @@ const env = {
   ...(viaShipper ? { SHIPPER_SPOOL_DIR: await mkdtemp(path.join(tmpdir(), "spool-")) } : {}),
 };
 // 3. N workers and the coordinator, each its own process.
-const tsx = ["--import", "tsx"];
+// tsx, and the .lua scripts of the BullMQ integration loaded as the build inlines them.
+const tsx = ["--import", "tsx", "--import", path.join(here, "../../scripts/lua-hooks.mjs")];
 await Promise.all(
   Array.from({ length: workers }, () =>
     run(process.execPath, [...tsx, path.join(here, "worker.ts")], env, /ready/),

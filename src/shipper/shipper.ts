@@ -7,7 +7,7 @@ import {
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import { prepareGroup, rewardSignalOf } from "../training/groups.js";
-import type { GroupInput, NoSignalPolicy, TrainableModel, TrainConfig } from "../training/index.js";
+import type { GroupInput, TrainableModel, TrainConfig, TrainEvery } from "../training/index.js";
 import { PreparedGroup } from "../training/prepared.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
@@ -35,12 +35,7 @@ export interface TrajectoryShipperOptions {
    * "skip"` (default) it is logged as usual but left out of the jobs,
    * counted in `stats().noSignal`; `"send"` trains on it too.
    */
-  trainEvery?: {
-    groups: number;
-    config?: TrainConfig;
-    pollIntervalMs?: number;
-    noSignal?: NoSignalPolicy;
-  };
+  trainEvery?: TrainEvery;
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
   /**

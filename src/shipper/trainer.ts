@@ -6,9 +6,9 @@ import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index
 import { rewardSignalOf } from "../training/groups.js";
 import {
   type GroupInput,
-  type NoSignalPolicy,
   type TrainableModel,
   type TrainConfig,
+  type TrainEvery,
   TrainingFailedError,
   type TrainResult,
 } from "../training/index.js";
@@ -18,9 +18,7 @@ import type { Counters, ShipperLogger } from "./stats.js";
 export interface TrainerContext {
   model: Pick<TrainableModel, "train" | "followJob">;
   spool: Spool | undefined;
-  trainEvery:
-    | { groups: number; config?: TrainConfig; pollIntervalMs?: number; noSignal?: NoSignalPolicy }
-    | undefined;
+  trainEvery: TrainEvery | undefined;
   /** Passed to `train`: `false` once `add` ran a check the user asked for. */
   validate: false | undefined;
   signal: AbortSignal;

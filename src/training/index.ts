@@ -30,6 +30,7 @@ export {
 } from "./model.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
 export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
+export type { TrainEvery } from "./train-every.js";
 export {
   type Artifact,
   type ArtifactOwner,
