@@ -57,8 +57,8 @@ export function runScript(
   args: readonly (string | number)[] = [],
 ): Promise<unknown> {
   if (keys.length !== script.keys) {
-    throw new Error(
-      `Lua script ${script.name} takes ${script.keys} KEYS, was given ${keys.length}.`,
+    return Promise.reject(
+      new Error(`Lua script ${script.name} takes ${script.keys} KEYS, was given ${keys.length}.`),
     );
   }
   return client.eval(script.source, script.keys, ...keys, ...args.map(String));
