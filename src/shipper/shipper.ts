@@ -6,10 +6,10 @@ import {
   retryDelay,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import { prepareGroup, rewardSignalOf } from "../training/groups.js";
-import type { GroupInput, TrainableModel, TrainConfig, TrainEvery } from "../training/index.js";
-import { PreparedGroup } from "../training/prepared.js";
+import type { GroupInput, TrainableModel, TrainEvery } from "../training/index.js";
+import { prepareGroup, rewardSignalOf } from "../trajectory/group-wire.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
+import { PreparedGroup } from "../trajectory/prepared.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { checkShipperOptions } from "./options.js";

@@ -3,7 +3,6 @@
 // as the service names it, so a restart follows that job to its end instead
 // of training the same groups again.
 import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index.js";
-import { rewardSignalOf } from "../training/groups.js";
 import {
   type GroupInput,
   type TrainableModel,
@@ -12,6 +11,7 @@ import {
   TrainingFailedError,
   type TrainResult,
 } from "../training/index.js";
+import { rewardSignalOf } from "../trajectory/group-wire.js";
 import type { Spool, SpoolEntry, SpoolJob } from "./spool.js";
 import type { Counters, ShipperLogger } from "./stats.js";
 
