@@ -25,8 +25,7 @@ const coordinator = await TrainingCoordinator.start({
   ...(shipper
     ? { sink: shipper }
     : {
-        trainEvery: 4,
-        config,
+        trainEvery: { groups: 4, config },
         onTrained: ({ batch, step, groups }: { batch: number; step: number; groups: string[] }) =>
           console.log(
             `coordinator: batch ${batch} (${groups.length} groups) trained, step ${step}`,
