@@ -174,6 +174,7 @@ export {
   type TrajectoriesRollout,
   Trajectory,
   TrajectoryCheckError,
+  type TrajectoryFields,
   TrajectoryGroup,
   type TrajectoryGroupOptions,
   type TrajectoryInit,

@@ -38,9 +38,12 @@ const INIT_KINDS = {
   start_time: "Date",
 } as Record<string, FieldKind>;
 
-// The wire fields (messages_and_choices, tools, additional_histories, reward,
-// initial_policy_version, final_policy_version, metrics, metadata, logs) are
-// declared once, in fields.ts.
+/**
+ * A Trajectory's wire fields (`messages_and_choices`, `tools`,
+ * `additional_histories`, `reward`, `initial_policy_version`,
+ * `final_policy_version`, `metrics`, `metadata`, `logs`), declared once in
+ * `src/trajectory/fields.ts`, with ART's names, order and defaults.
+ */
 export interface Trajectory extends TrajectoryFields {}
 
 /**
