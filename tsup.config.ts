@@ -7,6 +7,9 @@ const withoutSources = {
   esbuildOptions(options: { sourcesContent?: boolean }) {
     options.sourcesContent = false;
   },
+  // The BullMQ integration's Redis scripts (src/integrations/bullmq/lua/),
+  // inlined as text into the ESM and CommonJS builds.
+  loader: { ".lua": "text" } as const,
 };
 
 const entry = {

@@ -83,7 +83,18 @@ if (noPython) {
   console.warn(pythonSkipLine(noPython));
 }
 
+// `.lua` files (the BullMQ integration's Redis scripts) are imported as their
+// text, as tsup's `text` loader does in the build.
+const luaAsText = {
+  name: "lua-as-text",
+  transform(code: string, id: string) {
+    if (!id.endsWith(".lua")) return undefined;
+    return { code: `export default ${JSON.stringify(code)};`, map: null };
+  },
+};
+
 export default defineConfig({
+  plugins: [luaAsText],
   resolve: { alias },
   test: {
     include: ["test/**/*.test.ts"],

@@ -1,15 +1,18 @@
-// One rollout worker process of bench/distributed.ts: each rollout is one
-// chat completion against the simulated model. Prints its CPU time on SIGTERM.
+// One rollout worker process of bench/distributed.ts: each rollout is the
+// conversation of bench/distributed-conversation.ts (1 or `turns` calls)
+// against the simulated model. Prints its CPU time on SIGTERM.
 import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 import { RolloutWorker } from "trajectory-recorder/bullmq";
+import { converse } from "./distributed-conversation.js";
 import { reportCpuOnSigterm } from "./worker-exit.js";
 
-const [port, baseURL, concurrency, name] = process.argv.slice(2) as [
+const [port, baseURL, concurrency, name, turns = "1"] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
+  string?,
 ];
 const recorder = new Recorder();
 const openai = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
@@ -20,10 +23,7 @@ const worker = await RolloutWorker.start({
   concurrency: Number(concurrency),
   logger: { info: () => {}, warn: console.warn, error: console.error },
   rollout: async ({ trajectory, index }) => {
-    await openai.chat.completions.create({
-      model: "m",
-      messages: [{ role: "user", content: "hi" }],
-    });
+    await converse(openai, Number(turns));
     trajectory.reward = index;
   },
 });

@@ -1,6 +1,6 @@
 // The training coordinator: exactly one trains at a time (a second one waits).
 // It also collects groups; rewards are made relative within each group.
-// `npx tsx examples/distributed/coordinator.ts`; with SHIPPER_SPOOL_DIR set,
+// `node --import tsx --import ./scripts/lua-hooks.mjs examples/distributed/coordinator.ts`; with SHIPPER_SPOOL_DIR set,
 // groups go through a TrajectoryShipper (spooled there) that trains instead.
 import {
   applyGroupReward,
@@ -25,8 +25,7 @@ const coordinator = await TrainingCoordinator.start({
   ...(shipper
     ? { sink: shipper }
     : {
-        trainEvery: 4,
-        config,
+        trainEvery: { groups: 4, config },
         onTrained: ({ batch, step, groups }: { batch: number; step: number; groups: string[] }) =>
           console.log(
             `coordinator: batch ${batch} (${groups.length} groups) trained, step ${step}`,

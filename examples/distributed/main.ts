@@ -1,6 +1,6 @@
 // The whole cluster on one machine: Redis, the emulator, N worker processes
 // and the coordinator, then 16 groups of 8 rollouts and the progress until
-// every group is accounted for (trained, failed, no signal, ...); then it exits. `npx tsx examples/distributed/main.ts [workers] [--shipper]`
+// every group is accounted for (trained, failed, no signal, ...); then it exits. `node --import tsx --import ./scripts/lua-hooks.mjs examples/distributed/main.ts [workers] [--shipper]`
 // (`--shipper`: the coordinator hands groups to a TrajectoryShipper that trains)
 // (needs `redis-server` on the PATH; on Debian `apt-get install redis-server`).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -59,7 +59,8 @@ const env = {
   ...(viaShipper ? { SHIPPER_SPOOL_DIR: await mkdtemp(path.join(tmpdir(), "spool-")) } : {}),
 };
 // 3. N workers and the coordinator, each its own process.
-const tsx = ["--import", "tsx"];
+// tsx, and the .lua scripts of the BullMQ integration loaded as the build inlines them.
+const tsx = ["--import", "tsx", "--import", path.join(here, "../../scripts/lua-hooks.mjs")];
 await Promise.all(
   Array.from({ length: workers }, () =>
     run(process.execPath, [...tsx, path.join(here, "worker.ts")], env, /ready/),

@@ -1,5 +1,5 @@
 // A rollout worker: run as many as you like, on any machine that reaches Redis
-// and the Training Service. `npx tsx examples/distributed/worker.ts`
+// and the Training Service. `node --import tsx --import ./scripts/lua-hooks.mjs examples/distributed/worker.ts`
 import { Recorder } from "trajectory-recorder";
 import { RolloutWorker } from "trajectory-recorder/bullmq";
 import { connection, openModel } from "./shared.js";

@@ -299,6 +299,25 @@ export function jsonBody(
   return { parts, byteLength };
 }
 
+/**
+ * A JSON object body whose group list was written already: `fields` as
+ * `JSON.stringify` writes them, in their order, then `key` holding the
+ * prepared groups' bytes as a list (the bytes are not copied).
+ *
+ * @example
+ * groupsBody({ split: "val" }, "trajectory_groups", prepared.map((g) => g.chunks));
+ */
+export function groupsBody(
+  fields: Record<string, unknown>,
+  key: string,
+  groups: readonly (readonly Uint8Array[])[],
+): RawBody {
+  const { [key]: _replaced, ...rest } = fields;
+  const head = JSON.stringify(rest);
+  const open = head === "{}" ? "{" : `${head.slice(0, -1)},`;
+  return jsonBody(`${open}${JSON.stringify(key)}:`, groups, "}");
+}
+
 // Where setImmediate is missing (not Node), a timer gives the turn instead.
 const nextTurn = () =>
   new Promise<void>((resolve) =>

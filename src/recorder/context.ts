@@ -13,6 +13,7 @@ import {
   type Trajectory,
   toChatMessage,
 } from "../trajectory/index.js";
+import { markRecorded } from "../trajectory/recorded.js";
 import { copyJson } from "../util/copy-json.js";
 import { errorMessage } from "../util/error-message.js";
 import { isPrefix, sameTools } from "./match.js";
@@ -417,6 +418,7 @@ export class RolloutState implements ActiveRollout {
     const newTools =
       tools && !this.#withChoice.has(conversation) ? copyJson(tools, "tools") : undefined;
     for (const msg of added) {
+      markRecorded(msg);
       items.push(msg as never);
       this.#toolResults.sent(conversation, msg);
     }
@@ -426,6 +428,7 @@ export class RolloutState implements ActiveRollout {
       );
     if (newTools) conversation.tools = newTools as never;
     if (!turn) return;
+    markRecorded(turn);
     items.push(turn as never);
     if (isChoice(turn)) {
       this.#withChoice.add(conversation);

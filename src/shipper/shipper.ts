@@ -6,11 +6,11 @@ import {
   retryDelay,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import { prepareGroup, rewardSignalOf } from "../training/groups.js";
-import type { GroupInput, NoSignalPolicy, TrainableModel, TrainConfig } from "../training/index.js";
+import type { GroupInput, TrainableModel, TrainEvery } from "../training/index.js";
 import { markLeftOut } from "../training/left-out.js";
-import { PreparedGroup } from "../training/prepared.js";
+import { prepareGroup, rewardSignalOf } from "../trajectory/group-wire.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
+import { PreparedGroup } from "../trajectory/prepared.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { checkShipperOptions } from "./options.js";
@@ -36,12 +36,7 @@ export interface TrajectoryShipperOptions {
    * "skip"` (default) it is logged as usual but left out of the jobs,
    * counted in `stats().noSignal`; `"send"` trains on it too.
    */
-  trainEvery?: {
-    groups: number;
-    config?: TrainConfig;
-    pollIntervalMs?: number;
-    noSignal?: NoSignalPolicy;
-  };
+  trainEvery?: TrainEvery;
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
   /**

@@ -3,24 +3,22 @@
 // as the service names it, so a restart follows that job to its end instead
 // of training the same groups again.
 import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index.js";
-import { rewardSignalOf } from "../training/groups.js";
 import {
   type GroupInput,
-  type NoSignalPolicy,
   type TrainableModel,
   type TrainConfig,
+  type TrainEvery,
   TrainingFailedError,
   type TrainResult,
 } from "../training/index.js";
+import { rewardSignalOf } from "../trajectory/group-wire.js";
 import type { Spool, SpoolEntry, SpoolJob } from "./spool.js";
 import type { Counters, ShipperLogger } from "./stats.js";
 
 export interface TrainerContext {
   model: Pick<TrainableModel, "train" | "followJob">;
   spool: Spool | undefined;
-  trainEvery:
-    | { groups: number; config?: TrainConfig; pollIntervalMs?: number; noSignal?: NoSignalPolicy }
-    | undefined;
+  trainEvery: TrainEvery | undefined;
   /** Passed to `train`: `false` once `add` ran a check the user asked for. */
   validate: false | undefined;
   signal: AbortSignal;

@@ -1,4 +1,6 @@
 // Training: the model handle, following jobs, SFT data and uploaders.
+
+export { type GroupInput, toWireGroups } from "../trajectory/group-wire.js";
 export { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 export {
   CheckpointTimeoutError,
@@ -17,7 +19,6 @@ export {
   followTrainingJob,
   type TrainingProgress,
 } from "./follow.js";
-export { type GroupInput, toWireGroups } from "./groups.js";
 export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
 export {
   type CreatedJob,
@@ -30,6 +31,7 @@ export {
 } from "./model.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
 export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
+export type { TrainEvery } from "./train-every.js";
 export {
   type Artifact,
   type ArtifactOwner,

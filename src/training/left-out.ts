@@ -3,9 +3,10 @@
 // under `train`, each trajectory marked in its metadata, so the service's
 // history, the CLI and the report count every rollout and can tell which
 // groups were not trained on.
+
+import { prepareGroup } from "../trajectory/group-wire.js";
+import { PreparedGroup } from "../trajectory/prepared.js";
 import type { TrajectoryGroupWire } from "../wire/index.js";
-import { prepareGroup } from "./groups.js";
-import { PreparedGroup } from "./prepared.js";
 
 /**
  * The trajectory metadata key and value of a group left out of training

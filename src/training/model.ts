@@ -3,11 +3,18 @@ import type OpenAI from "openai";
 import { inferenceModelName, type TrainingClient } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import {
+  type GroupInput,
+  prepareGroup,
+  prepareGroups,
+  rewardSignalOf,
+} from "../trajectory/group-wire.js";
+import {
   checkGroups,
   refuseUntrainableBytes,
   type ValidateOptions,
   type ValidationMode,
 } from "../trajectory/index.js";
+import { PreparedGroup } from "../trajectory/prepared.js";
 import { deriveLike } from "../util/derive-client.js";
 import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
 import { withSummary } from "./batch-summary.js";
@@ -15,9 +22,7 @@ import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
-import { type GroupInput, prepareGroup, prepareGroups, rewardSignalOf } from "./groups.js";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
-import { PreparedGroup } from "./prepared.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
 import { defaultSftUploader } from "./wandb-default.js";

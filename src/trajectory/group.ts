@@ -8,7 +8,9 @@ import {
 import { unwrapArtJson } from "./art-payload.js";
 import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
-import { type MetricValue, Trajectory } from "./trajectory.js";
+import { type MetricValue, readWrittenTrajectory, Trajectory } from "./trajectory.js";
+
+let readWritten: (raw: Record<string, unknown>) => TrajectoryGroup;
 
 const KNOWN = ["trajectories", "exceptions", "metadata", "metrics", "logs"] as const;
 
@@ -149,6 +151,31 @@ export class TrajectoryGroup {
     group.#extra = copyJson(extraKeys(raw, KNOWN));
     return group;
   }
+
+  static {
+    readWritten = (raw) => {
+      const group = new TrajectoryGroup(
+        ((raw.trajectories ?? []) as Record<string, unknown>[]).map(readWrittenTrajectory),
+        {
+          exceptions: (raw.exceptions ?? []) as ExceptionWire[],
+          metadata: (raw.metadata ?? {}) as Record<string, unknown>,
+          metrics: (raw.metrics ?? {}) as Record<string, MetricValue>,
+          logs: (raw.logs ?? []) as string[],
+        },
+      );
+      group.#extra = extraKeys(raw, KNOWN);
+      return group;
+    };
+  }
+}
+
+/**
+ * A group from wire JSON this library wrote (a GroupCollector's, kept in
+ * Redis): read without a second check, its objects taken over rather than
+ * copied. Input from elsewhere goes through `TrajectoryGroup.fromJSON`.
+ */
+export function readWrittenGroup(input: string | Record<string, unknown>): TrajectoryGroup {
+  return readWritten(typeof input === "string" ? JSON.parse(input) : input);
 }
 
 /**

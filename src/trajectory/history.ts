@@ -61,13 +61,20 @@ export class History {
     return History.fromValid(typeof json === "string" ? JSON.parse(json) : json);
   }
 
-  /** @internal Builds from input already validated, keeping it verbatim. */
-  static fromValid(raw: Record<string, unknown>): History {
+  /**
+   * @internal Builds from input already validated, keeping it verbatim
+   * (copied; with `"written"`, JSON this library wrote is taken over as is).
+   */
+  static fromValid(raw: Record<string, unknown>, mode: "checked" | "written" = "checked"): History {
+    const items = (raw.messages_and_choices ?? []) as MessageOrChoice[];
+    const tools = (raw.tools as ToolParam[] | null | undefined) ?? null;
+    const written = mode === "written";
     const h = new History({
-      messages_and_choices: compactItems(copyJson(raw.messages_and_choices as MessageOrChoice[])),
-      tools: copyJson((raw.tools as ToolParam[] | null | undefined) ?? null),
+      messages_and_choices: written ? items : compactItems(copyJson(items)),
+      tools: written ? tools : copyJson(tools),
     });
-    h.#extra = copyJson(extraKeys(raw, KNOWN));
+    const extra = extraKeys(raw, KNOWN);
+    h.#extra = written ? extra : copyJson(extra);
     return h;
   }
 }

@@ -10,6 +10,7 @@ export {
   type ValidationProblem,
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
+export type { TrajectoryFields } from "./fields.js";
 export {
   type AfterEachResult,
   type GatherGroupInput,

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 
 /** What a field given to a constructor must be, when it is given. */
-type FieldKind = "array" | "object" | "number" | "number or null" | "array or null" | "Date";
+export type FieldKind = "array" | "object" | "number" | "number or null" | "array or null" | "Date";
 
 const EXPECTED: Record<FieldKind, string> = {
   array: "an array",

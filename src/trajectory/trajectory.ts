@@ -1,56 +1,50 @@
 import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
 import { unwrapArtJson } from "./art-payload.js";
-import { compactItems } from "./compact-logprobs.js";
-import { History } from "./history.js";
-import { checkInit } from "./init-check.js";
-import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
-import { itemsJson, toChatMessages } from "./messages.js";
+import {
+  type ReadMode,
+  TRAJECTORY_FIELDS,
+  TRAJECTORY_KEYS,
+  type TrajectoryFields,
+} from "./fields.js";
+import { checkInit, type FieldKind } from "./init-check.js";
+import type { MessageParam } from "./messages.js";
+import { toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
 
-// `start_time` is left out on purpose: ART never dumps it, so it is only
-// written back when it came in (kept with the unknown keys).
-const TRAJECTORY_FIELDS = {
-  messages_and_choices: "array",
-  tools: "array or null",
-  additional_histories: "array",
-  reward: "number",
-  initial_policy_version: "number or null",
-  final_policy_version: "number or null",
-  metrics: "object",
-  metadata: "object",
-  logs: "array",
-  start_time: "Date",
-} as const;
+let readWritten: (raw: Record<string, unknown>) => Trajectory;
 
-const KNOWN = [
-  "messages_and_choices",
-  "tools",
-  "additional_histories",
-  "reward",
-  "initial_policy_version",
-  "final_policy_version",
-  "metrics",
-  "metadata",
-  "logs",
-] as const;
+/**
+ * A trajectory from wire JSON this library wrote and just parsed (a
+ * RolloutWorker's result): read without a second check, its objects taken
+ * over rather than copied. Input from elsewhere goes through
+ * `Trajectory.fromJSON`, which checks it.
+ */
+export function readWrittenTrajectory(raw: Record<string, unknown>): Trajectory {
+  return readWritten(raw);
+}
 
-/** A metric value: ART accepts numbers and booleans only. */
-export type MetricValue = number | boolean;
+export type { MetricValue } from "./fields.js";
 
 /** What a Trajectory is made from; every field is optional and takes ART's default. */
-export interface TrajectoryInit {
-  messages_and_choices?: MessageOrChoice[];
-  tools?: ToolParam[] | null;
-  additional_histories?: History[];
-  reward?: number;
-  initial_policy_version?: number | null;
-  final_policy_version?: number | null;
-  metrics?: Record<string, MetricValue>;
-  metadata?: Record<string, unknown>;
-  logs?: string[];
+export interface TrajectoryInit extends Partial<TrajectoryFields> {
   start_time?: Date;
 }
+
+// What the constructor accepts: the wire fields, and `start_time`, which ART
+// never dumps (it is written back only when it came in, with the unknown keys).
+const INIT_KINDS = {
+  ...Object.fromEntries(TRAJECTORY_KEYS.map((k) => [k, TRAJECTORY_FIELDS[k].init])),
+  start_time: "Date",
+} as Record<string, FieldKind>;
+
+/**
+ * A Trajectory's wire fields (`messages_and_choices`, `tools`,
+ * `additional_histories`, `reward`, `initial_policy_version`,
+ * `final_policy_version`, `metrics`, `metadata`, `logs`), declared once in
+ * `src/trajectory/fields.ts`, with ART's names, order and defaults.
+ */
+export interface Trajectory extends TrajectoryFields {}
 
 /**
  * One rollout: the conversation as the model saw it (plain messages for what
@@ -65,31 +59,17 @@ export interface TrajectoryInit {
  * t.log("answered in one turn");
  * JSON.stringify(t); // ART's wire JSON
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class Trajectory {
-  messages_and_choices: MessageOrChoice[];
-  tools: ToolParam[] | null;
-  additional_histories: History[];
-  reward: number;
-  initial_policy_version: number | null;
-  final_policy_version: number | null;
-  metrics: Record<string, MetricValue>;
-  metadata: Record<string, unknown>;
-  logs: string[];
   /** When the rollout started; used by `finish()`, never sent (as in ART). */
   start_time: Date;
   #extra: Record<string, unknown> | undefined;
 
   constructor(init: TrajectoryInit = {}) {
-    checkInit("new Trajectory(init)", init, TRAJECTORY_FIELDS);
-    this.messages_and_choices = init.messages_and_choices ?? [];
-    this.tools = init.tools ?? null;
-    this.additional_histories = init.additional_histories ?? [];
-    this.reward = init.reward ?? 0;
-    this.initial_policy_version = init.initial_policy_version ?? null;
-    this.final_policy_version = init.final_policy_version ?? null;
-    this.metrics = init.metrics ?? {};
-    this.metadata = init.metadata ?? {};
-    this.logs = init.logs ?? [];
+    checkInit("new Trajectory(init)", init, INIT_KINDS);
+    const fields = this as Record<string, unknown>;
+    const given = init as Record<string, unknown>;
+    for (const k of TRAJECTORY_KEYS) fields[k] = given[k] ?? TRAJECTORY_FIELDS[k].default();
     this.start_time = init.start_time ?? new Date();
   }
 
@@ -122,18 +102,13 @@ export class Trajectory {
    * the cost of its wire JSON.
    */
   toJSON(key?: unknown): TrajectoryWire {
-    return {
-      messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
-      tools: copyJson(this.tools, "tools"),
-      additional_histories: this.additional_histories.map((h) => h.toJSON(key)),
-      reward: this.reward,
-      initial_policy_version: this.initial_policy_version,
-      final_policy_version: this.final_policy_version,
-      metrics: { ...this.metrics },
-      metadata: copyJson(this.metadata, "metadata"),
-      logs: [...this.logs],
-      ...copyJson(this.#extra),
-    } as TrajectoryWire;
+    const out: Record<string, unknown> = {};
+    const forStringify = typeof key === "string";
+    for (const k of TRAJECTORY_KEYS) {
+      const f = TRAJECTORY_FIELDS[k] as { json: (v: unknown, s: boolean, key: unknown) => unknown };
+      out[k] = f.json(this[k], forStringify, key);
+    }
+    return Object.assign(out, copyJson(this.#extra)) as TrajectoryWire;
   }
 
   /**
@@ -142,18 +117,9 @@ export class Trajectory {
    * which converts and writes them one at a time.
    */
   wireShell(): Record<string, unknown> {
-    return {
-      messages_and_choices: this.messages_and_choices,
-      tools: this.tools,
-      additional_histories: this.additional_histories,
-      reward: this.reward,
-      initial_policy_version: this.initial_policy_version,
-      final_policy_version: this.final_policy_version,
-      metrics: this.metrics,
-      metadata: this.metadata,
-      logs: this.logs,
-      ...this.#extra,
-    };
+    const out: Record<string, unknown> = {};
+    for (const k of TRAJECTORY_KEYS) out[k] = this[k];
+    return Object.assign(out, this.#extra);
   }
 
   /**
@@ -170,24 +136,24 @@ export class Trajectory {
     return Trajectory.fromValid(typeof json === "string" ? JSON.parse(json) : json, parsed);
   }
 
+  static {
+    readWritten = (raw) => Trajectory.#read(raw, "written", raw.start_time);
+  }
+
   /** @internal Builds from input already validated; `parsed` carries the defaults. */
   static fromValid(raw: Record<string, unknown>, parsed: TrajectoryWire): Trajectory {
-    const rawHistories = (raw.additional_histories ?? []) as Record<string, unknown>[];
+    return Trajectory.#read(raw, "checked", parsed.start_time);
+  }
+
+  static #read(raw: Record<string, unknown>, mode: ReadMode, startTime: unknown): Trajectory {
+    const init: Record<string, unknown> = {};
+    for (const k of TRAJECTORY_KEYS) init[k] = TRAJECTORY_FIELDS[k].read(raw[k], mode);
     const t = new Trajectory({
-      messages_and_choices: compactItems(
-        copyJson((raw.messages_and_choices ?? []) as MessageOrChoice[]),
-      ),
-      tools: copyJson((raw.tools ?? null) as ToolParam[] | null),
-      additional_histories: rawHistories.map((h) => History.fromValid(h)),
-      reward: parsed.reward,
-      initial_policy_version: parsed.initial_policy_version,
-      final_policy_version: parsed.final_policy_version,
-      metrics: { ...parsed.metrics },
-      metadata: copyJson(raw.metadata ?? {}) as Record<string, unknown>,
-      logs: [...parsed.logs],
-      start_time: parsed.start_time ? parsePythonDatetime(parsed.start_time) : undefined,
+      ...(init as Partial<TrajectoryFields>),
+      start_time: typeof startTime === "string" ? parsePythonDatetime(startTime) : undefined,
     });
-    t.#extra = copyJson(extraKeys(raw, KNOWN));
+    const extra = extraKeys(raw, TRAJECTORY_KEYS);
+    t.#extra = mode === "written" ? extra : copyJson(extra);
     return t;
   }
 }

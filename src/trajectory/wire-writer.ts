@@ -15,6 +15,7 @@ import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryGroup } from "./group.js";
 import { History } from "./history.js";
 import { isChoice, type MessageOrChoice } from "./messages.js";
+import { isRecorded } from "./recorded.js";
 import { Trajectory } from "./trajectory.js";
 
 /** Text, or recorded logprobs already written as UTF-8. */
@@ -102,6 +103,51 @@ function* trajectoryPieces(
         ? arrayPieces(v, (item, i) => itemPieces(item, [...at, key, i], issues))
         : undefined,
     );
+  }
+}
+
+/**
+ * Checks a trajectory as {@link groupWirePieces} would before writing it,
+ * without writing it: its own fields (reward, metrics, metadata, tools, ...)
+ * through the wire schema, and each item of its conversations except those
+ * the recorder built (see `recorded.ts`), which were copied from what the SDK
+ * sent and received. For a rollout's result, written right after by
+ * `JSON.stringify`; the check before training still checks every item.
+ *
+ * @example
+ * const issues: WireIssue[] = [];
+ * checkRolloutTrajectory(trajectory, issues);
+ */
+export function checkRolloutTrajectory(t: Trajectory, issues: WireIssue[]): void {
+  const shell = t.wireShell();
+  const items = shell.messages_and_choices;
+  const histories = shell.additional_histories;
+  const light = {
+    ...shell,
+    messages_and_choices: Array.isArray(items) ? [] : items,
+    additional_histories: Array.isArray(histories)
+      ? histories.map((h) => {
+          const s = shellOf(h);
+          return isObject(s) && Array.isArray(s.messages_and_choices)
+            ? { ...s, messages_and_choices: [] }
+            : s;
+        })
+      : histories,
+  };
+  check(TrajectoryWireSchema, jsonOf(light), [], issues);
+  const checkItems = (list: unknown, at: (string | number)[]) => {
+    if (!Array.isArray(list)) return;
+    for (let i = 0; i < list.length; i++) {
+      if (!isRecorded(list[i])) itemPieces(list[i], [...at, i], issues);
+    }
+  };
+  checkItems(items, ["messages_and_choices"]);
+  if (Array.isArray(histories)) {
+    histories.forEach((h, i) => {
+      const s = shellOf(h);
+      if (isObject(s))
+        checkItems(s.messages_and_choices, ["additional_histories", i, "messages_and_choices"]);
+    });
   }
 }
 

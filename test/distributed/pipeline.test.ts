@@ -1,4 +1,5 @@
 import {
+  type CoordinatorTrainingOptions,
   RolloutProducer,
   RolloutWorker,
   readProgress,
@@ -48,7 +49,7 @@ async function startWorkers(count: number, logger = memoryLogger()) {
 }
 
 async function startCoordinator(
-  options: Partial<Parameters<typeof TrainingCoordinator.start>[0]>,
+  options: Partial<CoordinatorTrainingOptions>,
   trainedGroups: number,
 ) {
   let trained = 0;

@@ -159,18 +159,21 @@ it("a sink that refuses a group is tried 3 times, then the group is kept and rep
 it("refuses a sink with the coordinator's own trainEvery, and bad stale options, naming the field", async () => {
   const base = { connection: h.redis.connection, model: h.model };
   await expect(
+    // @ts-expect-error: the options' type refuses trainEvery beside a sink, too.
     TrainingCoordinator.start({ ...base, sink: { add: () => {} }, trainEvery: 2 }),
   ).rejects.toThrow(
     "options.trainEvery belongs to the coordinator's own training (model.train); with options.sink the sink trains",
   );
   await expect(
+    // @ts-expect-error: and config beside a sink.
     TrainingCoordinator.start({ ...base, sink: { add: () => {} }, config: { learningRate: 1 } }),
   ).rejects.toThrow("options.config belongs to the coordinator's own training");
   await expect(TrainingCoordinator.start({ ...base, sink: {} as never })).rejects.toThrow(
     /options\.sink must be a GroupSink/,
   );
+  // @ts-expect-error: one of trainEvery and sink is required.
   await expect(TrainingCoordinator.start({ ...base })).rejects.toThrow(
-    /options\.trainEvery must be a positive integer \(or pass options\.sink\)/,
+    /options\.trainEvery must be \{ groups: n \} with n a positive integer \(or pass options\.sink\)/,
   );
   await expect(
     TrainingCoordinator.start({ ...base, trainEvery: 2, onStale: "retry" as never }),

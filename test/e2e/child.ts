@@ -4,6 +4,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
+/** tsx's loader, and the BullMQ integration's .lua scripts loaded as text (as the build inlines them). */
+const TSX = ["--import", "tsx", "--import", path.join(root, "scripts/lua-hooks.mjs")];
 
 export interface Child {
   proc: ChildProcess;
@@ -20,7 +22,7 @@ export interface Child {
  */
 export function runChild(fixture: string, args: string[]): Child {
   const file = path.join(root, "test/e2e/fixtures", fixture);
-  const proc = spawn(process.execPath, ["--import", "tsx", file, ...args], {
+  const proc = spawn(process.execPath, [...TSX, file, ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });

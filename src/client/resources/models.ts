@@ -11,7 +11,7 @@ import {
   ModelSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { jsonBody, type RequestCore, type RequestOptions, segment } from "../core.js";
+import { groupsBody, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { Checkpoints } from "./checkpoints.js";
 
@@ -86,7 +86,7 @@ export class Models {
       method: "POST",
       path: `/preview/models/${segment(modelId)}/log`,
       pathParams: { model_id: modelId },
-      rawBody: jsonBody(`{"split":${JSON.stringify(split)},"trajectory_groups":`, groups, "}"),
+      rawBody: groupsBody({ split }, "trajectory_groups", groups),
       responseSchema: LogResponseSchema,
       options,
     });

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import {
   type EventListParams,
   EventListParamsSchema,
@@ -11,9 +12,18 @@ import {
   TrainingJobSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { jsonBody, type RequestCore, type RequestOptions, segment } from "../core.js";
+import { groupsBody, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
+
+/**
+ * A job's body whose groups were written and checked when they were
+ * prepared: every other field is checked as `create` checks it, and that
+ * there is at least one group.
+ */
+const PreparedJobParamsSchema = TrainingJobCreateParamsSchema.extend({
+  trajectory_groups: z.array(z.unknown()).min(1),
+});
 
 /**
  * Events of a training job (RL or SFT): `client.trainingJobs.events`.
@@ -113,14 +123,15 @@ export class TrainingJobs {
     groups: readonly (readonly Uint8Array[])[],
     options?: RequestOptions,
   ): APIPromise<TrainingJob> {
-    const rest = JSON.stringify({ ...params, trajectory_groups: [] });
     return this.#core.request({
       operation: "trainingJobs.create",
       method: "POST",
       path: "/preview/training-jobs",
-      rawBody: jsonBody(`${rest.slice(0, -"[]}".length)}`, groups, "}"),
-      params: { ...params, trajectory_groups: groups.length > 0 ? [{ trajectories: [] }] : [] },
-      paramsSchema: TrainingJobCreateParamsSchema,
+      rawBody: groupsBody(params, "trajectory_groups", groups),
+      // The groups were checked when they were prepared: the rest of the
+      // body is checked here, and that it holds at least one group.
+      params: { ...params, trajectory_groups: groups },
+      paramsSchema: PreparedJobParamsSchema,
       responseSchema: TrainingJobSchema,
       options,
     });

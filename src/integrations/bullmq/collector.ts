@@ -6,6 +6,7 @@ import {
   Trajectory,
   TrajectoryGroup,
 } from "../../trajectory/index.js";
+import { readWrittenTrajectory } from "../../trajectory/trajectory.js";
 import { errorMessage } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
@@ -18,6 +19,37 @@ import {
   openClient,
 } from "./redis.js";
 import { storeGroup } from "./store.js";
+
+/** A trajectory's wire JSON as a RolloutWorker wrote it. */
+type WrittenTrajectory = Record<string, unknown> & {
+  reward: number;
+  initial_policy_version: number | null;
+};
+
+const isMap = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+const isVersion = (v: unknown) => v === null || Number.isInteger(v);
+
+/**
+ * Whether a rollout's result has the shape a RolloutWorker writes (its own
+ * fields, not each message: the worker checked those, and the check before
+ * training checks them again).
+ */
+function isWritten(value: unknown): value is WrittenTrajectory {
+  if (!isMap(value)) return false;
+  const t = value as Record<string, unknown>;
+  return (
+    Array.isArray(t.messages_and_choices) &&
+    Array.isArray(t.additional_histories) &&
+    (t.tools === null || Array.isArray(t.tools)) &&
+    typeof t.reward === "number" &&
+    Number.isFinite(t.reward) &&
+    isVersion(t.initial_policy_version) &&
+    isVersion(t.final_policy_version) &&
+    isMap(t.metrics) &&
+    isMap(t.metadata) &&
+    Array.isArray(t.logs)
+  );
+}
 
 let create: (
   cluster: Cluster,
@@ -111,21 +143,26 @@ export class GroupCollector {
   async #collect(job: Job<GroupJobData>): Promise<{ stored: boolean }> {
     const id = job.id as string;
     const { rollouts, metadata } = job.data;
-    const trajectories: [number, Trajectory][] = [];
+    const written: [number, WrittenTrajectory][] = [];
     const exceptions: [number, ExceptionWire][] = [];
     for (const [key, value] of Object.entries(await job.getChildrenValues())) {
       const index = parseRolloutJobId(key)?.index ?? -1;
+      if (isWritten(value)) {
+        // A RolloutWorker's result: checked when the worker wrote it.
+        written.push([index, value]);
+        continue;
+      }
       try {
-        trajectories.push([index, Trajectory.fromJSON(value)]);
+        // A worker of another version, or a result written by hand: checked here.
+        written.push([index, Trajectory.fromJSON(value).toJSON() as WrittenTrajectory]);
       } catch (error) {
-        // A worker of another version, or a result written by hand.
         exceptions.push([index, exceptionToWire(error)]);
       }
     }
     for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
       exceptions.push([parseRolloutJobId(key)?.index ?? -1, await this.#exception(key, reason)]);
     }
-    const ended = trajectories.length + exceptions.length;
+    const ended = written.length + exceptions.length;
     if (ended !== rollouts) {
       this.#logger.warn(`GroupCollector: group ${id} has ${ended} ended rollouts of ${rollouts}.`);
     }
@@ -138,28 +175,42 @@ export class GroupCollector {
       );
     }
     const byIndex = <T>(a: [number, T], b: [number, T]) => a[0] - b[0];
-    let group = new TrajectoryGroup(
-      trajectories.sort(byIndex).map(([, t]) => t),
-      {
-        exceptions: exceptions.sort(byIndex).map(([, e]) => e),
-        metadata: { ...metadata, group_id: id },
-      },
-    );
+    // The group's wire JSON, in TrajectoryGroup.toJSON's order; the
+    // trajectories as their workers wrote them, unless afterEach scores them.
+    let group: Pick<TrajectoryGroup, "trajectories" | "exceptions"> = {
+      trajectories: written.sort(byIndex).map(([, t]) => t) as never,
+      exceptions: exceptions.sort(byIndex).map(([, e]) => e),
+    };
+    let json: string;
     if (this.#options.afterEach) {
-      const out = await this.#options.afterEach(group);
-      if (out instanceof TrajectoryGroup) group = out;
+      let scored = new TrajectoryGroup(
+        (group.trajectories as unknown as WrittenTrajectory[]).map(readWrittenTrajectory),
+        { exceptions: group.exceptions, metadata: { ...metadata, group_id: id } },
+      );
+      const out = await this.#options.afterEach(scored);
+      if (out instanceof TrajectoryGroup) scored = out;
       else if (out !== undefined) {
         throw new TypeError(
           `afterEach returned ${typeof out}; expected a TrajectoryGroup or nothing.`,
         );
       }
+      group = scored;
+      json = JSON.stringify(scored);
+    } else {
+      json = JSON.stringify({
+        trajectories: group.trajectories,
+        exceptions: group.exceptions,
+        metadata: { ...metadata, group_id: id },
+        metrics: {},
+        logs: [],
+      });
     }
     const versions = group.trajectories
       .map((t) => t.initial_policy_version)
-      .filter((v): v is number => v !== null);
+      .filter((v): v is number => typeof v === "number");
     const stored = await storeGroup(this.#client, this.#cluster, {
       id,
-      json: JSON.stringify(group),
+      json,
       version: versions.length ? Math.min(...versions) : undefined,
       rewardSum: group.trajectories.reduce((s, t) => s + t.reward, 0),
       rewards: group.trajectories.length,

@@ -10,7 +10,13 @@
 // `ioredis`); importing the root of the package never loads them.
 export { GroupCollector, type GroupCollectorOptions } from "./collector.js";
 export { drain, handAgain, retrain, unhanded } from "./control.js";
-export { TrainingCoordinator, type TrainingCoordinatorOptions } from "./coordinator.js";
+export {
+  type CoordinatorBaseOptions,
+  type CoordinatorSinkOptions,
+  type CoordinatorTrainingOptions,
+  TrainingCoordinator,
+  type TrainingCoordinatorOptions,
+} from "./coordinator.js";
 export { InvalidGroupError, RedisUnavailableError, RolloutResultError } from "./errors.js";
 export type { UnhandedGroups } from "./handoff.js";
 export type { ClusterOptions } from "./options.js";

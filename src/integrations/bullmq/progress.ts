@@ -1,5 +1,6 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
+import { LUA, runScript } from "./lua/index.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
 import { policyKeys } from "./policy.js";
 import { assertReachable, bounded } from "./redis.js";
@@ -140,18 +141,6 @@ export async function readProgress(options: ReadProgressOptions): Promise<Cluste
   }
 }
 
-// The short marks a group's entry ends as ('trained:3', 'handed', ...), or
-// 'json' while its JSON is kept: read in Redis, so no JSON travels.
-const MARKS = `
-local out = {}
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  local v = all[i + 1]
-  out[#out + 1] = all[i]
-  if string.sub(v, 1, 1) == '{' then out[#out + 1] = 'json' else out[#out + 1] = v end
-end
-return out`;
-
 async function progressOf(
   client: Redis,
   cluster: Cluster,
@@ -251,7 +240,7 @@ async function idsOf(
   const k = storeKeys(cluster);
   const [marks, ready, handing, rerunPending, stale, uncertain, refused, trainingFailed] =
     await Promise.all([
-      client.eval(MARKS, 1, k.groups) as Promise<string[]>,
+      runScript(client, LUA.progressMarks, [k.groups]) as Promise<string[]>,
       client.lrange(k.ready, 0, -1),
       client.hkeys(k.handing),
       client.lrange(k.rerun, 0, -1),

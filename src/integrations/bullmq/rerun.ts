@@ -7,21 +7,11 @@
 import { FlowProducer, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { errorMessage } from "../../util/index.js";
+import { LUA, runScript } from "./lua/index.js";
 import { type Cluster, GroupIdSchema, rolloutJobId } from "./options.js";
 import { type GroupJobData, groupFlow, type RolloutJobData } from "./producer.js";
 import { bullConnection, type DistributedLogger, type OutageLog } from "./redis.js";
 import { storeKeys } from "./store.js";
-
-const DONE = `
-if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
-if ARGV[2] == '' then
-  redis.call('RPUSH', KEYS[3], ARGV[1])
-  redis.call('HINCRBY', KEYS[4], 'stale', 1)
-else
-  redis.call('HSET', KEYS[2], ARGV[1], 'rerun:' .. ARGV[2])
-  redis.call('HINCRBY', KEYS[4], 'rerun', 1)
-end
-return 1`;
 
 /** Re-enqueues the stale groups waiting in `rerun-pending`. */
 export class Rerunner {
@@ -64,7 +54,12 @@ export class Rerunner {
         );
         continue;
       }
-      await this.#client.eval(DONE, 4, k.rerun, k.groups, k.stale, k.stats, id, next ?? "");
+      await runScript(
+        this.#client,
+        LUA.rerunDone,
+        [k.rerun, k.groups, k.stale, k.stats],
+        [id, next ?? ""],
+      );
     }
   }
 

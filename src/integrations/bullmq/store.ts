@@ -1,4 +1,6 @@
 import type { Redis } from "ioredis";
+import type { NoSignalPolicy } from "../../training/index.js";
+import { LUA, runScript } from "./lua/index.js";
 import type { Cluster } from "./options.js";
 
 /** This run's own keys, next to BullMQ's. */
@@ -45,20 +47,6 @@ export function storeKeys(cluster: Cluster) {
   };
 }
 
-// Storing the group and queueing it for training is one step: a collector
-// that dies before it leaves nothing; one that dies after it finds the group
-// there when it runs the parent job again, and adds nothing.
-const COLLECT = `
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[4], ARGV[1], ARGV[3]) end
-redis.call('HINCRBY', KEYS[3], 'collected', 1)
-redis.call('HINCRBYFLOAT', KEYS[3], 'reward_sum', ARGV[4])
-redis.call('HINCRBY', KEYS[3], 'reward_count', ARGV[5])
-redis.call('HINCRBY', KEYS[3], 'exceptions', ARGV[6])
-if ARGV[7] == '0' then redis.call('SADD', KEYS[5], ARGV[1]) end
-return 1`;
-
 export interface CollectedGroup {
   id: string;
   json: string;
@@ -78,87 +66,25 @@ export async function storeGroup(
   g: CollectedGroup,
 ): Promise<boolean> {
   const k = storeKeys(cluster);
-  const added = await client.eval(
-    COLLECT,
-    5,
-    k.groups,
-    k.ready,
-    k.stats,
-    k.versions,
-    k.flat,
-    g.id,
-    g.json,
-    g.version === undefined ? "" : String(g.version),
-    String(g.rewardSum),
-    String(g.rewards),
-    String(g.exceptions),
-    g.signal ? "1" : "0",
+  // Storing the group and queueing it for training is one step (see the script).
+  const added = await runScript(
+    client,
+    LUA.groupStore,
+    [k.groups, k.ready, k.stats, k.versions, k.flat],
+    [
+      g.id,
+      g.json,
+      g.version === undefined ? "" : String(g.version),
+      String(g.rewardSum),
+      String(g.rewards),
+      String(g.exceptions),
+      g.signal ? "1" : "0",
+    ],
   );
   return Number(added) === 1;
 }
 
-// Takes groups too far behind the policy off `ready` (when a limit is set):
-// dropped into `stale`, or queued in `rerun-pending` for their re-run. KEYS:
-// ready, versions, stale, stats, step, rerun-pending; ARGV: maxStaleness, mode.
-export const STALE = `
-local maxs = tonumber(ARGV[1])
-local step = tonumber(redis.call('GET', KEYS[5]) or '0')
-local stale = {}
-if maxs >= 0 then
-  for _, gid in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-    local v = redis.call('HGET', KEYS[2], gid)
-    if v and step - tonumber(v) > maxs then
-      redis.call('LREM', KEYS[1], 1, gid)
-      if ARGV[2] == 'rerun' then
-        redis.call('RPUSH', KEYS[6], gid)
-      else
-        redis.call('RPUSH', KEYS[3], gid)
-      end
-      table.insert(stale, gid)
-    end
-  end
-  if #stale > 0 and ARGV[2] ~= 'rerun' then redis.call('HINCRBY', KEYS[4], 'stale', #stale) end
-end
-`;
-
-// Groups whose rewards are all equal teach nothing: with `noSignal: "skip"`
-// (ARGV[4]) the coordinator takes them off `ready`, replaces their JSON with
-// the mark `nosignal` and counts them; with "send" they stay in line.
-export const noSignalLua = (flatKey: number, groupsKey: number) => `
-local released = {}
-local flat = redis.call('SMEMBERS', KEYS[${flatKey}])
-if #flat > 0 then
-  redis.call('DEL', KEYS[${flatKey}])
-  if ARGV[4] == 'skip' then
-    for _, gid in ipairs(flat) do
-      if redis.call('LREM', KEYS[1], 1, gid) == 1 then
-        redis.call('HSET', KEYS[${groupsKey}], gid, 'nosignal')
-        table.insert(released, gid)
-      end
-    end
-    if #released > 0 then redis.call('HINCRBY', KEYS[4], 'nosignal', #released) end
-  end
-end
-`;
-
-// Then takes the oldest n groups into a new batch, all in one step, so that a
-// group is in at most one batch whatever dies when. KEYS 7-11: batches,
-// batch-counter, open-batches, no-signal-new, groups; ARGV[3]: n, ARGV[5]:
-// '1' to take fewer than n (draining).
-const CLAIM = `${noSignalLua(10, 11)}${STALE}
-local n = tonumber(ARGV[3])
-local len = redis.call('LLEN', KEYS[1])
-if len == 0 or (len < n and ARGV[5] ~= '1') then return {0, stale, {}, released} end
-if len < n then n = len end
-local ids = redis.call('LRANGE', KEYS[1], 0, n - 1)
-redis.call('LTRIM', KEYS[1], n, -1)
-local b = redis.call('INCR', KEYS[8])
-redis.call('HSET', KEYS[7], b, cjson.encode({groups = ids}))
-redis.call('SADD', KEYS[9], b)
-return {b, stale, ids, released}`;
-
 export type StaleMode = "drop" | "rerun";
-export type NoSignalMode = "skip" | "send";
 
 export function staleKeys(cluster: Cluster, stepKey: string): string[] {
   const k = storeKeys(cluster);
@@ -183,6 +109,8 @@ export interface Claim {
   stale: string[];
   /** Released for having no reward signal. */
   noSignal: string[];
+  /** Their JSON, read as they were released (for the step's log). */
+  noSignalJson: string[];
 }
 
 export async function claimBatch(
@@ -192,51 +120,20 @@ export async function claimBatch(
   options: {
     maxStaleness: number | undefined;
     onStale: StaleMode;
-    noSignal: NoSignalMode;
+    noSignal: NoSignalPolicy;
     partial: boolean;
   },
   stepKey: string,
 ): Promise<Claim> {
   const k = storeKeys(cluster);
-  const [batch, stale, groups, noSignal] = (await client.eval(
-    CLAIM,
-    11,
-    ...staleKeys(cluster, stepKey),
-    k.batches,
-    k.batchCounter,
-    k.open,
-    k.flat,
-    k.groups,
-    String(options.maxStaleness ?? -1),
-    options.onStale,
-    String(n),
-    options.noSignal,
-    options.partial ? "1" : "0",
-  )) as [number, string[], string[], string[]];
-  return { batch: batch === 0 ? undefined : batch, groups, stale, noSignal };
+  const [batch, stale, groups, noSignal, noSignalJson] = (await runScript(
+    client,
+    LUA.batchClaim,
+    [...staleKeys(cluster, stepKey), k.batches, k.batchCounter, k.open, k.flat, k.groups],
+    [options.maxStaleness ?? -1, options.onStale, n, options.noSignal, options.partial ? "1" : "0"],
+  )) as [number, string[], string[], string[], string[]];
+  return { batch: batch === 0 ? undefined : batch, groups, stale, noSignal, noSignalJson };
 }
-
-// Closing a batch: its record, its counters, the groups' JSON replaced by a
-// mark (they stay "collected", so a late collector adds nothing), and the new
-// step published, in one step.
-const FINISH = `
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('SREM', KEYS[2], ARGV[1])
-if ARGV[4] == 'trained' then
-  redis.call('HINCRBY', KEYS[3], 'trained_groups', #ARGV - 4)
-  redis.call('HINCRBY', KEYS[3], 'training_jobs', 1)
-  for i = 5, #ARGV do redis.call('HSET', KEYS[4], ARGV[i], 'trained:' .. ARGV[1]) end
-  local cur = tonumber(redis.call('GET', KEYS[5]) or '-1')
-  if tonumber(ARGV[3]) > cur then
-    redis.call('SET', KEYS[5], ARGV[3])
-    redis.call('PUBLISH', KEYS[6], ARGV[3])
-  end
-else
-  redis.call('HINCRBY', KEYS[3], 'failed_jobs', 1)
-  redis.call('HINCRBY', KEYS[3], 'failed_groups', #ARGV - 4)
-  for i = 5, #ARGV do redis.call('SADD', KEYS[7], ARGV[i]) end
-end
-return 1`;
 
 export async function finishBatch(
   client: Redis,
@@ -246,32 +143,20 @@ export async function finishBatch(
   policy: { step: string; channel: string },
 ): Promise<void> {
   const k = storeKeys(cluster);
-  await client.eval(
-    FINISH,
-    7,
-    k.batches,
-    k.open,
-    k.stats,
-    k.groups,
-    policy.step,
-    policy.channel,
-    k.trainingFailed,
-    String(batch),
-    JSON.stringify(record),
-    String(record.step ?? -1),
-    record.failed === undefined ? "trained" : "failed",
-    ...record.groups,
+  // Closing a batch (record, counters, marks, the new step) is one step.
+  await runScript(
+    client,
+    LUA.batchFinish,
+    [k.batches, k.open, k.stats, k.groups, policy.step, policy.channel, k.trainingFailed],
+    [
+      batch,
+      JSON.stringify(record),
+      record.step ?? -1,
+      record.failed === undefined ? "trained" : "failed",
+      ...record.groups,
+    ],
   );
 }
-
-// A batch whose job may exist on the service without its id saved: closed,
-// its groups reported as uncertain (kept, never trained again on our own).
-const UNCERTAIN = `
-if redis.call('SREM', KEYS[2], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-for i = 3, #ARGV do redis.call('SADD', KEYS[3], ARGV[i]) end
-redis.call('HINCRBY', KEYS[4], 'uncertain', #ARGV - 2)
-return 1`;
 
 export async function uncertainBatch(
   client: Redis,
@@ -280,16 +165,11 @@ export async function uncertainBatch(
   record: BatchRecord,
 ): Promise<void> {
   const k = storeKeys(cluster);
-  await client.eval(
-    UNCERTAIN,
-    4,
-    k.batches,
-    k.open,
-    k.uncertain,
-    k.stats,
-    String(batch),
-    JSON.stringify(record),
-    ...record.groups,
+  await runScript(
+    client,
+    LUA.batchUncertain,
+    [k.batches, k.open, k.uncertain, k.stats],
+    [batch, JSON.stringify(record), ...record.groups],
   );
 }
 

@@ -2,7 +2,9 @@ import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Recorder } from "../../recorder/index.js";
 import { Trajectory, TrajectoryValidationError } from "../../trajectory/index.js";
-import { type TrajectoryWire, TrajectoryWireSchema } from "../../wire/index.js";
+import { checkRolloutTrajectory, type WireIssue } from "../../trajectory/wire-writer.js";
+import { errorMessage } from "../../util/index.js";
+import type { TrajectoryWire } from "../../wire/index.js";
 import { RolloutResultError } from "./errors.js";
 import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
 import { policyKeys, readStep } from "./policy.js";
@@ -220,7 +222,7 @@ export class RolloutWorker<P = unknown> {
     // A rollout that never asked ran on the step the worker had at its start and end.
     trajectory.initial_policy_version ??= served[0] ?? this.#step;
     trajectory.final_policy_version ??= served.at(-1) ?? this.#step;
-    return toJson(trajectory, job.id);
+    return toResult(trajectory, job.id);
   }
 }
 
@@ -240,15 +242,25 @@ function resultOf(returned: unknown, recorded: Trajectory, jobId: string | undef
   );
 }
 
-/** The JSON that travels, checked: a worker never stores what the collector could not read. */
-function toJson(trajectory: Trajectory, jobId: string | undefined): TrajectoryWire {
-  const json = JSON.parse(JSON.stringify(trajectory));
-  const parsed = TrajectoryWireSchema.safeParse(json);
-  if (!parsed.success) {
-    const reason = new TrajectoryValidationError("trajectory", parsed.error.issues).message;
+/**
+ * The rollout's result as BullMQ stores it: the trajectory itself, which
+ * BullMQ's `JSON.stringify` writes once as its wire JSON. Checked first, as
+ * the wire writer checks, except the items the recorder built: a worker
+ * never stores what the collector could not read.
+ */
+function toResult(trajectory: Trajectory, jobId: string | undefined): TrajectoryWire {
+  const issues: WireIssue[] = [];
+  try {
+    checkRolloutTrajectory(trajectory, issues);
+  } catch (error) {
+    // What JSON cannot write (a BigInt, a cycle): BullMQ could not store it either.
+    throw unrecoverable(new RolloutResultError(`Rollout ${jobId}: ${errorMessage(error)}`));
+  }
+  if (issues.length > 0) {
+    const reason = new TrajectoryValidationError("trajectory", issues as never).message;
     throw unrecoverable(new RolloutResultError(`Rollout ${jobId}: ${reason}`));
   }
-  return json;
+  return trajectory as unknown as TrajectoryWire;
 }
 
 // BullMQ retries any error but this one; running it again would fail the same way.

@@ -1,0 +1,65 @@
+// The Redis scripts of the BullMQ integration, one `.lua` file each, named
+// `<what>.<n>-keys.lua` after the number of KEYS it takes. The build inlines
+// them as text (tsup's and esbuild's `text` loader, vitest's plugin in
+// vitest.config.ts, `scripts/lua-hooks.mjs` under tsx); `runScript` checks
+// each call passes the count its file names.
+import type { Redis } from "ioredis";
+import batchClaim from "./batch-claim.11-keys.lua";
+import batchFinish from "./batch-finish.7-keys.lua";
+import batchUncertain from "./batch-uncertain.4-keys.lua";
+import groupStore from "./group-store.5-keys.lua";
+import handoffAgain from "./handoff-again.5-keys.lua";
+import handoffConfirm from "./handoff-confirm.4-keys.lua";
+import handoffRecover from "./handoff-recover.3-keys.lua";
+import handoffRefused from "./handoff-refused.4-keys.lua";
+import handoffTake from "./handoff-take.9-keys.lua";
+import lockRelease from "./lock-release.1-key.lua";
+import lockRenew from "./lock-renew.1-key.lua";
+import progressMarks from "./progress-marks.1-key.lua";
+import rerunDone from "./rerun-done.4-keys.lua";
+import stepRaise from "./step-raise.2-keys.lua";
+
+/** A Redis script and the number of KEYS it takes. */
+export interface LuaScript {
+  readonly name: string;
+  readonly keys: number;
+  readonly source: string;
+}
+
+function script(file: string, source: string): LuaScript {
+  const m = /^(.+)\.(\d+)-keys?\.lua$/.exec(file);
+  if (!m) throw new Error(`Lua script ${file}: the name must end in .<n>-keys.lua`);
+  return { name: m[1] as string, keys: Number(m[2]), source };
+}
+
+export const LUA = {
+  batchClaim: script("batch-claim.11-keys.lua", batchClaim),
+  batchFinish: script("batch-finish.7-keys.lua", batchFinish),
+  batchUncertain: script("batch-uncertain.4-keys.lua", batchUncertain),
+  groupStore: script("group-store.5-keys.lua", groupStore),
+  handoffAgain: script("handoff-again.5-keys.lua", handoffAgain),
+  handoffConfirm: script("handoff-confirm.4-keys.lua", handoffConfirm),
+  handoffRecover: script("handoff-recover.3-keys.lua", handoffRecover),
+  handoffRefused: script("handoff-refused.4-keys.lua", handoffRefused),
+  handoffTake: script("handoff-take.9-keys.lua", handoffTake),
+  lockRelease: script("lock-release.1-key.lua", lockRelease),
+  lockRenew: script("lock-renew.1-key.lua", lockRenew),
+  progressMarks: script("progress-marks.1-key.lua", progressMarks),
+  rerunDone: script("rerun-done.4-keys.lua", rerunDone),
+  stepRaise: script("step-raise.2-keys.lua", stepRaise),
+} as const;
+
+/** Runs `script` with its KEYS and ARGV; a KEYS count other than its file's is a bug, thrown. */
+export function runScript(
+  client: Redis,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[] = [],
+): Promise<unknown> {
+  if (keys.length !== script.keys) {
+    return Promise.reject(
+      new Error(`Lua script ${script.name} takes ${script.keys} KEYS, was given ${keys.length}.`),
+    );
+  }
+  return client.eval(script.source, script.keys, ...keys, ...args.map(String));
+}

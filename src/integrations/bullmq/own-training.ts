@@ -1,0 +1,243 @@
+// The coordinator training its own batches: `trainEvery.groups` collected
+// groups at a time, one job at a time. A batch is formed atomically in Redis
+// (a group is in exactly one batch); a job's id is saved as soon as the
+// service names it, and a coordinator started after a crash follows that job
+// instead of training the batch again.
+import { abortableSleep } from "../../client/index.js";
+import type { GroupInput, TrainResult } from "../../training/index.js";
+import { TrainingFailedError } from "../../training/index.js";
+import { errorMessage } from "../../util/index.js";
+import type { ResolvedCoordinatorOptions } from "./coordinator-options.js";
+import type { CoordinatorRun } from "./coordinator-run.js";
+import { policyKeys } from "./policy.js";
+import {
+  type BatchRecord,
+  claimBatch,
+  finishBatch,
+  openBatches,
+  saveBatch,
+  storeKeys,
+  uncertainBatch,
+} from "./store.js";
+
+type Own = NonNullable<ResolvedCoordinatorOptions["own"]>;
+/** A group's wire JSON as the collector wrote it. */
+type WireGroup = GroupInput;
+
+export class OwnTraining {
+  readonly #run: CoordinatorRun;
+  readonly #own: Own;
+  /**
+   * Groups released for having no reward signal since the last job, as read
+   * out of Redis: passed to the next `train` with the batch, which leaves
+   * them out of the job and logs them to its step as not trained.
+   */
+  #noSignal: WireGroup[] = [];
+
+  constructor(run: CoordinatorRun, own: Own) {
+    this.#run = run;
+    this.#own = own;
+  }
+
+  /** Resumes the batches a previous coordinator left open, then trains as groups arrive. */
+  async run(): Promise<void> {
+    const { client, cluster, signal, logger } = this.#run;
+    for (const { batch, record } of await openBatches(client, cluster)) {
+      if (record.jobId === undefined && record.creating) {
+        await this.#uncertain(batch, record, "the previous coordinator stopped");
+        continue;
+      }
+      logger.info(
+        `TrainingCoordinator: resuming batch ${batch} (${record.groups.length} groups${record.jobId ? `, job ${record.jobId}` : ""}).`,
+      );
+      await this.#train(batch, record);
+    }
+    while (!signal.aborted) {
+      let claim = await this.#claim(false);
+      if (claim.batch === undefined && (await this.#run.draining())) {
+        claim = await this.#claim(true);
+        if (claim.batch === undefined) {
+          await this.#logNoSignal();
+          await this.#run.drained();
+        }
+      }
+      if (claim.batch === undefined) {
+        await this.#run.idle();
+        continue;
+      }
+      await this.#train(claim.batch, { groups: claim.groups });
+    }
+  }
+
+  async #claim(partial: boolean) {
+    const claim = await claimBatch(
+      this.#run.client,
+      this.#run.cluster,
+      this.#own.trainEvery.groups,
+      {
+        maxStaleness: this.#own.maxStaleness,
+        onStale: this.#run.resolved.onStale,
+        noSignal: this.#own.trainEvery.noSignal,
+        partial,
+      },
+      policyKeys(this.#run.cluster).step,
+    );
+    await this.#run.stale(claim.stale);
+    this.#run.released(claim.noSignal, ", logged with the next job's step as not trained");
+    for (const json of claim.noSignalJson) {
+      if (json.startsWith("{")) this.#noSignal.push(JSON.parse(json) as WireGroup);
+    }
+    return claim;
+  }
+
+  /** Released groups and no batch left to ride with (a drain): logged through `train`, which creates no job. */
+  async #logNoSignal(): Promise<void> {
+    if (this.#noSignal.length === 0) return;
+    const groups = this.#noSignal;
+    this.#noSignal = [];
+    try {
+      await this.#own.model.train(groups, this.#own.trainEvery.config, {
+        signal: this.#run.signal,
+        noSignal: "skip",
+        logger: this.#run.logger,
+      });
+    } catch (error) {
+      this.#run.logger.warn(
+        `TrainingCoordinator: ${groups.length} group(s) without reward signal could not be logged (${errorMessage(error)}); they stay counted in groups.noSignal.`,
+      );
+    }
+  }
+
+  /** A batch whose job the service may have created: reported, never trained again on our own. */
+  async #uncertain(batch: number, record: BatchRecord, why: string): Promise<void> {
+    await uncertainBatch(this.#run.client, this.#run.cluster, batch, { ...record, uncertain: why });
+    this.#run.logger.error(
+      `TrainingCoordinator: batch ${batch} (${record.groups.length} groups: ${record.groups.join(", ")}) was being sent to the service when ${why}; the service may have created its job, so the groups are not trained again. They stay in Redis, counted in groups.uncertain; check the service's jobs, then coordinator.retrain(ids) (or retrain(options, ids) from any process) trains them again.`,
+    );
+  }
+
+  /** Trains (or follows) one batch until it ended; transient failures are retried. */
+  async #train(batch: number, record: BatchRecord): Promise<void> {
+    const { client, cluster, signal, logger } = this.#run;
+    for (let attempt = 1; !signal.aborted; attempt++) {
+      try {
+        const result = await this.#trainOnce(batch, record);
+        this.#noSignal = [];
+        await finishBatch(
+          client,
+          cluster,
+          batch,
+          { ...record, step: result.step },
+          policyKeys(cluster),
+        );
+        logger.info(
+          `TrainingCoordinator: batch ${batch} (${record.groups.length} groups) trained in job ${result.jobId}: step ${result.step}.`,
+        );
+        this.#own.onTrained?.({ ...result, batch, groups: record.groups });
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        const outcome = record.jobId === undefined ? creationOutcome(error) : "retry";
+        if (outcome === "uncertain") {
+          this.#noSignal = [];
+          await this.#uncertain(
+            batch,
+            record,
+            `the service's answer was lost (${errorMessage(error)})`,
+          );
+          return;
+        }
+        if (error instanceof TrainingFailedError || outcome === "refused") {
+          this.#noSignal = [];
+          // The groups stay in Redis, readable under their ids; never trained again.
+          await finishBatch(
+            client,
+            cluster,
+            batch,
+            { ...record, failed: errorMessage(error) },
+            policyKeys(cluster),
+          );
+          logger.error(
+            `TrainingCoordinator: batch ${batch} (${record.groups.length} groups: ${record.groups.join(", ")}) failed (${errorMessage(error)}); its groups are kept in Redis, counted in groups.trainingFailed, and not trained again (coordinator.retrain(ids) sends them again).`,
+          );
+          return;
+        }
+        const delay = this.#run.backoff(attempt);
+        logger.warn(
+          `TrainingCoordinator: batch ${batch}: ${errorMessage(error)}; trying again in ${delay} ms (attempt ${attempt}).`,
+        );
+        await abortableSleep(delay, signal).catch(() => {});
+      }
+    }
+  }
+
+  async #trainOnce(batch: number, record: BatchRecord): Promise<TrainResult> {
+    const { client, cluster, signal } = this.#run;
+    const every = this.#own.trainEvery;
+    const run = { signal, pollIntervalMs: every.pollIntervalMs ?? this.#run.pollMs };
+    if (record.jobId !== undefined) {
+      return this.#own.model.followJob(record.jobId, {
+        ...run,
+        stepBefore: record.stepBefore ?? 0,
+      });
+    }
+    const groups = await this.#load(record.groups);
+    // Marked before the request: a coordinator that dies before the job's id
+    // is saved leaves this mark, and the next one reports the batch instead
+    // of training it again (the service may have created the job).
+    if (!record.creating) {
+      record.creating = true;
+      await saveBatch(client, cluster, batch, record);
+    }
+    // The groups as the collector wrote them: `train` writes and checks each
+    // once on its way to the service (the one check they get here). The
+    // released ones without reward signal ride along: `train` leaves them
+    // out of the job (noSignal "skip") and logs them to its step.
+    return this.#own.model.train([...groups, ...this.#noSignal], every.config, {
+      ...run,
+      // The batch was formed under the coordinator's own rule for such groups.
+      noSignal: every.noSignal,
+      logger: this.#run.logger,
+      onJobCreated: async ({ jobId, stepBefore }) => {
+        record.jobId = jobId;
+        record.stepBefore = stepBefore;
+        await saveBatch(client, cluster, batch, record);
+      },
+    });
+  }
+
+  async #load(ids: string[]): Promise<WireGroup[]> {
+    const raw = await this.#run.client.hmget(storeKeys(this.#run.cluster).groups, ...ids);
+    return raw.map((json, i) => {
+      if (json === null || !json.startsWith("{")) {
+        throw new Error(`group ${ids[i]} is missing from Redis (${json ?? "no entry"})`);
+      }
+      return JSON.parse(json) as WireGroup;
+    });
+  }
+}
+
+/**
+ * What a failed `model.train` of a batch without a saved job id means:
+ * `retry` when the service certainly created no job (a read failed, the
+ * service was unreachable or asked to come back later), `refused` when it
+ * rejected the job (a 4xx answer) or the groups never left this process,
+ * `uncertain` when the creation request may have reached the service
+ * (a 5xx answer, a timeout, a connection lost mid-request).
+ */
+function creationOutcome(error: unknown): "retry" | "refused" | "uncertain" {
+  const e = error as { status?: unknown; method?: unknown; cause?: unknown };
+  for (let cause = e?.cause, depth = 0; cause && depth < 4; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return "retry";
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  if (typeof e?.method !== "string") return "refused";
+  if (e.method === "GET") return "retry";
+  const status = e.status;
+  if (status === 429 || status === 503) return "retry";
+  if (typeof status === "number" && status >= 400 && status < 500 && status !== 408) {
+    return "refused";
+  }
+  return "uncertain";
+}
