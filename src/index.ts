@@ -64,6 +64,9 @@ export {
   type RecordedCompletion,
   Recorder,
   type RecorderOptions,
+  RolloutAbortedError,
+  type RolloutCallOptions,
+  type RolloutContext,
   type RolloutOptions,
   type WrapOptions,
 } from "./recorder/index.js";
