@@ -3,49 +3,54 @@
 // with its objects, the CLI keeps the ids it created or was shown, and takes a
 // model as its id, its ENTITY/PROJECT/NAME, or a unique prefix of its id, and
 // a job as its id or a unique prefix.
-import { readFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import path from "node:path";
+//
+// The file is shared by every CLI process of the user: a save takes a lock,
+// reads the file again and applies this process's changes to what it holds
+// now, so processes at once lose nothing. A file the CLI cannot read (not
+// JSON, not its shape, not a regular file) is never overwritten: each command
+// says so on stderr, naming the file, and does what it was asked without it.
+import { z } from "zod";
 import { atomicWriteFile } from "../util/atomic-write.js";
+import { errorMessage } from "../util/error-message.js";
 import type { Model } from "../wire/index.js";
 import { NotFoundCliError, UsageError } from "./context.js";
+import { knownFilePath, readKnownFile, withKnownLock } from "./known-file.js";
 
-export interface KnownModel {
-  id: string;
-  entity: string;
-  project: string;
-  name: string;
-  base_model: string;
-  run_id?: string | null;
-}
+export { knownFilePath } from "./known-file.js";
 
-export interface KnownJob {
-  id: string;
-  model_id: string;
-  kind: "RL" | "SFT";
-  created_at: string;
-}
+const knownModel = z.object({
+  id: z.string(),
+  entity: z.string(),
+  project: z.string(),
+  name: z.string(),
+  base_model: z.string(),
+  run_id: z.string().nullish(),
+});
+const knownJob = z.object({
+  id: z.string(),
+  model_id: z.string(),
+  kind: z.enum(["RL", "SFT"]),
+  created_at: z.string(),
+});
+const serviceRecord = z.looseObject({
+  models: z.record(z.string(), knownModel),
+  jobs: z.record(z.string(), knownJob),
+});
+/** The shape of known.json. */
+export const knownFileSchema = z.looseObject({
+  version: z.literal(1),
+  services: z.record(z.string(), serviceRecord),
+});
+export type KnownModel = z.infer<typeof knownModel>;
+export type KnownJob = z.infer<typeof knownJob>;
+type ServiceRecord = z.infer<typeof serviceRecord>;
+type KnownFile = z.infer<typeof knownFileSchema>;
 
-interface ServiceRecord {
-  models: Record<string, KnownModel>;
-  jobs: Record<string, KnownJob>;
-}
-
-interface KnownFile {
-  version: 1;
-  services: Record<string, ServiceRecord>;
-}
-
-/** Where the file lives: $TRAJECTORY_RECORDER_STATE_DIR, else $XDG_STATE_HOME/trajectory-recorder, else ~/.local/state/trajectory-recorder. */
-export function knownFilePath(): string {
-  const dir =
-    process.env.TRAJECTORY_RECORDER_STATE_DIR ||
-    path.join(
-      process.env.XDG_STATE_HOME || path.join(homedir(), ".local", "state"),
-      "trajectory-recorder",
-    );
-  return path.join(dir, "known.json");
-}
+/** One change this process made, applied again to the file as it is when saved. */
+type Change =
+  | { kind: "model"; model: KnownModel }
+  | { kind: "forget"; id: string }
+  | { kind: "job"; job: KnownJob };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Git takes 4 characters at least; so do we. */
@@ -56,23 +61,36 @@ export class Known {
   readonly #file: string;
   readonly #url: string;
   readonly #all: KnownFile;
-  #changed = false;
+  readonly #warn: (message: string) => void;
+  /** Why the file cannot be used, said once; nothing is saved over it. */
+  #unusable: string | undefined;
+  #changes: Change[] = [];
 
-  private constructor(file: string, url: string, all: KnownFile) {
+  private constructor(
+    file: string,
+    url: string,
+    all: KnownFile,
+    warn: (message: string) => void,
+    unusable: string | undefined,
+  ) {
     this.#file = file;
     this.#url = url;
     this.#all = all;
+    this.#warn = warn;
+    this.#unusable = unusable;
   }
 
-  /** Reads the file (a missing or unreadable one is empty: it only saves typing). */
-  static async load(url: string): Promise<Known> {
+  /**
+   * Reads the file. A missing file is empty; one that cannot be read is empty
+   * too, and `warn` is told why, naming the file: it only saves typing, so it
+   * never stops a command.
+   */
+  static async load(url: string, warn: (message: string) => void = () => {}): Promise<Known> {
     const file = knownFilePath();
-    let all: KnownFile = { version: 1, services: {} };
-    try {
-      const parsed = JSON.parse(await readFile(file, "utf8")) as KnownFile;
-      if (parsed && parsed.version === 1 && typeof parsed.services === "object") all = parsed;
-    } catch {}
-    return new Known(file, url, all);
+    const read = await readKnownFile(file, knownFileSchema);
+    const empty: KnownFile = { version: 1, services: {} };
+    if (read.problem) warn(unusableMessage(file, read.problem));
+    return new Known(file, url, read.value ?? empty, warn, read.problem);
   }
 
   get url(): string {
@@ -94,7 +112,7 @@ export class Known {
   }
 
   rememberModel(m: Model | KnownModel): void {
-    this.#here.models[m.id] = {
+    const model: KnownModel = {
       id: m.id,
       entity: m.entity,
       project: m.project ?? "",
@@ -102,24 +120,58 @@ export class Known {
       base_model: m.base_model ?? "",
       run_id: m.run_id ?? null,
     };
-    this.#changed = true;
+    this.#here.models[m.id] = model;
+    this.#changes.push({ kind: "model", model });
   }
 
   forgetModel(id: string): void {
     if (!Object.hasOwn(this.#here.models, id)) return;
     delete this.#here.models[id];
-    this.#changed = true;
+    this.#changes.push({ kind: "forget", id });
   }
 
   rememberJob(job: KnownJob): void {
     this.#here.jobs[job.id] = job;
-    this.#changed = true;
+    this.#changes.push({ kind: "job", job });
   }
 
+  /**
+   * Saves this process's changes: under the file's lock, applied to the file
+   * as it is now (other CLI processes may have saved since it was read). A
+   * file that cannot be used is left as it is; the problem goes to `warn`,
+   * never thrown: the command's own work is done.
+   */
   async save(): Promise<void> {
-    if (!this.#changed) return;
-    await atomicWriteFile(this.#file, `${JSON.stringify(this.#all, null, 2)}\n`);
-    this.#changed = false;
+    const changes = this.#changes;
+    if (changes.length === 0) return;
+    this.#changes = [];
+    // Said when the file was read; it is left as it is.
+    if (this.#unusable) return;
+    try {
+      await withKnownLock(this.#file, async () => {
+        const read = await readKnownFile(this.#file, knownFileSchema);
+        if (read.problem) {
+          this.#unusable = read.problem;
+          this.#warn(unusableMessage(this.#file, read.problem));
+          return;
+        }
+        const all = read.value ?? { version: 1, services: {} };
+        const services = all.services;
+        const here = Object.hasOwn(services, this.#url)
+          ? (services[this.#url] as ServiceRecord)
+          : (services[this.#url] = { models: {}, jobs: {} });
+        for (const change of changes) {
+          if (change.kind === "model") here.models[change.model.id] = change.model;
+          else if (change.kind === "job") here.jobs[change.job.id] = change.job;
+          else delete here.models[change.id];
+        }
+        await atomicWriteFile(this.#file, `${JSON.stringify(all, null, 2)}\n`);
+      });
+    } catch (error) {
+      this.#warn(
+        `could not save what this command learned to ${this.#file}: ${errorMessage(error)}. The command itself succeeded; later commands may need the model's or job's full id.`,
+      );
+    }
   }
 
   /**
@@ -172,6 +224,10 @@ export class Known {
         .join(", ")}); give more characters.`,
     );
   }
+}
+
+function unusableMessage(file: string, problem: string): string {
+  return `the CLI's state file ${file} cannot be used: ${problem}. Models and jobs are not remembered (give full ids) until it is fixed or removed; it only saves typing, nothing else depends on it.`;
 }
 
 /** ENTITY/PROJECT/NAME, or wandb-artifact:///ENTITY/PROJECT/NAME[:step], split; else undefined. */

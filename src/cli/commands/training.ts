@@ -95,7 +95,7 @@ ${GROUP_BY_HELP}`,
       await groupsOf(positionals[0] as string, values, out, "log"),
       "log",
     );
-    const s = await connect(values);
+    const s = await connect(values, out);
     const modelId = s.known.model(ref).id;
     const split = str(values, "split") ?? "val";
     const answer = await s.client.models.log(modelId, { split, trajectory_groups: groups });
@@ -141,7 +141,7 @@ ${FOLLOW_HELP}`,
     );
     // The refusal model.train makes (no trainable turn anywhere), in its words.
     checkGroups(trajectory_groups, undefined, "train", { refuseUntrainable: true });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const modelId = s.known.model(ref).id;
     const experimental_config = toExperimentalConfig(
       learningRate === undefined ? undefined : { learningRate },
@@ -233,7 +233,7 @@ ${FOLLOW_HELP}`,
     const interval =
       numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
     const jsonl = file === undefined ? undefined : await sftData(file, values, out);
-    const s = await connect(values);
+    const s = await connect(values, out);
     const model = s.known.model(ref);
     let url = dataUrl as string;
     if (jsonl !== undefined) {
