@@ -156,6 +156,7 @@ export {
   type GatherGroupInput,
   type GatherOptions,
   type GatherProgress,
+  GatherTimeoutError,
   type GatherTrajectoriesOptions,
   type GroupSink,
   type GroupValidation,

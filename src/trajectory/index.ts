@@ -19,6 +19,7 @@ export {
   gatherTrajectoryGroups,
   type TrajectoriesRollout,
 } from "./gather.js";
+export { GatherTimeoutError } from "./gather-limits.js";
 export {
   PendingGroup,
   type Rollout,
