@@ -126,6 +126,7 @@ export {
   type FollowOptions,
   type FollowResult,
   type GroupInput,
+  InvalidGroupDataError,
   InvalidTrainingOptionsError,
   LocalFileUploader,
   type NoSignalPolicy,

@@ -12,7 +12,7 @@ import {
   type TrajectoryGroupWire,
   type TrajectoryGroupWireSchema,
 } from "../wire/index.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
+import { InvalidGroupDataError } from "./group-errors.js";
 import { PreparedGroup } from "./prepared.js";
 
 /** How long one slice of writing may hold the event loop, in ms. */
@@ -40,9 +40,7 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
   if (typeof method !== "string")
     throw new InvalidArgumentError("toWireGroups(groups, method)", "method", "a string", method);
   if (!Array.isArray(groups)) {
-    throw new InvalidTrainingOptionsError(method, [
-      "groups: expected an array of trajectory groups",
-    ]);
+    throw new InvalidGroupDataError(method, ["groups: expected an array of trajectory groups"]);
   }
   return groups.map((group, index) => {
     // Checked when it was prepared.
@@ -70,14 +68,14 @@ function jsonProblemError(
   group: unknown,
   index: number,
   method: string,
-): InvalidTrainingOptionsError | undefined {
+): InvalidGroupDataError | undefined {
   const raw =
     group && typeof (group as { toJSON?: unknown }).toJSON === "function"
       ? (group as { toJSON(): unknown }).toJSON()
       : group;
   const problem = findJsonProblem(raw ?? null);
   if (!problem) return undefined;
-  return new InvalidTrainingOptionsError(method, [
+  return new InvalidGroupDataError(method, [
     `${groupPath(index, problem.path)}: ${problem.message}`,
   ]);
 }
@@ -88,8 +86,8 @@ function issuesError(
   issues: readonly WireIssue[],
   index: number,
   method: string,
-): InvalidTrainingOptionsError {
-  return new InvalidTrainingOptionsError(
+): InvalidGroupDataError {
+  return new InvalidGroupDataError(
     method,
     issues.slice(0, 20).map((i) => {
       // JSON turns NaN and Infinity into null, which the schema then
@@ -118,7 +116,7 @@ function nextPiece<T>(
   } catch (error) {
     const problem = error instanceof TypeError ? findJsonProblem(group ?? null) : undefined;
     if (!problem) throw error;
-    throw new InvalidTrainingOptionsError(method, [
+    throw new InvalidGroupDataError(method, [
       `${groupPath(index, problem.path)}: ${problem.message}`,
     ]);
   }
@@ -153,9 +151,7 @@ function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
  */
 export async function prepareGroups(groups: unknown, method: string): Promise<PreparedGroup[]> {
   if (!Array.isArray(groups)) {
-    throw new InvalidTrainingOptionsError(method, [
-      "groups: expected an array of trajectory groups",
-    ]);
+    throw new InvalidGroupDataError(method, ["groups: expected an array of trajectory groups"]);
   }
   const out: PreparedGroup[] = [];
   for (let i = 0; i < groups.length; i++) out.push(await prepareGroup(groups[i], method, i));

@@ -17,6 +17,7 @@ export {
   followTrainingJob,
   type TrainingProgress,
 } from "./follow.js";
+export { InvalidGroupDataError } from "./group-errors.js";
 export { type GroupInput, toWireGroups } from "./groups.js";
 export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
 export {

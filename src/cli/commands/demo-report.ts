@@ -147,7 +147,7 @@ ${SERVICE_HELP}`,
       version = filesVersion(sourceFiles(chosen));
     } else {
       // The service: each model's checkpoint list.
-      const s = await connect(values);
+      const s = await connect(values, out);
       const refs = models.map((ref) => {
         const m = s.known.model(ref);
         return { id: m.id, label: isKnownModel(m) ? `${m.project}/${m.name}` : m.id };
