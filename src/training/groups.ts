@@ -225,5 +225,10 @@ export function rewardSignalOf(group: unknown): boolean | undefined {
   }
   const trajectories = (group as { trajectories?: unknown } | null)?.trajectories;
   if (!Array.isArray(trajectories) || trajectories.length === 0) return undefined;
-  return hasRewardSignal({ trajectories } as Parameters<typeof hasRewardSignal>[0]);
+  // A reward the JSON leaves out is ART's default, 0.
+  const rewards = trajectories.map((t) => {
+    const reward = (t as { reward?: unknown } | null)?.reward;
+    return { reward: typeof reward === "number" ? reward : 0 };
+  });
+  return hasRewardSignal({ trajectories: rewards } as Parameters<typeof hasRewardSignal>[0]);
 }
