@@ -35,6 +35,8 @@ const knownJob = z.object({
 const serviceRecord = z.looseObject({
   models: z.record(z.string(), knownModel),
   jobs: z.record(z.string(), knownJob),
+  /** Models this CLI deleted or found gone, by id: a name then says so, not "unknown". */
+  gone: z.record(z.string(), knownModel).optional(),
 });
 /** The shape of known.json. */
 export const knownFileSchema = z.looseObject({
@@ -49,7 +51,7 @@ type KnownFile = z.infer<typeof knownFileSchema>;
 /** One change this process made, applied again to the file as it is when saved. */
 type Change =
   | { kind: "model"; model: KnownModel }
-  | { kind: "forget"; id: string }
+  | { kind: "forget"; model: KnownModel }
   | { kind: "job"; job: KnownJob };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -121,13 +123,18 @@ export class Known {
       run_id: m.run_id ?? null,
     };
     this.#here.models[m.id] = model;
+    if (this.#here.gone) delete this.#here.gone[m.id];
     this.#changes.push({ kind: "model", model });
   }
 
+  /** Forgets a model that was deleted or no longer exists; its name is then said to be gone. */
   forgetModel(id: string): void {
     if (!Object.hasOwn(this.#here.models, id)) return;
+    const model = this.#here.models[id] as KnownModel;
     delete this.#here.models[id];
-    this.#changes.push({ kind: "forget", id });
+    this.#here.gone ??= {};
+    this.#here.gone[id] = model;
+    this.#changes.push({ kind: "forget", model });
   }
 
   rememberJob(job: KnownJob): void {
@@ -161,9 +168,15 @@ export class Known {
           ? (services[this.#url] as ServiceRecord)
           : (services[this.#url] = { models: {}, jobs: {} });
         for (const change of changes) {
-          if (change.kind === "model") here.models[change.model.id] = change.model;
-          else if (change.kind === "job") here.jobs[change.job.id] = change.job;
-          else delete here.models[change.id];
+          if (change.kind === "model") {
+            here.models[change.model.id] = change.model;
+            if (here.gone) delete here.gone[change.model.id];
+          } else if (change.kind === "job") here.jobs[change.job.id] = change.job;
+          else {
+            delete here.models[change.model.id];
+            here.gone ??= {};
+            here.gone[change.model.id] = change.model;
+          }
         }
         await atomicWriteFile(this.#file, `${JSON.stringify(all, null, 2)}\n`);
       });
@@ -185,8 +198,15 @@ export class Known {
         (m) => m.entity === named.entity && m.project === named.project && m.name === named.name,
       );
       if (found) return found;
+      const gone = Object.values(this.#here.gone ?? {}).find(
+        (m) => m.entity === named.entity && m.project === named.project && m.name === named.name,
+      );
+      if (gone)
+        throw new NotFoundCliError(
+          `model ${named.entity}/${named.project}/${named.name} (${gone.id}) was deleted from ${this.#url}; 'models create --project ${named.project} --name ${named.name} --base-model ${gone.base_model || "BASE"}' makes a new one.`,
+        );
       throw new NotFoundCliError(
-        `no model named ${named.entity}/${named.project}/${named.name} is known for ${this.#url}. The service does not list models, so the CLI knows those it created or found: run 'models create --entity ${named.entity} --project ${named.project} --name ${named.name} --base-model BASE --return-existing' once, or give the model's id.`,
+        `no model named ${named.entity}/${named.project}/${named.name} is known for ${this.#url}.${baseUrlHint(this.#url)} The service does not list models, so the CLI knows those it created or found: run 'models create --entity ${named.entity} --project ${named.project} --name ${named.name} --base-model BASE --return-existing' once, or give the model's id.`,
       );
     }
     return this.#byId(ref, this.#here.models, "model");
@@ -203,6 +223,12 @@ export class Known {
     what: string,
   ): T | { id: string } {
     if (Object.hasOwn(all, ref)) return all[ref] as T;
+    // Ids are hexadecimal: anything else may be a key pasted in the wrong
+    // place, and is never printed.
+    if (!/^[0-9a-f-]+$/i.test(ref))
+      throw new UsageError(
+        `the ${what} argument is not a ${what} id, a prefix of one${what === "model" ? " or ENTITY/PROJECT/NAME" : ""} (ids are hexadecimal; the value is not shown, in case it is a key).`,
+      );
     if (UUID.test(ref)) return all[ref.toLowerCase()] ?? { id: ref };
     if (ref.length < MIN_PREFIX) {
       throw new UsageError(
@@ -214,7 +240,7 @@ export class Known {
     if (matches.length === 1) return matches[0] as T;
     if (matches.length === 0) {
       throw new NotFoundCliError(
-        `no ${what} id known for ${this.#url} starts with ${JSON.stringify(ref)}; give the whole id${what === "model" ? " or ENTITY/PROJECT/NAME" : ""}.`,
+        `no ${what} id known for ${this.#url} starts with ${JSON.stringify(ref)}; give the whole id${what === "model" ? " or ENTITY/PROJECT/NAME" : ""}.${baseUrlHint(this.#url)}`,
       );
     }
     throw new UsageError(
@@ -224,6 +250,18 @@ export class Known {
         .join(", ")}); give more characters.`,
     );
   }
+}
+
+/** The hint the client gives on a 404 from a base URL without /v1, for lookups that never reach the service. */
+function baseUrlHint(url: string): string {
+  let pathname: string;
+  try {
+    pathname = new URL(url).pathname.replace(/\/+$/, "");
+  } catch {
+    return "";
+  }
+  if (pathname.endsWith("/v1")) return "";
+  return ` The base URL ${url} does not end in /v1, where the service's routes are; try ${url.replace(/\/+$/, "")}/v1.`;
 }
 
 function unusableMessage(file: string, problem: string): string {

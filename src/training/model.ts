@@ -109,6 +109,9 @@ export interface TrainResult {
  */
 export type NoSignalPolicy = "skip" | "send";
 
+/** Where the library's informational lines go by default: stderr, leaving stdout to the program. */
+const STDERR_INFO = { info: (message: string) => console.error(message) };
+
 /**
  * A model on the Training Service that trains from trajectory groups (RL) or
  * conversations (SFT), and serves its latest checkpoint for chat completions.
@@ -233,7 +236,7 @@ export class TrainableModel {
       validate?: GroupCheck;
       /** Groups whose rewards are all equal: `"skip"` (default) or `"send"`. */
       noSignal?: NoSignalPolicy;
-      /** Where the line about groups left out goes. Default `console` (`info`). */
+      /** Where the line about groups left out goes. Default: stderr (as `console.error`), never stdout, which is the program's own. */
       logger?: { info(message: string): void };
     } = {},
   ): Promise<TrainResult> {
@@ -271,7 +274,7 @@ export class TrainableModel {
       const total = prepared.length;
       prepared = prepared.filter((_, i) => signals[i] !== false);
       noSignalGroups = total - prepared.length;
-      const logger = run.logger ?? console;
+      const logger = run.logger ?? STDERR_INFO;
       if (noSignalGroups > 0 && prepared.length === 0) {
         const step = await this.getStep({ signal: run.signal });
         logger.info(

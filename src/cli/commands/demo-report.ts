@@ -27,6 +27,7 @@ Options:
   --report PATH         where the HTML report goes (default ./trajectory-report.html)
   --no-report           write no report
   --seed N              the same seed gives the same run (default 1)`,
+  offline: true,
   async run(args, out) {
     const { values } = parse(
       args,
@@ -37,6 +38,7 @@ Options:
         seed: { type: "string" },
       },
       { min: 0, max: 0, names: "" },
+      { service: false },
     );
     if (values["no-report"] && values.report !== undefined)
       throw new UsageError("give --report PATH or --no-report, not both.");
