@@ -4,10 +4,10 @@ import {
   Trajectory,
   TrajectoryCheckError,
   TrajectoryGroup,
-  toWireGroups,
   validateGroup,
 } from "trajectory-recorder";
 import { describe, expect, it } from "vitest";
+import { toWireGroups } from "../../src/training/index.js";
 
 const token = (extra: Record<string, unknown> = {}) => ({
   token: "a",
