@@ -11,7 +11,7 @@ import {
 } from "../../report/index.js";
 import { filesVersion, sourceFiles } from "../../report/serve.js";
 import { numberOption, parse, required, str } from "../args.js";
-import { type Command, print, SERVICE_HELP, UsageError } from "../context.js";
+import { type Command, print, UsageError } from "../context.js";
 import { isKnownModel } from "../known.js";
 import { connect } from "../service.js";
 
@@ -86,9 +86,7 @@ Options:
                         steps appear in the open page without a reload (Ctrl-C stops)
   --port N              with --serve: the port (default: a free one)
   --interval MS         with --serve: how often the page checks for changes (default 1000)
-  --title TEXT          the page's title
-
-${SERVICE_HELP}`,
+  --title TEXT          the page's title`,
   async run(args, out) {
     const { values } = parse(
       args,
