@@ -15,15 +15,26 @@ export function docSources(root) {
   ];
 }
 
-/** Every ```ts block of those files: its code, file, first line, and whether it is a fragment. */
+/**
+ * Every ```ts block of those files, indented (inside a list item) or not:
+ * its code (without the fence's indent), file, first line, and whether it is
+ * a fragment. A block ends at a closing fence of the same indent.
+ */
 export function tsBlocks(root) {
   return docSources(root).flatMap((source) => {
     const text = readFileSync(join(root, source), "utf8");
-    return [...text.matchAll(/^```ts( fragment)?\n([\s\S]*?)^```$/gm)].map((m) => ({
-      code: m[2],
+    return [...text.matchAll(/^( *)```ts( fragment)?\n([\s\S]*?)^\1```$/gm)].map((m) => ({
+      code: dedent(m[3], m[1].length),
       source,
-      fragment: Boolean(m[1]),
+      fragment: Boolean(m[2]),
       line: text.slice(0, m.index).split("\n").length + 1,
     }));
   });
+}
+
+/** `code` with up to `n` leading spaces taken off each line. */
+function dedent(code, n) {
+  if (n === 0) return code;
+  const indent = new RegExp(`^ {0,${n}}`, "gm");
+  return code.replace(indent, "");
 }

@@ -34,7 +34,7 @@ export function parse(
       strict: true,
     }) as Parsed;
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(parseArgsMessage(error as Error & { code?: string }));
   }
   const n = parsed.positionals.length;
   if (!parsed.values.help && n < positionals.min) {
@@ -91,4 +91,22 @@ export function required(values: Values, name: string): string {
   const v = str(values, name);
   if (v === undefined || v === "") throw new UsageError(`--${name} is required.`);
   return v;
+}
+
+/** node:util's parseArgs errors, said in our words (its own quote unevenly and speak of its API). */
+function parseArgsMessage(error: Error & { code?: string }): string {
+  // "'-y, --yes'" names the long form second.
+  const option = /'(?:-\w, )?(-{1,2}[^'\s<,]+)/.exec(error.message)?.[1];
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${option ?? "(unnamed)"}; a value starting with '-' goes after '--'.`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return /does not take an argument/.test(error.message)
+        ? `option ${option ?? "(unnamed)"} takes no value.`
+        : `option ${option ?? "(unnamed)"} needs a value (one starting with '-' is given as ${option ?? "--option"}=VALUE).`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return "takes no arguments.";
+    default:
+      return error.message;
+  }
 }

@@ -142,7 +142,7 @@ export async function main(argv: string[], out: Output): Promise<number> {
     return await command.run(args, out);
   } catch (error) {
     const code = exitCodeOf(error);
-    const message = redact(errorMessage(error), argv);
+    const message = tidy(redact(errorMessage(error), argv), command.name);
     const where = `${PROGRAM} ${command.name}`;
     if (args.includes("--json")) {
       out.stdout.write(
@@ -156,6 +156,21 @@ export async function main(argv: string[], out: Output): Promise<number> {
     } else out.stderr.write(`${where}: ${message}\n`);
     return code;
   }
+}
+
+/**
+ * A message as the CLI prints it after `PROGRAM COMMAND: `: without a second
+ * `COMMAND:` of the library's own, and without doubled stops (a sentence
+ * ending in "." joined with "; " or closed again).
+ */
+export function tidy(message: string, command: string): string {
+  let out = message;
+  for (const prefix of [`${command}: `, `${command.split(" ").at(-1)}: `])
+    if (out.startsWith(prefix)) out = out.slice(prefix.length);
+  return out
+    .replace(/\.;/g, ";")
+    .replace(/\.{4,}/g, "...")
+    .replace(/(?<!\.)([.?!])\.(?=\s|$)/g, "$1");
 }
 
 const ERROR_TYPES: Record<number, string> = {

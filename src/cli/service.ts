@@ -11,9 +11,10 @@ export interface Service {
   known: Known;
 }
 
-export async function connect(values: Values): Promise<Service> {
+export async function connect(values: Values, out: Output): Promise<Service> {
   const client = makeClient(values);
-  return { client, known: await Known.load(serviceUrl(values)) };
+  const warn = (message: string) => out.stderr.write(`warning: ${message}\n`);
+  return { client, known: await Known.load(serviceUrl(values), warn) };
 }
 
 /**

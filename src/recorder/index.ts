@@ -21,6 +21,12 @@ export {
   type RecordedCompletion,
   type RolloutOptions,
 } from "./context.js";
-export { Recorder, type RecorderOptions } from "./recorder.js";
+export { RolloutAbortedError } from "./errors.js";
+export {
+  Recorder,
+  type RecorderOptions,
+  type RolloutCallOptions,
+  type RolloutContext,
+} from "./recorder.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 export { type WrapOptions, wrapClient } from "./wrap.js";

@@ -11,6 +11,7 @@ import {
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
+import { RolloutAbortedError } from "./errors.js";
 import { tracer, tracingEnabled } from "./spans.js";
 import { type WrapOptions, wrapClient } from "./wrap.js";
 
@@ -39,6 +40,27 @@ export interface RecorderOptions {
   policy?: readonly string[] | ((model: string) => boolean);
   /** Where the recorder warns (once per process, e.g. a rollout that recorded no call). Default `console`. */
   logger?: { warn(message: string): void };
+}
+
+/** Options of {@link Recorder.rollout}. */
+export interface RolloutCallOptions {
+  /** Copied into the trajectory's `metadata`. */
+  metadata?: Record<string, unknown>;
+  /**
+   * Ends the rollout when it aborts: `rollout()` rejects with
+   * {@link RolloutAbortedError}, whose `trajectory` holds what was recorded and
+   * logs why it ended. Given to `fn` (combined with `timeout`) to pass on to
+   * its own calls.
+   */
+  signal?: AbortSignal;
+  /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
+  timeout?: number;
+}
+
+/** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
+export interface RolloutContext {
+  /** Aborts when the rollout is aborted (its `signal`, or its `timeout`): pass it on to your own calls. */
+  signal: AbortSignal;
 }
 
 // Shared across the copies of this module (see context.ts): once per process.
@@ -127,8 +149,8 @@ export class Recorder {
    * between rollouts.
    */
   async rollout(
-    fn: (trajectory: Trajectory) => unknown,
-    opts: { metadata?: Record<string, unknown> } = {},
+    fn: (trajectory: Trajectory, context: RolloutContext) => unknown,
+    opts: RolloutCallOptions = {},
   ): Promise<Trajectory> {
     const call = "recorder.rollout(fn, opts)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
@@ -136,6 +158,14 @@ export class Recorder {
     const metadata = opts.metadata;
     if (metadata !== undefined && (!isObjectLike(metadata) || Array.isArray(metadata)))
       throw new InvalidArgumentError(call, "opts.metadata", "a plain object", metadata);
+    const { signal, timeout } = opts;
+    if (signal !== undefined && !isAbortSignal(signal))
+      throw new InvalidArgumentError(call, "opts.signal", "an AbortSignal", signal);
+    if (
+      timeout !== undefined &&
+      (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0)
+    )
+      throw new InvalidArgumentError(call, "opts.timeout", "a positive number of ms", timeout);
     const trajectory = new Trajectory({ metadata: metadata ? { ...metadata } : {} });
     // Whether anyone traces is asked once per rollout: no span (nor
     // OpenTelemetry context) when nobody does, see tracingEnabled().
@@ -154,13 +184,22 @@ export class Recorder {
     const span = traced
       ? tracer().startSpan("rollout", { attributes: { "gen_ai.operation.name": "invoke_agent" } })
       : undefined;
-    const run = () => runInRollout(state, () => fn(trajectory));
+    const abort = rolloutAbort(signal, timeout);
+    const given: RolloutContext = { signal: abort.signal };
+    const run = () => runInRollout(state, () => fn(trajectory, given), abort.signal);
     try {
       try {
-        await (span ? context.with(trace.setSpan(context.active(), span), run) : run());
+        if (abort.signal.aborted) throw abort.error(trajectory);
+        const running = span ? context.with(trace.setSpan(context.active(), span), run) : run();
+        if (abort.watched) {
+          // Once aborted, how the function ends later is no one's concern.
+          running.catch(() => {});
+          await Promise.race([running, abort.rejection(trajectory)]);
+        } else await running;
       } finally {
+        abort.dispose();
         state.end();
-        if (state.completions === 0) this.#warnEmpty();
+        if (state.completions === 0 && !abort.signal.aborted) this.#warnEmpty();
       }
       span?.setAttribute("trajectory_recorder.reward", trajectory.reward);
       span?.addEvent("gen_ai.evaluation.result", {
@@ -169,7 +208,8 @@ export class Recorder {
       });
       return trajectory;
     } catch (error) {
-      trajectory.log(`rollout failed: ${errorMessage(error)}`);
+      if (!(error instanceof RolloutAbortedError))
+        trajectory.log(`rollout failed: ${errorMessage(error)}`);
       span?.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
       throw error;
     } finally {
@@ -192,6 +232,66 @@ export class Recorder {
   ): Promise<TrajectoryGroup[]> {
     return gatherTrajectoryGroups(groups, { ...opts, sink: opts.sink ?? this.options.shipper });
   }
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return (
+    isObjectLike(value) &&
+    typeof (value as { aborted?: unknown }).aborted === "boolean" &&
+    typeof (value as { addEventListener?: unknown }).addEventListener === "function"
+  );
+}
+
+/** The signal of rollouts given neither a signal nor a timeout: it never aborts. */
+const NEVER = new AbortController().signal;
+
+/** The signal a rollout ends on (its own, its timeout's, or both), and the error it then rejects with. */
+function rolloutAbort(signal: AbortSignal | undefined, timeout: number | undefined) {
+  if (signal === undefined && timeout === undefined)
+    return {
+      signal: NEVER,
+      watched: false,
+      error: () => undefined as never,
+      rejection: () => undefined as never,
+      dispose: () => {},
+    };
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  if (signal?.aborted) controller.abort(signal.reason);
+  const timer =
+    timeout === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort(new DOMException(`timed out after ${timeout} ms`, "TimeoutError"));
+        }, timeout);
+  const error = (trajectory: Trajectory) => {
+    const why = timedOut
+      ? `after its timeout of ${timeout} ms`
+      : `by its signal${signal?.reason instanceof Error ? ` (${signal.reason.message})` : ""}`;
+    const e = new RolloutAbortedError(trajectory, timedOut, why, controller.signal.reason);
+    trajectory.log(`rollout aborted ${why}: what it recorded until then is kept`);
+    return e;
+  };
+  return {
+    signal: controller.signal,
+    watched: true,
+    error,
+    rejection: (trajectory: Trajectory) =>
+      new Promise<never>((_, reject) => {
+        if (controller.signal.aborted) reject(error(trajectory));
+        else
+          controller.signal.addEventListener("abort", () => reject(error(trajectory)), {
+            once: true,
+          });
+      }),
+    dispose: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 function namesPolicy(names: readonly string[]): (model: string) => boolean {

@@ -1,6 +1,7 @@
 // One self-contained HTML page: no network, inline style, SVG and script.
 // The page is produced in parts so a large run streams to disk.
 import { escapeHtml, rewardChart, seriesName, splitColors } from "./chart.js";
+import { checkReportRun } from "./check-run.js";
 import { preparePage, scriptJson } from "./prepare.js";
 import { type ReportRun, stepStats } from "./run.js";
 import { SCRIPT, STYLE } from "./viewer.js";
@@ -41,6 +42,7 @@ function compareSection(run: ReportRun, colors: Record<string, string>): string 
  * for (const part of reportParts(run)) stream.write(part);
  */
 export function* reportParts(run: ReportRun, options: ReportPageOptions = {}): Generator<string> {
+  checkReportRun("reportParts(run)", run);
   const { index, chunks } = preparePage(run);
   if (options.live) index.live = { interval: options.live.interval };
   const trajectories = index.reward.length;
@@ -139,6 +141,7 @@ ${compareSection(run, colors)}
  * const html = renderReport({ title: "my run", steps: [{ step: 0, split: "train", groups }] });
  */
 export function renderReport(run: ReportRun, options: ReportPageOptions = {}): string {
+  checkReportRun("renderReport(run)", run);
   let html = "";
   for (const part of reportParts(run, options)) html += part;
   return html;

@@ -149,7 +149,12 @@ export class TrajectoryShipper {
     this.#options = options;
     this.#model = options.model;
     this.#split = options.split ?? "train";
-    this.#logger = options.logger ?? console;
+    // The console, but its notes on stderr (console.info writes to stdout, the program's own).
+    this.#logger = options.logger ?? {
+      warn: (m) => console.warn(m),
+      error: (m) => console.error(m),
+      info: (m) => console.error(m),
+    };
     const check = options.validate;
     // Asked for, the check reports through the shipper's logger.
     this.#validate =

@@ -19,6 +19,7 @@ export {
   followTrainingJob,
   type TrainingProgress,
 } from "./follow.js";
+export { InvalidGroupDataError } from "./group-errors.js";
 export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
 export {
   type CreatedJob,

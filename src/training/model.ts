@@ -123,6 +123,9 @@ export interface TrainResult {
  */
 export type NoSignalPolicy = "skip" | "send";
 
+/** Where the library's informational lines go by default: stderr, leaving stdout to the program. */
+const STDERR_INFO = { info: (message: string) => console.error(message) };
+
 /**
  * A model on the Training Service that trains from trajectory groups (RL) or
  * conversations (SFT), and serves its latest checkpoint for chat completions.
@@ -236,7 +239,7 @@ export class TrainableModel {
       validate?: GroupCheck;
       /** Groups whose rewards are all equal: `"skip"` (default) or `"send"`. */
       noSignal?: NoSignalPolicy;
-      /** Where the line about groups left out goes. Default `console` (`info`). */
+      /** Where the line about groups left out goes. Default: stderr (as `console.error`), never stdout, which is the program's own. */
       logger?: { info(message: string): void };
     } = {},
   ): Promise<TrainResult> {
@@ -276,7 +279,7 @@ export class TrainableModel {
       const leftOut = prepared.filter((_, i) => signals[i] === false);
       prepared = prepared.filter((_, i) => signals[i] !== false);
       noSignalGroups = leftOut.length;
-      const logger = run.logger ?? console;
+      const logger = run.logger ?? STDERR_INFO;
       // Still rollouts of this step: logged under "train" (marked), before
       // the job, so the step's history and curves count every rollout.
       if (leftOut.length > 0) await this.#logLeftOut(leftOut, run.signal);

@@ -54,6 +54,7 @@ export class LocalFileUploader implements ArtifactUploader {
     this.dir = path.resolve(dir);
   }
   async upload(artifact: Artifact): Promise<string> {
+    checkArtifact("LocalFileUploader.upload(artifact)", artifact);
     const file = path.join(this.dir, path.basename(artifact.name));
     await atomicWriteFile(file, artifact.data);
     return pathToFileURL(file).href;
@@ -98,6 +99,7 @@ export class PresignedUrlUploader implements ArtifactUploader {
   }
 
   async upload(artifact: Artifact, options: { signal?: AbortSignal } = {}): Promise<string> {
+    checkArtifact("PresignedUrlUploader.upload(artifact)", artifact);
     const target = await this.#options.presign(artifact.name);
     const doFetch = this.#options.fetch ?? fetch;
     const attempts = this.#options.maxAttempts ?? 3;
@@ -137,4 +139,15 @@ export class PresignedUrlUploader implements ArtifactUploader {
       await abortableSleep(retryDelay(attempt, { headers, initialDelayMs: 200 }), options.signal);
     }
   }
+}
+
+/** Throws {@link InvalidArgumentError} unless `artifact` has a file name and its data. */
+function checkArtifact(call: string, artifact: unknown): asserts artifact is Artifact {
+  if (artifact === null || typeof artifact !== "object")
+    throw new InvalidArgumentError(call, "artifact", "an object with name and data", artifact);
+  const { name, data } = artifact as { name?: unknown; data?: unknown };
+  if (typeof name !== "string" || path.basename(name) === "" || name.endsWith("/"))
+    throw new InvalidArgumentError(call, "artifact.name", "a file name", name);
+  if (typeof data !== "string" && !(data instanceof Uint8Array))
+    throw new InvalidArgumentError(call, "artifact.data", "a string or a Uint8Array", data);
 }

@@ -271,9 +271,20 @@ export const MAX_WAITING_TOKENS = 1 << 18;
  * answer's objects alive for the garbage collector to walk.
  */
 export const MAX_REFERENCED_TOKENS = 1 << 16;
-/** Captured logprobs held for compaction, oldest first (a Set keeps insertion order). */
-const held = new Set<CompactLogprobs>();
+/**
+ * Captured logprobs held for compaction, oldest first (a Set keeps insertion
+ * order). Held weakly: logprobs of a rollout that can never end (its promise
+ * was collected unsettled) are garbage with it, and leave the count then.
+ */
+const held = new Set<WeakRef<CompactLogprobs>>();
 let heldTokens = 0;
+interface HeldSlot {
+  ref: WeakRef<CompactLogprobs>;
+  tokens: number;
+}
+const collected = new FinalizationRegistry<HeldSlot>((slot) => {
+  if (held.delete(slot.ref)) heldTokens -= slot.tokens;
+});
 let scheduled = false;
 
 function scheduleSlices(): void {
@@ -287,9 +298,11 @@ function scheduleSlices(): void {
 function compactOldest(): void {
   scheduled = false;
   const until = performance.now() + SLICE_MS;
-  for (const next of held) {
+  for (const ref of held) {
     if (heldTokens <= MAX_WAITING_TOKENS) return;
-    next.compact();
+    const next = ref.deref();
+    if (next) next.compact();
+    else held.delete(ref);
     if (performance.now() >= until) break;
   }
   if (heldTokens > MAX_WAITING_TOKENS) scheduleSlices();
@@ -324,8 +337,8 @@ function compacted(list: List, table: TokenTable): List {
 export class CompactLogprobs {
   #content: List;
   #refusal: List;
-  /** How many captured tokens {@link hold} counted (0: not held). */
-  #held = 0;
+  /** How {@link hold} counted these logprobs (undefined: not held). */
+  #held: HeldSlot | undefined;
 
   private constructor(content: List, refusal: List) {
     this.#content = content;
@@ -420,18 +433,21 @@ export class CompactLogprobs {
   hold(): void {
     const tokens = waitingTokens(this.#content) + waitingTokens(this.#refusal);
     if (tokens === 0 || this.#held) return;
-    held.add(this);
-    this.#held = tokens;
+    const slot: HeldSlot = { ref: new WeakRef(this), tokens };
+    held.add(slot.ref);
+    collected.register(this, slot, slot);
+    this.#held = slot;
     heldTokens += tokens;
     if (heldTokens > MAX_WAITING_TOKENS) scheduleSlices();
   }
 
   /** Leaves the held set (compacted, or its lists replaced). */
   #release(): void {
-    if (!this.#held) return;
-    held.delete(this);
-    heldTokens -= this.#held;
-    this.#held = 0;
+    const slot = this.#held;
+    if (!slot) return;
+    this.#held = undefined;
+    collected.unregister(slot);
+    if (held.delete(slot.ref)) heldTokens -= slot.tokens;
   }
 
   /** Whether no list waits to be compacted (compacted, plain, or absent). */

@@ -2,6 +2,8 @@ import PQueue from "p-queue";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { TooManyExceptionsError } from "./errors.js";
+import { abortReason, untilAborted, withTimeout } from "./gather-limits.js";
+import { checkGatherOptions, checkGatherTrajectoriesOptions } from "./gather-options.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
 import { createProgressBar, type GatherProgress, type ProgressStream } from "./progress.js";
 import type { GroupSink } from "./sink.js";
@@ -61,6 +63,25 @@ export interface GatherOptions {
   label?: string;
   /** Where the progress bar draws; it draws only if this is a TTY. Default `process.stderr`. */
   progressStream?: ProgressStream;
+  /**
+   * Stops the gather when it aborts: nothing new starts, and the gather
+   * rejects with the signal's reason (as `fetch` does). Rollouts already
+   * running are not waited for; give them the same signal to stop them.
+   */
+  signal?: AbortSignal;
+  /**
+   * How long one rollout (or a group given as a promise) may take, in ms. One
+   * that takes longer fails with {@link GatherTimeoutError}, counted against
+   * `maxExceptions` like any failed rollout. Default: no limit.
+   */
+  rolloutTimeout?: number;
+  /**
+   * How long `afterEach` and `sink.add` may each take on one group, in ms.
+   * An `afterEach` past it loses its group (as one that throws); a `sink.add`
+   * past it fails the gather with {@link GatherTimeoutError}, as one that
+   * rejects does. Default: no limit.
+   */
+  hookTimeout?: number;
 }
 
 /**
@@ -89,13 +110,9 @@ export async function gatherTrajectoryGroups(
       "an iterable of groups (TrajectoryGroup.from(...) or arrays of rollouts)",
       groups,
     );
-  if (options === null || typeof options !== "object")
-    throw new InvalidArgumentError(
-      "gatherTrajectoryGroups(groups, options)",
-      "options",
-      "an object",
-      options,
-    );
+  checkGatherOptions(options);
+  const { signal, rolloutTimeout, hookTimeout } = options;
+  if (signal?.aborted) throw abortReason(signal);
   const inputs = [...groups];
   inputs.forEach((input, i) => {
     const thenable = typeof (input as { then?: unknown } | null)?.then === "function";
@@ -173,7 +190,12 @@ export async function gatherTrajectoryGroups(
           queue.add(async () => {
             if (state.failed) throw state.failed;
             try {
-              const t = await runRollout(r);
+              const t = await withTimeout(
+                runRollout(r),
+                rolloutTimeout,
+                () => `a rollout of groups[${index}]`,
+                "rolloutTimeout",
+              );
               succeed(t);
               return t;
             } catch (error) {
@@ -187,7 +209,12 @@ export async function gatherTrajectoryGroups(
       group = new TrajectoryGroup(items as (Trajectory | Error)[], pending.options);
     } else {
       try {
-        group = await (input as PromiseLike<TrajectoryGroup>);
+        group = await withTimeout(
+          input as PromiseLike<TrajectoryGroup>,
+          rolloutTimeout,
+          () => `the promised group groups[${index}]`,
+          "rolloutTimeout",
+        );
         if (!(group instanceof TrajectoryGroup))
           throw new TypeError("A group given as a promise must resolve to a TrajectoryGroup.");
       } catch (error) {
@@ -202,7 +229,12 @@ export async function gatherTrajectoryGroups(
     let kept: TrajectoryGroup[] = [group];
     if (options.afterEach) {
       try {
-        kept = await runAfterEach(options.afterEach, group);
+        kept = await withTimeout(
+          runAfterEach(options.afterEach, group),
+          hookTimeout,
+          () => `afterEach of groups[${index}]`,
+          "hookTimeout",
+        );
       } catch (error) {
         // Only this group is lost: counted, logged, and the gather goes on.
         state.failedGroups++;
@@ -215,14 +247,30 @@ export async function gatherTrajectoryGroups(
       for (const g of kept) countRewards(g.trajectories);
       report();
     }
-    for (const g of kept) await options.sink?.add(g);
+    const sink = options.sink;
+    if (sink)
+      for (const g of kept)
+        await withTimeout(
+          sink.add(g),
+          hookTimeout,
+          () => `sink.add of groups[${index}]`,
+          "hookTimeout",
+        );
     return kept;
   };
 
+  // Aborted: nothing queued starts, and every rollout about to start throws.
+  const onAbort = () => {
+    if (!signal) return;
+    state.failed ??= abortReason(signal);
+    queue.clear();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const results = await Promise.all(inputs.map(runGroup));
+    const results = await untilAborted(Promise.all(inputs.map(runGroup)), signal);
     return results.flat();
   } finally {
+    signal?.removeEventListener("abort", onAbort);
     bar.end();
   }
 }
@@ -317,6 +365,10 @@ export interface GatherTrajectoriesOptions {
   /** Label of the progress bar. Default `"gather"`. */
   label?: string;
   progressStream?: ProgressStream;
+  /** Stops the gather when it aborts, as {@link GatherOptions.signal}. */
+  signal?: AbortSignal;
+  /** How long one rollout may take, in ms, as {@link GatherOptions.rolloutTimeout}. */
+  rolloutTimeout?: number;
 }
 
 /** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
@@ -342,8 +394,9 @@ export async function gatherTrajectories(
   const call = "gatherTrajectories(rollouts, options)";
   if (typeof (rollouts as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
     throw new InvalidArgumentError(call, "rollouts", "an iterable of rollouts", rollouts);
-  if (options === null || typeof options !== "object")
-    throw new InvalidArgumentError(call, "options", "an object", options);
+  checkGatherTrajectoriesOptions(options);
+  const { signal, rolloutTimeout } = options;
+  if (signal?.aborted) throw abortReason(signal);
   const inputs = [...rollouts];
   const queue = new PQueue({ concurrency: options.concurrency ?? Number.POSITIVE_INFINITY });
   const total = inputs.length;
@@ -352,7 +405,7 @@ export async function gatherTrajectories(
   const bar = createProgressBar(options.label ?? "gather", options.progressStream);
   const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0 };
   const metrics = new MetricMeans(undefined);
-  let failed: TooManyExceptionsError | undefined;
+  let failed: unknown;
   const report = () => {
     const p: GatherProgress = {
       done: state.done,
@@ -365,10 +418,18 @@ export async function gatherTrajectories(
     options.onProgress?.(p);
     bar.update(p);
   };
-  const run = async (input: TrajectoriesRollout): Promise<Trajectory | Trajectory[] | Error> => {
+  const run = async (
+    input: TrajectoriesRollout,
+    index: number,
+  ): Promise<Trajectory | Trajectory[] | Error> => {
     if (failed) throw failed;
     try {
-      const value: unknown = await (typeof input === "function" ? input() : input);
+      const value: unknown = await withTimeout(
+        typeof input === "function" ? input() : input,
+        rolloutTimeout,
+        () => `rollouts[${index}]`,
+        "rolloutTimeout",
+      );
       let out: Trajectory | Trajectory[];
       if (value instanceof Trajectory) out = value;
       else if (
@@ -403,15 +464,23 @@ export async function gatherTrajectories(
       return error instanceof Error ? error : new Error(String(error));
     }
   };
+  const onAbort = () => {
+    if (!signal) return;
+    failed ??= abortReason(signal);
+    queue.clear();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    return await Promise.all(
-      inputs.map((input) =>
+    const all = Promise.all(
+      inputs.map((input, i) =>
         typeof input === "function"
-          ? (queue.add(() => run(input)) as Promise<Trajectory | Trajectory[] | Error>)
-          : run(input),
+          ? (queue.add(() => run(input, i)) as Promise<Trajectory | Trajectory[] | Error>)
+          : run(input, i),
       ),
     );
+    return await untilAborted(all, signal);
   } finally {
+    signal?.removeEventListener("abort", onAbort);
     bar.end();
   }
 }

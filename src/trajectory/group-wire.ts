@@ -5,7 +5,7 @@
 
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { z } from "zod";
-import { InvalidTrainingOptionsError } from "../training/errors.js";
+import { InvalidGroupDataError } from "../training/group-errors.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { findJsonProblem } from "../util/json-check.js";
 import {
@@ -42,9 +42,7 @@ export function toWireGroups(groups: readonly GroupInput[], method: string): Tra
   if (typeof method !== "string")
     throw new InvalidArgumentError("toWireGroups(groups, method)", "method", "a string", method);
   if (!Array.isArray(groups)) {
-    throw new InvalidTrainingOptionsError(method, [
-      "groups: expected an array of trajectory groups",
-    ]);
+    throw new InvalidGroupDataError(method, ["groups: expected an array of trajectory groups"]);
   }
   return groups.map((group, index) => {
     // Checked when it was prepared.
@@ -72,14 +70,14 @@ function jsonProblemError(
   group: unknown,
   index: number,
   method: string,
-): InvalidTrainingOptionsError | undefined {
+): InvalidGroupDataError | undefined {
   const raw =
     group && typeof (group as { toJSON?: unknown }).toJSON === "function"
       ? (group as { toJSON(): unknown }).toJSON()
       : group;
   const problem = findJsonProblem(raw ?? null);
   if (!problem) return undefined;
-  return new InvalidTrainingOptionsError(method, [
+  return new InvalidGroupDataError(method, [
     `${groupPath(index, problem.path)}: ${problem.message}`,
   ]);
 }
@@ -90,8 +88,8 @@ function issuesError(
   issues: readonly WireIssue[],
   index: number,
   method: string,
-): InvalidTrainingOptionsError {
-  return new InvalidTrainingOptionsError(
+): InvalidGroupDataError {
+  return new InvalidGroupDataError(
     method,
     issues.slice(0, 20).map((i) => {
       // JSON turns NaN and Infinity into null, which the schema then
@@ -120,7 +118,7 @@ function nextPiece<T>(
   } catch (error) {
     const problem = error instanceof TypeError ? findJsonProblem(group ?? null) : undefined;
     if (!problem) throw error;
-    throw new InvalidTrainingOptionsError(method, [
+    throw new InvalidGroupDataError(method, [
       `${groupPath(index, problem.path)}: ${problem.message}`,
     ]);
   }
@@ -155,9 +153,7 @@ function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
  */
 export async function prepareGroups(groups: unknown, method: string): Promise<PreparedGroup[]> {
   if (!Array.isArray(groups)) {
-    throw new InvalidTrainingOptionsError(method, [
-      "groups: expected an array of trajectory groups",
-    ]);
+    throw new InvalidGroupDataError(method, ["groups: expected an array of trajectory groups"]);
   }
   const out: PreparedGroup[] = [];
   for (let i = 0; i < groups.length; i++) out.push(await prepareGroup(groups[i], method, i));
@@ -231,5 +227,10 @@ export function rewardSignalOf(group: unknown): boolean | undefined {
   }
   const trajectories = (group as { trajectories?: unknown } | null)?.trajectories;
   if (!Array.isArray(trajectories) || trajectories.length === 0) return undefined;
-  return hasRewardSignal({ trajectories } as Parameters<typeof hasRewardSignal>[0]);
+  // A reward the JSON leaves out is ART's default, 0.
+  const rewards = trajectories.map((t) => {
+    const reward = (t as { reward?: unknown } | null)?.reward;
+    return { reward: typeof reward === "number" ? reward : 0 };
+  });
+  return hasRewardSignal({ trajectories: rewards } as Parameters<typeof hasRewardSignal>[0]);
 }

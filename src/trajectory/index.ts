@@ -20,6 +20,7 @@ export {
   gatherTrajectoryGroups,
   type TrajectoriesRollout,
 } from "./gather.js";
+export { GatherTimeoutError } from "./gather-limits.js";
 export {
   PendingGroup,
   type Rollout,

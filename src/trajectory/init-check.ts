@@ -26,7 +26,7 @@ function fits(kind: FieldKind, value: unknown): boolean {
     case "number or null":
       return value === null || typeof value === "number";
     case "Date":
-      return value instanceof Date && !Number.isNaN(value.getTime());
+      return value instanceof Date && isValidDate(value);
   }
 }
 
@@ -43,5 +43,14 @@ export function checkInit(call: string, init: unknown, fields: Record<string, Fi
     const kind = fields[key] as FieldKind;
     if (value !== undefined && !fits(kind, value))
       throw new InvalidArgumentError(call, `init.${key}`, EXPECTED[kind], value);
+  }
+}
+
+/** Whether `value` is a real Date holding a time (an object made from Date.prototype is not). */
+function isValidDate(value: Date): boolean {
+  try {
+    return !Number.isNaN(Date.prototype.getTime.call(value));
+  } catch {
+    return false;
   }
 }

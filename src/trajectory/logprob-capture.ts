@@ -68,7 +68,11 @@ export function isUtf8Of(text: string, bytes: readonly unknown[]): boolean {
 }
 
 function isByteList(bytes: readonly unknown[]): boolean {
-  for (let i = 0; i < bytes.length; i++) if (!Number.isInteger(bytes[i])) return false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    // Byte values only: anything else is kept as data for the checks to name.
+    if (!Number.isInteger(b) || (b as number) < 0 || (b as number) > 255) return false;
+  }
   return true;
 }
 

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../util/argument-error.js";
 import type { TrajectoryGroup } from "./group.js";
 
 /**
@@ -11,6 +12,23 @@ import type { TrajectoryGroup } from "./group.js";
  * const mixed = groups.filter(hasRewardSignal);
  */
 export function hasRewardSignal(group: Pick<TrajectoryGroup, "trajectories">): boolean {
-  const first = group.trajectories[0]?.reward;
-  return group.trajectories.some((t) => t.reward !== first);
+  const trajectories = (group as { trajectories?: unknown } | null | undefined)?.trajectories;
+  const call = "hasRewardSignal(group)";
+  if (!Array.isArray(trajectories))
+    throw new InvalidArgumentError(
+      call,
+      group === null || typeof group !== "object" ? "group" : "group.trajectories",
+      group === null || typeof group !== "object"
+        ? "a group (an object with a trajectories array)"
+        : "an array of trajectories",
+      group === null || typeof group !== "object" ? group : trajectories,
+    );
+  const rewards = trajectories.map((t, i) => {
+    const reward = (t as { reward?: unknown } | null)?.reward;
+    if (typeof reward !== "number")
+      throw new InvalidArgumentError(call, `group.trajectories[${i}].reward`, "a number", reward);
+    return reward;
+  });
+  const first = rewards[0];
+  return rewards.some((r) => r !== first);
 }

@@ -1,6 +1,7 @@
 import { copyJson } from "../util/copy-json.js";
 import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
 import { unwrapArtJson } from "./art-payload.js";
+import { TrajectoryValidationError } from "./errors.js";
 import {
   type ReadMode,
   TRAJECTORY_FIELDS,
@@ -133,6 +134,15 @@ export class Trajectory {
   static fromJSON(input: unknown): Trajectory {
     const json = unwrapArtJson(input, "trajectory", "trajectory");
     const parsed = parseWire(TrajectoryWireSchema, json, "trajectory");
+    if (parsed.start_time && !parsePythonDatetime(parsed.start_time))
+      throw new TrajectoryValidationError("trajectory", [
+        {
+          code: "custom",
+          path: ["start_time"],
+          message: `expected a date and time as ISO 8601 (as Python's isoformat writes it), received ${JSON.stringify(parsed.start_time.slice(0, 40))}`,
+          input: parsed.start_time,
+        },
+      ]);
     return Trajectory.fromValid(typeof json === "string" ? JSON.parse(json) : json, parsed);
   }
 

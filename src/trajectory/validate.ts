@@ -4,6 +4,7 @@
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
+import { logprobProblems } from "./validate-logprobs.js";
 
 /** What to do with a trajectory that fails the check. */
 export type ValidationMode = "throw" | "drop" | "warn";
@@ -89,6 +90,7 @@ function checkChoice(c: Obj, path: string, o: ValidateOptions, out: ValidationPr
       path: `${path}.finish_reason`,
       message: `expected one of ${FINISH_REASONS.join(", ")}, got ${JSON.stringify(c.finish_reason ?? null)}`,
     });
+  logprobProblems(c.logprobs, `${path}.logprobs`, out);
   if (!o.allowMissingLogprobs && !hasTokenLogprobs(c.logprobs))
     out.push({
       path: `${path}.logprobs`,

@@ -17,6 +17,7 @@ import { History } from "./history.js";
 import { isChoice, type MessageOrChoice } from "./messages.js";
 import { isRecorded } from "./recorded.js";
 import { Trajectory } from "./trajectory.js";
+import { isWireBytes } from "./validate-logprobs.js";
 
 /** Text, or recorded logprobs already written as UTF-8. */
 export type Piece = string | Uint8Array;
@@ -272,17 +273,11 @@ function tokenText(
 
 function bytesText(bytes: unknown, path: (string | number)[], issues: WireIssue[]): string {
   if (bytes === null || bytes === undefined) return "null";
-  if (Array.isArray(bytes)) {
-    for (const b of bytes) {
-      if (!Number.isInteger(b)) {
-        issues.push({ path, message: "expected an array of integers or null" });
-        break;
-      }
-    }
-    return `[${bytes.join(",")}]`;
+  if (!isWireBytes(bytes)) {
+    issues.push({ path, message: "expected null or a list of byte values (integers 0 to 255)" });
+    return "null";
   }
-  issues.push({ path, message: "expected an array of integers or null" });
-  return "null";
+  return `[${(bytes as number[]).join(",")}]`;
 }
 
 /** Keys beyond the known ones, in the order they came, as JSON.stringify writes them. */

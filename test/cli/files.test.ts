@@ -162,12 +162,13 @@ it("validate says each finding once, and reports an empty group as such", async 
 
   const empty = await file([{ trajectories: [] }]);
   const e = await inProcess(["validate", empty]);
-  expect(e.code).toBe(0);
+  // `train` refuses it, so validate exits 3 as docs/cli.md's table says.
+  expect(e.code).toBe(3);
   expect(e.stdout).toBe(
     [
       'warning: 1 group(s) hold no trajectory ({"trajectories":[]}, or every rollout failed): nothing to train or log in them',
       "warning: no group holds a trajectory: `train` refuses this file",
-      `${empty}: 1 group(s), 0 trajectories: valid.`,
+      `${empty}: 1 group(s), 0 trajectories: every line is valid, but \`train\` refuses the file.`,
       "",
     ].join("\n"),
   );

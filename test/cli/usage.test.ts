@@ -58,7 +58,7 @@ it("help lists only the options a command takes", async () => {
     expect(help, command.join(" ")).toContain("--json");
     const r = await inProcess([...command, "f.jsonl", "--base-url", "http://x/v1"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("Unknown option '--base-url'");
+    expect(r.stderr).toContain("unknown option --base-url;");
   }
   // The emulator's --api-key-file is its own (accepted keys), said once.
   const emulator = (await inProcess(["emulator", "--help"])).stdout;
@@ -76,13 +76,13 @@ it("usage mistakes name what is wrong, show the usage, and exit 2", async () => 
     [["models", "rename"], 'unknown subcommand "rename"'],
     [["models", "create", "--project", "p"], "--name is required."],
     [["models", "delete"], "missing MODEL."],
-    [["chat"], "missing MODEL MESSAGE...."],
+    [["chat"], "missing MODEL MESSAGE..."],
     [["chat"], "Usage: trajectory-recorder chat MODEL MESSAGE... [--step N]"],
     [["chat", "me/p/n"], "missing arguments: expected MODEL MESSAGE..., got only me/p/n."],
     [["validate", "a", "b"], "too many arguments: expected FILE, got a b."],
     [["models", "list", "x"], "takes no arguments; got x."],
     [["checkpoints", "list", "m", "--order", "up"], '--order must be asc or desc; got "up".'],
-    [["checkpoints", "list", "m", "--colour"], "Unknown option '--colour'"],
+    [["checkpoints", "list", "m", "--colour"], "unknown option --colour;"],
     [["chat", "me/p/n", "hi", "--step=-1"], '--step must be an integer of at least 0; got "-1".'],
     [["chat", "just-a-name", "hi", "--api-key-file", "/dev/null"], "is empty"],
     [

@@ -41,7 +41,7 @@ it("a NaN reward is named as NaN at its path, not as a null the caller never wro
   expect((err as Error).message).not.toContain("null");
   const log = await model.log([scored(Number.POSITIVE_INFINITY)]).catch((e: unknown) => e);
   expect((log as Error).message).toMatch(
-    /^Invalid options to log.*trajectories\[0\]\.reward: is Infinity/,
+    /^Invalid trajectory groups given to log.*trajectories\[0\]\.reward: is Infinity/,
   );
 });
 

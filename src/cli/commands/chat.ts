@@ -54,7 +54,7 @@ Options:
     const temperature = numberOption("temperature", str(values, "temperature"), { min: 0 });
     const [model, ...words] = positionals as [string, ...string[]];
     const system = str(values, "system");
-    const s = await connect(values);
+    const s = await connect(values, out);
     const completion = await s.client.chat.completions.create({
       model: modelName(s.known, model, step),
       messages: [

@@ -25,7 +25,7 @@ Options:
       throw new UsageError(`--order must be asc or desc; got ${JSON.stringify(order)}.`);
     }
     const limit = numberOption("limit", str(values, "limit"), { integer: true, positive: true });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const modelId = s.known.model(positionals[0] as string).id;
     const all = [];
     for await (const cp of s.client.models.checkpoints.list(modelId, {
@@ -64,7 +64,7 @@ ${YES_HELP}`,
     const steps = required(values, "steps")
       .split(",")
       .map((s) => numberOption("steps", s.trim(), { integer: true, min: 0 }) as number);
-    const s = await connect(values);
+    const s = await connect(values, out);
     const modelId = s.known.model(positionals[0] as string).id;
     const ok = await confirm(
       values,

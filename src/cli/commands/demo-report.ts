@@ -11,7 +11,7 @@ import {
 } from "../../report/index.js";
 import { filesVersion, sourceFiles } from "../../report/serve.js";
 import { numberOption, parse, required, str } from "../args.js";
-import { type Command, print, SERVICE_HELP, UsageError } from "../context.js";
+import { type Command, print, UsageError } from "../context.js";
 import { isKnownModel } from "../known.js";
 import { connect } from "../service.js";
 
@@ -27,6 +27,7 @@ Options:
   --report PATH         where the HTML report goes (default ./trajectory-report.html)
   --no-report           write no report
   --seed N              the same seed gives the same run (default 1)`,
+  offline: true,
   async run(args, out) {
     const { values } = parse(
       args,
@@ -37,6 +38,7 @@ Options:
         seed: { type: "string" },
       },
       { min: 0, max: 0, names: "" },
+      { service: false },
     );
     if (values["no-report"] && values.report !== undefined)
       throw new UsageError("give --report PATH or --no-report, not both.");
@@ -84,9 +86,7 @@ Options:
                         steps appear in the open page without a reload (Ctrl-C stops)
   --port N              with --serve: the port (default: a free one)
   --interval MS         with --serve: how often the page checks for changes (default 1000)
-  --title TEXT          the page's title
-
-${SERVICE_HELP}`,
+  --title TEXT          the page's title`,
   async run(args, out) {
     const { values } = parse(
       args,
@@ -147,7 +147,7 @@ ${SERVICE_HELP}`,
       version = filesVersion(sourceFiles(chosen));
     } else {
       // The service: each model's checkpoint list.
-      const s = await connect(values);
+      const s = await connect(values, out);
       const refs = models.map((ref) => {
         const m = s.known.model(ref);
         return { id: m.id, label: isKnownModel(m) ? `${m.project}/${m.name}` : m.id };

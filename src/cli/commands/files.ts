@@ -97,7 +97,9 @@ every line that is not valid, naming the field, and warns about what would
 not train, with the findings of the check \`train\` runs before sending (a tool
 result answering no call of its history, a sampled turn without token ids,
 metadata that is not a scalar), each finding once.
-Exits 3 when a line is invalid, as \`log\`, \`train\` and \`sft\` do on the same file.
+Exits 3 when a line is invalid, or when \`train\` would refuse the file (no
+trajectory holds a sampled turn with logprobs), as \`log\`, \`train\` and
+\`sft\` do on the same file.
 
 Options:
 ${GROUP_BY_HELP}`,
@@ -113,10 +115,12 @@ ${GROUP_BY_HELP}`,
     const read = await scan(file, str(values, "group-by"), true);
     const { summary } = read;
     const warned = [...warnings(summary), ...read.findings];
+    // As docs/cli.md's table says: the files `train` refuses give 3 here too.
+    const trainRefuses = summary.groups > 0 && summary.trainableChoices === 0;
     const valid = read.problems.length === 0;
     if (values.json) {
       out.stdout.write(
-        `${JSON.stringify({ valid, problems: read.problems, warnings: warned, summary, lines: read.lines }, null, 2)}\n`,
+        `${JSON.stringify({ valid, train_refuses: trainRefuses, problems: read.problems, warnings: warned, summary, lines: read.lines }, null, 2)}\n`,
       );
     } else {
       const what = [
@@ -126,11 +130,15 @@ ${GROUP_BY_HELP}`,
       const lines = [
         ...read.problems.map((p) => `${file}:${p.line}: ${p.message}`),
         ...warned.map((w) => `warning: ${w}`),
-        valid ? `${file}: ${what}: valid.` : `${file}: ${read.problems.length} invalid line(s).`,
+        !valid
+          ? `${file}: ${read.problems.length} invalid line(s).`
+          : trainRefuses
+            ? `${file}: ${what}: every line is valid, but \`train\` refuses the file.`
+            : `${file}: ${what}: valid.`,
       ];
       out.stdout.write(`${lines.join("\n")}\n`);
     }
-    return valid ? EXIT.ok : EXIT.invalidData;
+    return valid && !trainRefuses ? EXIT.ok : EXIT.invalidData;
   },
 };
 

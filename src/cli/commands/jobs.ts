@@ -19,7 +19,7 @@ Prints the job's status and, once it ended, its checkpoint step or error.
 Exits 4 when the service has no such job.`,
   async run(args, out) {
     const { values, positionals } = parse(args, {}, { min: 1, max: 1, names: "JOB" });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const job = await s.client.trainingJobs.retrieve(s.known.job(positionals[0] as string).id);
     const fields = Object.entries(job)
       .filter(([, v]) => v !== null && v !== undefined)
@@ -108,7 +108,7 @@ ${FOLLOW_HELP}`,
       max: 1,
       names: "JOB",
     });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const job = s.known.job(positionals[0] as string);
     // Unknown ids are checked first, so a typo is "not found", not a stalled follow.
     await s.client.trainingJobs.retrieve(job.id);

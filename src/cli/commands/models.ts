@@ -40,7 +40,7 @@ export const modelsCreate: Command = {
       entity: str(values, "entity") ?? null,
       return_existing: values["return-existing"] === true,
     };
-    const s = await connect(values);
+    const s = await connect(values, out);
     let model: Awaited<ReturnType<typeof s.client.models.create>>;
     try {
       model = await s.client.models.create(params);
@@ -79,7 +79,7 @@ forgotten. The list is kept in $TRAJECTORY_RECORDER_STATE_DIR/known.json
 (default: $XDG_STATE_HOME/trajectory-recorder, else ~/.local/state/trajectory-recorder).`,
   async run(args, out) {
     const { values } = parse(args, {}, { min: 0, max: 0, names: "" });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const rows: (KnownModel & { latest_step: number | null })[] = [];
     for (const m of s.known.models()) {
       try {
@@ -111,7 +111,7 @@ export const modelsGet: Command = {
 Exits 4 when the service has no such model.`,
   async run(args, out) {
     const { values, positionals } = parse(args, {}, { min: 1, max: 1, names: "MODEL" });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const { model, latestStep } = await existingModel(s, positionals[0] as string);
     const shown = { ...model, latest_step: latestStep };
     print(
@@ -143,7 +143,7 @@ ${YES_HELP}`,
       max: 1,
       names: "MODEL",
     });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const { model, latestStep } = await existingModel(s, positionals[0] as string);
     const ok = await confirm(
       values,

@@ -95,7 +95,14 @@ ${GROUP_BY_HELP}`,
       await groupsOf(positionals[0] as string, values, out, "log"),
       "log",
     );
-    const s = await connect(values);
+    // An empty group would be logged as reward=0 with no trajectory: a point
+    // on the chart that no rollout made.
+    const empty = groups.filter((g) => g.trajectories.length === 0).length;
+    if (empty > 0)
+      throw new InvalidDataError(
+        `${empty} of the ${groups.length} group(s) in ${positionals[0]} hold no trajectory ({"trajectories":[]}, or every rollout failed): the service would log them as reward 0. Nothing was sent; leave them out (see 'validate').`,
+      );
+    const s = await connect(values, out);
     const modelId = s.known.model(ref).id;
     const split = str(values, "split") ?? "val";
     const answer = await s.client.models.log(modelId, { split, trajectory_groups: groups });
@@ -141,7 +148,7 @@ ${FOLLOW_HELP}`,
     );
     // The refusal model.train makes (no trainable turn anywhere), in its words.
     checkGroups(trajectory_groups, undefined, "train", { refuseUntrainable: true });
-    const s = await connect(values);
+    const s = await connect(values, out);
     const modelId = s.known.model(ref).id;
     const experimental_config = toExperimentalConfig(
       learningRate === undefined ? undefined : { learningRate },
@@ -166,11 +173,37 @@ ${FOLLOW_HELP}`,
   },
 };
 
-/** The SFT lines: SFT lines as written, trajectories' conversations as lines. */
+/**
+ * The SFT lines: SFT lines as written, trajectories' conversations as lines.
+ * Trajectories carry rewards: `--min-reward` keeps those at or above it (as
+ * ART's SFT users filter a run's best rollouts); without it, training on
+ * every one whatever its reward is said on stderr when the rewards differ.
+ */
 async function sftData(file: string, values: Values, out: Output): Promise<string> {
   const read = await readGroupsFile(file, str(values, "group-by"));
   refuseProblems(file, read, out);
-  const trajectories = read.groups.flatMap((g) => g.trajectories);
+  const all = read.groups.flatMap((g) => g.trajectories);
+  const minReward = numberOption("min-reward", str(values, "min-reward"));
+  let trajectories = all;
+  if (minReward !== undefined) {
+    trajectories = all.filter((t) => (t.reward ?? 0) >= minReward);
+    if (all.length > 0)
+      out.stderr.write(
+        `sft: kept ${trajectories.length} of ${all.length} trajectories with reward >= ${minReward}.\n`,
+      );
+    if (all.length > 0 && trajectories.length === 0 && read.sft.length === 0)
+      throw new InvalidDataError(
+        `no trajectory of ${file} has a reward of ${minReward} or more; nothing to train on.`,
+      );
+  } else if (all.length > 0) {
+    const rewards = all.map((t) => t.reward ?? 0);
+    const low = Math.min(...rewards);
+    const high = Math.max(...rewards);
+    if (low !== high)
+      out.stderr.write(
+        `warning: sft trains on all ${all.length} trajectories, whatever their reward (from ${low} to ${high}); --min-reward X keeps only those at or above X.\n`,
+      );
+  }
   const fromTrajectories = trajectories.length > 0 ? toSftJsonl(trajectories).jsonl : "";
   const jsonl = `${read.sft.map((l) => `${l}\n`).join("")}${fromTrajectories}`;
   if (jsonl === "") throw new InvalidDataError(`${file} holds no SFT line and no trajectory.`);
@@ -181,7 +214,7 @@ export const sft: Command = {
   name: "sft",
   summary: "supervised fine-tuning on a JSONL file (uploaded as a W&B artifact) or a URL",
   usage:
-    "(FILE [--upload-dir DIR] | --data-url URL) --model MODEL [--learning-rate X] [--batch-size N]",
+    "(FILE [--min-reward X] [--upload-dir DIR] | --data-url URL) --model MODEL [--learning-rate X] [--batch-size N]",
   details: `${MODEL_REF_HELP}
 FILE holds SFT lines ({messages, tools?}), trajectory groups or trajectories
 (each trajectory's conversation becomes a line), checked as \`validate\` checks
@@ -190,10 +223,13 @@ them. It is uploaded as \`model.trainSft\` uploads it: a W&B dataset artifact
 model's ENTITY/PROJECT/NAME (give it, or a model this CLI knows).
 --upload-dir writes the file there instead and gives the service a file://
 URL (an emulator started with --sft-data-dir on that directory reads it);
---data-url takes data uploaded by other means.
+--data-url takes data uploaded by other means. Trajectories are trained on
+whatever their reward unless --min-reward says which to keep (a warning says
+so when their rewards differ).
 
 Options:
   --model MODEL         the model to train
+  --min-reward X        keep only trajectories with a reward of X or more
   --upload-dir DIR      write the JSONL there (file:// URL) instead of uploading it
   --data-url URL        data already uploaded (instead of FILE)
   --learning-rate X     default 5e-5
@@ -208,6 +244,7 @@ ${FOLLOW_HELP}`,
         ...FOLLOW_OPTIONS,
         "upload-dir": { type: "string" },
         "data-url": { type: "string" },
+        "min-reward": { type: "string" },
         "learning-rate": { type: "string" },
         "batch-size": { type: "string" },
       },
@@ -233,7 +270,7 @@ ${FOLLOW_HELP}`,
     const interval =
       numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
     const jsonl = file === undefined ? undefined : await sftData(file, values, out);
-    const s = await connect(values);
+    const s = await connect(values, out);
     const model = s.known.model(ref);
     let url = dataUrl as string;
     if (jsonl !== undefined) {
