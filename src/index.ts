@@ -168,6 +168,7 @@ export {
   type HistoryInit,
   hasRewardSignal,
   isChoice,
+  type LineageMode,
   type MessageOrChoice,
   type MessageParam,
   type MetricValue,

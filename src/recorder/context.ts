@@ -9,6 +9,7 @@ import {
   CompactLogprobs,
   History,
   isChoice,
+  type LineageMode,
   type MessageOrChoice,
   type Trajectory,
   toChatMessage,
@@ -16,6 +17,7 @@ import {
 import { markRecorded } from "../trajectory/recorded.js";
 import { copyJson } from "../util/copy-json.js";
 import { errorMessage } from "../util/error-message.js";
+import { checkLineage } from "./lineage.js";
 import { isPrefix, sameTools } from "./match.js";
 import { traceCompletion } from "./spans.js";
 import { ToolResults } from "./tool-results.js";
@@ -33,6 +35,8 @@ export interface RolloutOptions {
   recordContent?: boolean;
   /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
   isPolicy?: (model: string | undefined) => boolean;
+  /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
+  lineage?: LineageMode;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */
@@ -317,6 +321,17 @@ export class RolloutState implements ActiveRollout {
       this.trajectory.log(
         "no chat completion was recorded in this rollout: wrap the client (recorder.wrap or model.openai({ recorder })) and make the calls inside recorder.rollout()",
       );
+    // Off the call path, with every turn recorded: histories follow the tokens.
+    try {
+      checkLineage(
+        this.trajectory,
+        this.options.lineage ?? "tokens",
+        this,
+        this.options.tokenIds !== false,
+      );
+    } catch (error) {
+      this.trajectory.log(`the token lineage check failed: ${errorMessage(error)}`);
+    }
     this.#ended = true;
     this.#compact();
     if (!this.#open || !this.#pending) return;

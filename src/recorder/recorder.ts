@@ -4,6 +4,8 @@ import {
   type GatherOptions,
   type GroupSink,
   gatherTrajectoryGroups,
+  LINEAGE_MODES,
+  type LineageMode,
   Trajectory,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
@@ -40,6 +42,17 @@ export interface RecorderOptions {
   policy?: readonly string[] | ((model: string) => boolean);
   /** Where the recorder warns (once per process, e.g. a rollout that recorded no call). Default `console`. */
   logger?: { warn(message: string): void };
+  /**
+   * How histories follow the token ids the server returns. `"tokens"`
+   * (default): a turn whose `prompt_token_ids` do not start with the previous
+   * Choice's `prompt_token_ids` and `token_ids` (a chat template that strips
+   * earlier reasoning, re-serializes tool call arguments, ...) goes on in a
+   * new additional history, and `logs` say where the tokens diverged.
+   * `"text"`: such turns stay in their history when the messages match as
+   * text (ART's text-equivalent reconciliation), still said in `logs`.
+   * `"off"`: no token check. A rollout may override it.
+   */
+  lineage?: LineageMode;
 }
 
 /** Options of {@link Recorder.rollout}. */
@@ -55,6 +68,8 @@ export interface RolloutCallOptions {
   signal?: AbortSignal;
   /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
   timeout?: number;
+  /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
+  lineage?: LineageMode;
 }
 
 /** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
@@ -88,6 +103,7 @@ export class Recorder {
     if (options === null || typeof options !== "object")
       throw new InvalidArgumentError(call, "options", "an object", options);
     this.options = options;
+    checkLineageMode(call, "options.lineage", options.lineage);
     const policy = options.policy;
     if (policy !== undefined && typeof policy !== "function" && !Array.isArray(policy))
       throw new InvalidArgumentError(
@@ -147,6 +163,9 @@ export class Recorder {
    * that makes every promise run a hook while any rollout runs (tens of µs per
    * `openai` call); Node 24 has no such cost. The store is switched off
    * between rollouts.
+   *
+   * `opts.lineage` overrides the recorder's {@link RecorderOptions.lineage}
+   * for this rollout.
    */
   async rollout(
     fn: (trajectory: Trajectory, context: RolloutContext) => unknown,
@@ -166,6 +185,7 @@ export class Recorder {
       (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0)
     )
       throw new InvalidArgumentError(call, "opts.timeout", "a positive number of ms", timeout);
+    checkLineageMode(call, "opts.lineage", opts.lineage);
     const trajectory = new Trajectory({ metadata: metadata ? { ...metadata } : {} });
     // Whether anyone traces is asked once per rollout: no span (nor
     // OpenTelemetry context) when nobody does, see tracingEnabled().
@@ -176,6 +196,7 @@ export class Recorder {
         logprobs: this.options.logprobs ?? true,
         tokenIds: this.options.tokenIds ?? true,
         recordContent: this.options.recordContent ?? false,
+        lineage: opts.lineage ?? this.options.lineage ?? "tokens",
         // Read at each call, so a policy added after the rollout began counts.
         isPolicy: (m) => this.#isPolicyOrUnnamed(m),
       },
@@ -292,6 +313,11 @@ function rolloutAbort(signal: AbortSignal | undefined, timeout: number | undefin
       signal?.removeEventListener("abort", onAbort);
     },
   };
+}
+
+function checkLineageMode(call: string, field: string, value: unknown): void {
+  if (value !== undefined && !LINEAGE_MODES.includes(value as LineageMode))
+    throw new InvalidArgumentError(call, field, '"tokens", "text" or "off"', value);
 }
 
 function namesPolicy(names: readonly string[]): (model: string) => boolean {

@@ -475,6 +475,15 @@ export class CompactLogprobs {
     return plain;
   }
 
+  /** How many tokens `content` holds (undefined when it is null), without building it. */
+  contentLength(): number | undefined {
+    const list = this.#content;
+    if ("columns" in list) return list.columns.ids.length;
+    if ("captured" in list) return list.captured.length;
+    if ("sdk" in list) return list.sdk.length;
+    return list.plain ? list.plain.length : undefined;
+  }
+
   /** Whether `content` or `refusal` is a list, without building either. */
   hasTokens(): boolean {
     const has = (list: List) => !("plain" in list) || Array.isArray(list.plain);

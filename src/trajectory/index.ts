@@ -28,6 +28,17 @@ export {
   type TrajectoryGroupOptions,
 } from "./group.js";
 export { History, type HistoryInit } from "./history.js";
+export {
+  type ChoiceTokens,
+  choiceTokens,
+  describeDeparture,
+  duplicatePrefixTokens,
+  LINEAGE_MODES,
+  type LineageMode,
+  lineageDeparture,
+  logprobCount,
+  SPLIT_LOG,
+} from "./lineage.js";
 export { TokenCapture } from "./logprob-capture.js";
 export {
   type ChoiceLike,

@@ -5,8 +5,9 @@
 //   `return_token_ids`), streamed or not;
 // - parallel tool calls, each with a fresh id;
 // - reasoning streamed as `reasoning_content` (or `reasoning`) deltas;
-// - `prompt_token_ids` are a hash of the request's messages, so a recorded
-//   Choice names the request it answered (see `exchangeOf`).
+// - `prompt_token_ids` are the request rendered by a chat template (its
+//   tools and messages), so a recorded Choice names the request it answered
+//   and a later turn's prompt extends an earlier one's tokens.
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -42,6 +43,11 @@ export interface VllmServerOptions {
   respond: (body: Json, index: number) => Reply | Promise<Reply>;
   /** The delta field streamed reasoning goes in. Default `reasoning_content`. */
   reasoningField?: "reasoning_content" | "reasoning";
+  /**
+   * The template leaves earlier assistant turns' reasoning out (as Qwen3's
+   * does): a later prompt no longer extends the tokens sampled for them.
+   */
+  stripReasoning?: boolean;
 }
 
 export interface VllmServer {
@@ -61,10 +67,48 @@ function hashIds(text: string, n: number): number[] {
   return ids;
 }
 
-/** The prompt's token ids: a hash of the messages (and tools), so equal prompts share them. */
-export function promptIds(body: Json): number[] {
-  return hashIds(JSON.stringify([body.messages, body.tools ?? null]), 8);
+// The chat template's special tokens (below the pieces' ids, which start at 1000).
+const START = 1;
+const END = 2;
+const ROLES: Record<string, number> = { system: 3, developer: 3, user: 4, assistant: 5, tool: 6 };
+const TOOLS_ROLE = 7;
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => String(p?.text ?? "")).join("");
+  return "";
 }
+
+/**
+ * The prompt's token ids, as a chat template renders the request: the tools,
+ * then each message between START and END (an assistant message as the very
+ * pieces sampled for it, its reasoning only when `stripReasoning` is off),
+ * then the generation prompt. So, as with vLLM and a template that renders
+ * turns back as sampled, a turn's prompt extends the previous prompt and its
+ * `token_ids`; with `stripReasoning`, earlier reasoning is left out as Qwen3's
+ * template does, and the lineage breaks after each reasoning turn.
+ */
+export function promptIds(
+  body: Json,
+  reasoningField = "reasoning_content",
+  stripReasoning = false,
+): number[] {
+  const ids: number[] = [];
+  if (body.tools?.length)
+    ids.push(START, TOOLS_ROLE, ...pieces(JSON.stringify(body.tools)).map(idOf), END);
+  for (const m of (body.messages ?? []) as Json[]) {
+    ids.push(START, ROLES[m.role] ?? 8);
+    if (m.role === "assistant") {
+      const rendered = stripReasoning ? { ...m, [reasoningField]: undefined } : m;
+      ids.push(...completionPieces(rendered, reasoningField).map(idOf));
+    } else ids.push(...pieces(textOf(m.content)).map(idOf));
+    ids.push(END);
+  }
+  ids.push(START, ROLES.assistant as number);
+  return ids;
+}
+
+const idOf = (piece: string) => tokenOf(piece).id;
 
 /** Splits text into the pieces the fake tokenizer calls tokens (about 4 characters). */
 function pieces(text: string): string[] {
@@ -138,10 +182,10 @@ function answerJson(
   model: string,
   finish: string,
   reasoningField: string,
+  prompt: number[],
 ) {
   const asIds = body.return_tokens_as_token_ids === true;
   const toks = completionPieces(message, reasoningField);
-  const prompt = promptIds(body);
   const choice: Json = {
     index: 0,
     finish_reason: finish,
@@ -173,6 +217,7 @@ function answerStream(
   model: string,
   finish: string,
   reasoningField: string,
+  prompt: number[],
 ) {
   const asIds = body.return_tokens_as_token_ids === true;
   const id = `chatcmpl-${++callCounter}`;
@@ -188,17 +233,17 @@ function answerStream(
         ...extra,
       })}\n\n`,
     );
-  const delta = (d: Json, piece?: string) => {
+  const deltaOf = (d: Json, ps: string[]) => {
     const choice: Json = { index: 0, delta: d, finish_reason: null };
-    if (piece !== undefined) {
-      if (body.logprobs) choice.logprobs = { content: [logprobEntry(piece, asIds)] };
-      if (body.return_token_ids) choice.token_ids = [tokenOf(piece).id];
-    }
+    if (ps.length && body.logprobs)
+      choice.logprobs = { content: ps.map((p) => logprobEntry(p, asIds)) };
+    if (ps.length && body.return_token_ids) choice.token_ids = ps.map((p) => tokenOf(p).id);
     return choice;
   };
+  const delta = (d: Json, piece?: string) => deltaOf(d, piece === undefined ? [] : [piece]);
   send(
     delta({ role: "assistant", content: "" }),
-    body.return_token_ids ? { prompt_token_ids: promptIds(body) } : {},
+    body.return_token_ids ? { prompt_token_ids: prompt } : {},
   );
   let tokens = 0;
   for (const p of pieces(message[reasoningField] ?? "")) {
@@ -210,29 +255,32 @@ function answerStream(
     tokens++;
   }
   (message.tool_calls ?? []).forEach((c: Json, index: number) => {
+    // The same tokens as answered whole: the name's delta carries the first,
+    // the argument deltas the others (the last delta all that are left).
     const [first, ...rest] = pieces(`${c.function.name}${c.function.arguments}`);
-    // The name in one delta, the arguments in pieces, as vLLM streams them.
     send(
-      delta(
+      deltaOf(
         {
           tool_calls: [{ index, id: c.id, type: "function", function: { name: c.function.name } }],
         },
-        first,
+        [first ?? ""],
       ),
     );
     tokens++;
     const args: string = c.function.arguments;
     const argPieces = pieces(args);
     argPieces.forEach((a, i) => {
-      send(delta({ tool_calls: [{ index, function: { arguments: a } }] }, rest[i] ?? a));
-      tokens++;
+      const last = i === argPieces.length - 1;
+      const carried = last ? rest.slice(i) : rest.slice(i, i + 1);
+      send(deltaOf({ tool_calls: [{ index, function: { arguments: a } }] }, carried));
+      tokens += carried.length;
     });
   });
   send({ index: 0, delta: {}, finish_reason: finish });
   if (body.stream_options?.include_usage) {
-    const prompt = promptIds(body).length;
+    const n = prompt.length;
     send(null, {
-      usage: { prompt_tokens: prompt, completion_tokens: tokens, total_tokens: prompt + tokens },
+      usage: { prompt_tokens: n, completion_tokens: tokens, total_tokens: n + tokens },
     });
   }
   res.end("data: [DONE]\n\n");
@@ -255,11 +303,12 @@ export async function startVllmServer(options: VllmServerOptions): Promise<VllmS
       const reply = await options.respond(body, index++);
       const message = messageOf(reply, reasoningField);
       const model = reply.model ?? body.model;
-      exchanges.push({ body, message, model, prompt_token_ids: promptIds(body) });
+      const prompt = promptIds(body, reasoningField, options.stripReasoning === true);
+      exchanges.push({ body, message, model, prompt_token_ids: prompt });
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       const finish = reply.finish_reason ?? (message.tool_calls ? "tool_calls" : "stop");
-      if (body.stream) answerStream(res, body, message, model, finish, reasoningField);
-      else answerJson(res, body, message, model, finish, reasoningField);
+      if (body.stream) answerStream(res, body, message, model, finish, reasoningField, prompt);
+      else answerJson(res, body, message, model, finish, reasoningField, prompt);
     } catch (error) {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: String(error) } }));

@@ -8,13 +8,29 @@ let server: Server;
 let baseURL: string;
 const bodies: Array<Record<string, unknown>> = [];
 
-function completion(content: string) {
+/**
+ * The prompt's token ids as a chat template would render them: the first
+ * message as `first`, each later one after it, an assistant turn as the
+ * tokens this server sampled for it (the streamed "Hello" as [1, 2], any
+ * other answer as [7, 8]), so a later prompt extends an earlier one and its
+ * sampled tokens, as with vLLM.
+ */
+function promptOf(messages: Array<Record<string, unknown>>, first: number[]) {
+  const ids = [...first];
+  for (const m of messages.slice(1)) {
+    if (m.role === "assistant") ids.push(...(m.content === "Hello" ? [1, 2] : [7, 8]));
+    else ids.push(4, ...[...JSON.stringify(m.content ?? "")].map((c) => c.charCodeAt(0)), 5);
+  }
+  return ids;
+}
+
+function completion(content: string, messages: Array<Record<string, unknown>> = []) {
   return {
     id: "cmpl-1",
     object: "chat.completion",
     created: 1,
     model: "m-served",
-    prompt_token_ids: [1, 2, 3],
+    prompt_token_ids: promptOf(messages, [1, 2, 3]),
     choices: [
       {
         index: 0,
@@ -63,7 +79,7 @@ beforeAll(async () => {
           type: "function",
           function: { name: "lookup", arguments: '{"q":"x"}' },
         };
-        const reply = completion("");
+        const reply = completion("", body.messages);
         Object.assign(reply.choices[0]!, { finish_reason: "tool_calls" });
         Object.assign(reply.choices[0]!.message, { content: null, tool_calls: [call] });
         res.writeHead(200, { "content-type": "application/json" });
@@ -72,14 +88,15 @@ beforeAll(async () => {
       }
       if (!body.stream) {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify(completion(`echo ${last}`)));
+        res.end(JSON.stringify(completion(`echo ${last}`, body.messages)));
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
       const send = (o: object) => res.write(`data: ${JSON.stringify(o)}\n\n`);
       send({
         ...chunk({ role: "assistant", content: "He" }, { token_ids: [1] }),
-        prompt_token_ids: [9, 9],
+        // A streamed one-message request's prompt is [9, 9] (the tests tell it apart by that).
+        prompt_token_ids: promptOf(body.messages, body.messages.length === 1 ? [9, 9] : [1, 2, 3]),
       });
       send(chunk({ content: "llo" }, { token_ids: [2] }));
       send(

@@ -118,6 +118,7 @@ describe("recordMastraAgent on the model forms Mastra documents", () => {
       expect(t.logs).toEqual([
         expect.stringContaining("did not send logprobs: true"),
         expect.stringContaining("does not forward return_token_ids"),
+        expect.stringContaining("token lineage not checked"),
       ]);
     } finally {
       delete process.env.DEEPSEEK_BASE_URL;

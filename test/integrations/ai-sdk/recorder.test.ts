@@ -378,8 +378,11 @@ describe("providers that cannot carry everything", () => {
     expectWeatherConversation(t, "weather in quito", { tokenIds: false, histories: 1 });
     expect(bodies[0]).toMatchObject({ logprobs: true });
     expect(bodies[0]).not.toHaveProperty("return_token_ids");
-    // Said once per rollout, not once per call.
-    expect(t.logs).toEqual([expect.stringContaining("does not forward return_token_ids")]);
+    // Said once per rollout, not once per call; and so histories follow messages only.
+    expect(t.logs).toEqual([
+      expect.stringContaining("does not forward return_token_ids"),
+      expect.stringContaining("token lineage not checked"),
+    ]);
   });
 
   it("a Responses API model: the conversation is recorded without logprobs, and the trajectory says so", async () => {

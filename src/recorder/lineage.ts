@@ -1,0 +1,107 @@
+// At the rollout's end (off the call path, where logprobs are compacted), the
+// histories the recorder built by comparing messages are checked against the
+// tokens the server returned: a turn whose prompt does not extend the
+// previous Choice's prompt and sampled tokens goes on in a new additional
+// history (its full prompt, the earlier Choices there as plain context), and
+// the earlier history keeps exactly the tokens its model saw.
+import {
+  type ChoiceTokens,
+  choiceTokens,
+  describeDeparture,
+  History,
+  isChoice,
+  type LineageMode,
+  lineageDeparture,
+  type MessageOrChoice,
+  SPLIT_LOG,
+  type Trajectory,
+  toChatMessage,
+} from "../trajectory/index.js";
+
+/** What the lineage pass reports through the rollout's logs. */
+export interface LineageLog {
+  log(message: string): void;
+  logOnce(message: string): void;
+}
+
+export const NO_TOKEN_IDS_LOG =
+  "token lineage not checked: some Choices carry no prompt_token_ids/token_ids (the server did not return them), so their histories are built by comparing messages only";
+
+/**
+ * Splits the histories of `t` where a turn's prompt tokens do not extend its
+ * history's lineage (`mode` "tokens"), or only says so (`mode` "text").
+ * Histories whose lineage holds are left exactly as they are. `askedForIds`:
+ * the rollout asked for token ids (else their absence is not logged).
+ */
+export function checkLineage(
+  t: Trajectory,
+  mode: LineageMode,
+  out: LineageLog,
+  askedForIds = true,
+): void {
+  if (mode === "off") return;
+  const work: { items: MessageOrChoice[]; name: () => string; tools: History["tools"] }[] = [
+    { items: t.messages_and_choices, name: () => "messages_and_choices", tools: t.tools },
+  ];
+  t.additional_histories.forEach((h, i) =>
+    work.push({
+      items: h.messages_and_choices,
+      name: () => `additional_histories[${i}].messages_and_choices`,
+      tools: h.tools,
+    }),
+  );
+  for (let w = 0; w < work.length; w++) {
+    const { items, name, tools } = work[w] as (typeof work)[number];
+    let prev: ChoiceTokens | undefined;
+    let prevAt = -1;
+    let choices = 0;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as MessageOrChoice;
+      if (!isChoice(item)) continue;
+      choices++;
+      const tokens = choiceTokens(item);
+      if (!tokens || (!prev && choices > 1)) {
+        // Said when the ids were asked for and the server sent none back.
+        if (choices > 1 && askedForIds) out.logOnce(NO_TOKEN_IDS_LOG);
+        prev = tokens;
+        prevAt = i;
+        continue;
+      }
+      if (prev) {
+        const at = lineageDeparture(prev, tokens.prompt);
+        if (at !== -1) {
+          const why = describeDeparture(prev, tokens.prompt, at);
+          if (mode === "text") {
+            out.log(
+              `token lineage diverges: ${name()}[${i}] ${why}; kept in the same history as ${name()}[${prevAt}] (lineage: "text")`,
+            );
+          } else {
+            // The turn and what follows go on in a new history: its full
+            // prompt, with the earlier sampled turns as plain context.
+            const moved = items.splice(prevAt + 1);
+            const context = items.slice(0, prevAt + 1).map(asContext);
+            const branch = new History({
+              messages_and_choices: [...context, ...moved],
+              tools: tools,
+            });
+            t.additional_histories.push(branch);
+            const index = t.additional_histories.length - 1;
+            const branchName = `additional_histories[${index}].messages_and_choices`;
+            out.log(
+              `${SPLIT_LOG} ${name()}[${i}] does not extend the tokens of ${name()}[${prevAt}]: ${why}; ${name()} ends at [${prevAt}] and the turn goes on in ${branchName}[${context.length + i - prevAt - 1}]`,
+            );
+            work.push({ items: branch.messages_and_choices, name: () => branchName, tools });
+            break;
+          }
+        }
+      }
+      prev = tokens;
+      prevAt = i;
+    }
+  }
+}
+
+/** A recorded item as context of a later history: a Choice becomes its plain message. */
+function asContext(item: MessageOrChoice): MessageOrChoice {
+  return isChoice(item) ? toChatMessage(item) : item;
+}

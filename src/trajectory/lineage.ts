@@ -1,0 +1,169 @@
+// Token lineage: whether a later turn's prompt holds exactly the tokens an
+// earlier turn of the same history was shown and sampled. A chat template
+// that renders an earlier turn again differently (reasoning stripped, tool
+// call arguments re-serialized, whitespace changed) breaks it, and a history
+// trained as one sequence would then condition the later turn on tokens the
+// model never had. Everything here is one pass over integer arrays.
+import { CompactLogprobs } from "./compact-logprobs.js";
+
+/**
+ * How the recorder builds histories from the token ids a server returns:
+ *
+ * - `"tokens"` (default): a turn extends its history only when its
+ *   `prompt_token_ids` start with the previous Choice's `prompt_token_ids`
+ *   followed by that Choice's `token_ids`; otherwise it goes on in a new
+ *   additional history holding its full prompt, and `logs` say where the
+ *   tokens diverged (as OpenPipe ART does since its PR #782).
+ * - `"text"`: turns whose messages match as text stay in one history even
+ *   when their tokens diverge (ART's `reconcile_text_equivalent_tokenizations`
+ *   opt-in); each divergence is still said in `logs`.
+ * - `"off"`: no token check at all (histories by message comparison only).
+ *
+ * Choices without token ids are always attributed by message comparison.
+ */
+export type LineageMode = "tokens" | "text" | "off";
+
+export const LINEAGE_MODES: readonly LineageMode[] = ["tokens", "text", "off"];
+
+/** How many tokens either side of a divergence the logs show. */
+export const WINDOW = 4;
+
+/** The start of every log line that reports a split (the report counts them by it). */
+export const SPLIT_LOG = "token lineage split:";
+
+/** The token ids of a Choice-like object, when it carries both lists. */
+export interface ChoiceTokens {
+  prompt: readonly number[];
+  sampled: readonly number[];
+  /** The last sampled token is a stop token (EOS or a `stop_token_ids` entry), not text. */
+  endsOnStopToken: boolean;
+}
+
+/** The token ids `choice` carries, or undefined when it lacks either list. */
+export function choiceTokens(choice: unknown): ChoiceTokens | undefined {
+  if (typeof choice !== "object" || choice === null) return undefined;
+  const c = choice as {
+    prompt_token_ids?: unknown;
+    token_ids?: unknown;
+    finish_reason?: unknown;
+    stop_reason?: unknown;
+  };
+  if (!Array.isArray(c.prompt_token_ids) || !Array.isArray(c.token_ids)) return undefined;
+  // vLLM keeps the token it stopped on in `token_ids`: the EOS token
+  // (stop_reason null) or a `stop_token_ids` entry (stop_reason that id). A
+  // template renders the turn's end its own way, so that one token may differ
+  // or be left out. A stop string (stop_reason a string) is text the message
+  // no longer holds: its tokens must still be in the next prompt.
+  const stopped = c.finish_reason === "stop" || c.finish_reason === "tool_calls";
+  const reason = c.stop_reason;
+  return {
+    prompt: c.prompt_token_ids as number[],
+    sampled: c.token_ids as number[],
+    endsOnStopToken:
+      stopped && c.token_ids.length > 0 && (reason == null || typeof reason === "number"),
+  };
+}
+
+/**
+ * The first position at which `prompt` departs from `prev.prompt` followed by
+ * `prev.sampled`, or -1 when it extends them. The last sampled token of a
+ * turn that ended on a stop token may differ (a template writes its own
+ * end-of-turn token), provided the prompt goes on past it.
+ */
+export function lineageDeparture(prev: ChoiceTokens, prompt: readonly number[]): number {
+  const before = prev.prompt;
+  const sampled = prev.sampled;
+  const p = before.length;
+  const n = p + sampled.length;
+  const m = prompt.length < n ? prompt.length : n;
+  const head = p < m ? p : m;
+  for (let i = 0; i < head; i++) if (prompt[i] !== before[i]) return i;
+  for (let i = p; i < m; i++)
+    if (prompt[i] !== sampled[i - p]) {
+      if (i === n - 1 && prev.endsOnStopToken && prompt.length > n - 1) return -1;
+      return i;
+    }
+  return prompt.length >= n ? -1 : prompt.length;
+}
+
+/** Token `i` of `prev.prompt` then `prev.sampled`. */
+function lineageAt(prev: ChoiceTokens, i: number): number | undefined {
+  const p = prev.prompt.length;
+  return i < p ? prev.prompt[i] : prev.sampled[i - p];
+}
+
+/** A short window of both sequences around `at`: `…a b [c] d…`. */
+export function divergenceWindow(
+  prev: ChoiceTokens,
+  prompt: readonly number[],
+  at: number,
+): { expected: string; got: string } {
+  const n = prev.prompt.length + prev.sampled.length;
+  const show = (len: number, get: (i: number) => number | undefined) => {
+    const from = Math.max(0, at - WINDOW);
+    const to = Math.min(len, at + WINDOW + 1);
+    const parts: string[] = [];
+    for (let i = from; i < to; i++) parts.push(i === at ? `[${get(i)}]` : String(get(i)));
+    if (at >= len) parts.push("[end]");
+    return `${from > 0 ? "… " : ""}${parts.join(" ")}${to < len ? " …" : ""}`;
+  };
+  return {
+    expected: show(n, (i) => lineageAt(prev, i)),
+    got: show(prompt.length, (i) => prompt[i]),
+  };
+}
+
+/** The message of a divergence, for logs and validation problems. */
+export function describeDeparture(
+  prev: ChoiceTokens,
+  prompt: readonly number[],
+  at: number,
+): string {
+  const w = divergenceWindow(prev, prompt, at);
+  const where =
+    at < prev.prompt.length
+      ? "inside the previous turn's prompt"
+      : `at token ${at - prev.prompt.length} of the previous turn's sampled tokens`;
+  return `its prompt_token_ids depart at position ${at} (${where}): the lineage holds ${w.expected}, the prompt holds ${w.got}`;
+}
+
+/**
+ * How many `logprobs.content` entries a Choice holds (compact or plain), or
+ * undefined when it has no such list.
+ */
+export function logprobCount(logprobs: unknown): number | undefined {
+  if (logprobs instanceof CompactLogprobs) return logprobs.contentLength();
+  if (typeof logprobs !== "object" || logprobs === null) return undefined;
+  const content = (logprobs as { content?: unknown }).content;
+  return Array.isArray(content) ? content.length : undefined;
+}
+
+/**
+ * How many tokens of `sequences` a prefix tree would hold once but the
+ * trainer reads again: the sum of their lengths less the number of distinct
+ * prefixes. Sorting puts each sequence next to the one it shares most with.
+ */
+export function duplicatePrefixTokens(sequences: readonly (readonly number[])[]): number {
+  if (sequences.length < 2) return 0;
+  const sorted = [...sequences].sort(compareTokens);
+  let shared = 0;
+  for (let i = 1; i < sorted.length; i++)
+    shared += commonPrefix(sorted[i - 1] as readonly number[], sorted[i] as readonly number[]);
+  return shared;
+}
+
+function compareTokens(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const d = (a[i] as number) - (b[i] as number);
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
