@@ -196,7 +196,7 @@ export class Recorder {
         logprobs: this.options.logprobs ?? true,
         tokenIds: this.options.tokenIds ?? true,
         recordContent: this.options.recordContent ?? false,
-        lineage: opts.lineage ?? this.options.lineage ?? "tokens",
+        lineage: (opts.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
         // Read at each call, so a policy added after the rollout began counts.
         isPolicy: (m) => this.#isPolicyOrUnnamed(m),
       },

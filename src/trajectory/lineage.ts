@@ -75,8 +75,8 @@ export function lineageDeparture(prev: ChoiceTokens, prompt: readonly number[]):
   const sampled = prev.sampled;
   const p = before.length;
   const n = p + sampled.length;
-  const m = prompt.length < n ? prompt.length : n;
-  const head = p < m ? p : m;
+  const m = Math.min(prompt.length, n);
+  const head = Math.min(p, m);
   for (let i = 0; i < head; i++) if (prompt[i] !== before[i]) return i;
   for (let i = p; i < m; i++)
     if (prompt[i] !== sampled[i - p]) {

@@ -4,6 +4,12 @@
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
+import {
+  checkLineage,
+  checkTokenCount,
+  groupTokenSharing,
+  type TokenSharing,
+} from "./validate-lineage.js";
 import { logprobProblems } from "./validate-logprobs.js";
 
 /** What to do with a trajectory that fails the check. */
@@ -25,6 +31,12 @@ export interface ValidateOptions {
    * newest tokenizer refuses them). Default `false`.
    */
   allowMissingTokenIds?: boolean;
+  /**
+   * Accept a history whose later turn's `prompt_token_ids` do not extend the
+   * earlier turn's prompt and `token_ids` (recorded with `lineage: "text"`).
+   * Default `false`.
+   */
+  allowLineageBreaks?: boolean;
   /** Refuse a group in which no trajectory holds a trainable Choice. Default `true`. */
   requireTrainable?: boolean;
   /** Where `"warn"` and `"drop"` report. Default `console`. */
@@ -103,6 +115,7 @@ function checkChoice(c: Obj, path: string, o: ValidateOptions, out: ValidationPr
       message:
         "a Choice without token_ids and prompt_token_ids (ask a vLLM server for return_token_ids, as the recorder does; or allowMissingTokenIds)",
     });
+  checkTokenCount(c, path, out);
 }
 
 function toolCallIds(message: unknown): string[] {
@@ -153,6 +166,7 @@ function checkHistory(
       }
     }
   }
+  if (!o.allowLineageBreaks) checkLineage(items, path, out);
 }
 
 function checkMetadata(metadata: unknown, path: string, out: ValidationProblem[]): void {
@@ -236,6 +250,8 @@ export interface GroupValidation {
   badTrajectories: number[];
   /** The whole group is refused (no trainable Choice in any trajectory). */
   refused: boolean;
+  /** The group's histories in tokens: how many, the splits, the prefix tokens read more than once. */
+  tokens: TokenSharing;
 }
 
 /**
@@ -267,6 +283,7 @@ export function groupProblems(
       problems: [{ path: at("trajectories"), message: "expected an array of trajectories" }],
       badTrajectories: [],
       refused: true,
+      tokens: { histories: 0, splits: 0, duplicatePrefixTokens: 0 },
     };
   const problems: ValidationProblem[] = [];
   const badTrajectories: number[] = [];
@@ -285,7 +302,7 @@ export function groupProblems(
     if (badTrajectories.length < trajectories.length)
       problems.push({ path: prefix || "(group)", message: NO_TRAINABLE });
   }
-  return { problems, badTrajectories, refused };
+  return { problems, badTrajectories, refused, tokens: groupTokenSharing(trajectories) };
 }
 
 /** A `Trajectory` or `TrajectoryGroup` walked as its fields; JSON as it is; a string parsed. */
