@@ -63,7 +63,8 @@ describe("validateTrajectory", () => {
         choice(null, ["c1", "c2"]),
         tool("c1"),
         tool("c2"),
-        choice("done"),
+        // Its prompt extends the first turn's prompt and sampled token.
+        choice("done", [], { prompt_token_ids: [1, 2, 5, 3, 4] }),
       ],
       metadata: { task: "t1", attempt: 2, ok: true, note: null },
     });
@@ -153,7 +154,7 @@ describe("validateTrajectory", () => {
         user,
         choice("a", [], { finish_reason: "eos" }),
         user,
-        choice("b", [], { finish_reason: null }),
+        choice("b", [], { finish_reason: null, prompt_token_ids: [1, 2, 5, 3] }),
       ],
     });
     const problems = problemAt(() => validateTrajectory(t));
