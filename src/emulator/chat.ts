@@ -4,16 +4,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChatCompletionCreateParams } from "../wire/index.js";
 import { chatError } from "./errors.js";
 import { type Generation, type GenOptions, type GenToken, generate } from "./generate.js";
-import {
-  contentText,
-  EOS_ID,
-  type Params,
-  promptFeatures,
-  tokenize,
-  toolCallTokens,
-  usableParams,
-} from "./model.js";
+import { type Params, promptFeatures, usableParams } from "./model.js";
 import { endingOf } from "./sampling.js";
+import { type DriftOptions, renderPrompt } from "./template.js";
 
 type Body = ChatCompletionCreateParams & Record<string, unknown>;
 
@@ -53,26 +46,6 @@ function hashIds(ids: readonly number[]): number {
   let h = 0x811c9dc5;
   for (const id of ids) h = Math.imul(h ^ id, 0x01000193) >>> 0;
   return h;
-}
-
-/**
- * The prompt's token ids, as a chat template renders it: each message's
- * tokens then `<eos>`, an assistant's tool calls as the tokens the policy
- * samples for them. So, as with vLLM, a turn's prompt extends the previous
- * turn's prompt followed by its completion's `token_ids`.
- */
-function promptIds(body: Body): number[] {
-  const names = (body.tools ?? []).map((t) => t.function.name);
-  const ids: number[] = [];
-  for (const m of body.messages) {
-    ids.push(...tokenize(contentText(m.content)));
-    const calls = (m as { tool_calls?: { function?: { name?: string; arguments?: string } }[] })
-      .tool_calls;
-    for (const c of calls ?? [])
-      ids.push(...toolCallTokens(String(c.function?.name), String(c.function?.arguments), names));
-    ids.push(EOS_ID);
-  }
-  return ids;
 }
 
 function tokenLabel(t: { id: number; text: string }, asIds: boolean): string {
@@ -151,11 +124,14 @@ export async function serveChat(
   res: ServerResponse,
   body: Body,
   params: Params | undefined,
+  drift: DriftOptions = {},
 ): Promise<void> {
   checkRequest(body);
   const p = usableParams(params);
   const n = body.n ?? 1;
-  const prompt = promptIds(body);
+  // The chat template (template.ts): as with vLLM, a turn's prompt extends the
+  // previous turn's prompt and its `token_ids`, unless a drift mode is on.
+  const prompt = renderPrompt(body.messages as never, body.tools ?? undefined, drift);
   const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i, prompt)));
   const asIds = body.return_tokens_as_token_ids === true;
   const wantIds = body.return_token_ids === true;

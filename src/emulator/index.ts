@@ -21,6 +21,7 @@ import {
   type TrainingDataAccess,
 } from "./sft-data.js";
 import { Store } from "./store.js";
+import { type DriftOptions, driftOf } from "./template.js";
 import { checkUpstream } from "./upstream.js";
 
 export { isLoopbackHost, parseApiKeys };
@@ -76,6 +77,21 @@ export interface EmulatorOptions {
    */
   fetchTrainingData?: boolean | { maxBytes?: number; timeoutMs?: number };
   /**
+   * Makes the chat template re-render earlier turns as many real ones do, so
+   * a later prompt no longer extends the tokens sampled before it (a
+   * recorder then splits the history there; see docs/emulator.md):
+   * `reasoning` opens each generation prompt with an empty reasoning block
+   * (`<think> </think>`, as Qwen3 with thinking off) that earlier turns are
+   * rendered without, and strips reasoning from earlier assistant turns;
+   * `toolArguments` renders earlier tool calls' arguments as canonical JSON
+   * (keys sorted, punctuation as tokens). `true`: both. Default `false`:
+   * turns are rendered back exactly as sampled.
+   *
+   * @example
+   * await startEmulator({ drift: { reasoning: true } });
+   */
+  drift?: boolean | DriftOptions;
+  /**
    * Hears warnings: listening on a host other machines can reach while any key
    * is accepted, or a failed write of the state to `dataDir`. Default `console.warn`.
    */
@@ -114,6 +130,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     upstream: options.upstream,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     trainingData: trainingDataAccess(options),
+    drift: driftOf(options.drift),
   });
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {

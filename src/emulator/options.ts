@@ -17,6 +17,12 @@ const EmulatorOptionsSchema = z.looseObject({
   fetchTrainingData: z
     .union([z.boolean(), z.looseObject({ maxBytes: positive, timeoutMs: positive })])
     .optional(),
+  drift: z
+    .union([
+      z.boolean(),
+      z.strictObject({ reasoning: z.boolean().optional(), toolArguments: z.boolean().optional() }),
+    ])
+    .optional(),
   onWarning: z
     .custom<(message: string) => void>((v) => typeof v === "function", "expected a function")
     .optional(),

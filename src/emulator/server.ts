@@ -21,6 +21,7 @@ import { type BodyShape, checkChatBounds, readJsonBody } from "./limits.js";
 import type { Params } from "./model.js";
 import { refreshStepMetrics, rewardMetrics } from "./step-metrics.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
+import type { DriftOptions } from "./template.js";
 import { runJob, type TrainingDataAccess } from "./training.js";
 import { forwardChat } from "./upstream.js";
 import { WandbArtifactApi } from "./wandb.js";
@@ -43,6 +44,8 @@ export interface ServerOptions {
   maxBodyBytes: number;
   /** Where SFT jobs may read their `training_data_url` from. */
   trainingData: TrainingDataAccess;
+  /** How the chat template re-renders earlier turns (see template.ts). */
+  drift?: DriftOptions;
 }
 
 export interface RunningServer {
@@ -241,7 +244,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
       }
       checkChatBounds(body);
       const params = resolveModelParams(body.model, caller);
-      return serveChat(req, res, body as never, params);
+      return serveChat(req, res, body as never, params, opts.drift);
     }
 
     if (rest[0] !== "preview") throw detail(404, `No route for ${method} ${url.pathname}.`);

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../../src/emulator/index.js";
 import { VOCAB } from "../../src/emulator/model.js";
+import { TEMPLATE_TOKENS } from "../../src/emulator/template.js";
 import { call, createModel, KEY, start, waitForJob } from "./helpers.js";
 
 let emu: Emulator;
@@ -60,7 +61,8 @@ describe("chat completions", () => {
     expect(a.usage!.completion_tokens).toBe(
       a.choices.reduce((s, c) => s + c.logprobs!.content!.length, 0),
     );
-    expect(a.usage!.prompt_tokens).toBe(3);
+    // `<|im_start|> user say red <eos>` then the generation prompt `<|im_start|> assistant`.
+    expect(a.usage!.prompt_tokens).toBe(7);
   });
   it("honours max_tokens, max_completion_tokens, stop and temperature", async () => {
     const short = await client.chat.completions.create({ ...base, seed: 1, max_tokens: 2, n: 8 });
@@ -132,10 +134,17 @@ describe("chat completions", () => {
       return_tokens_as_token_ids: true,
     });
     const c = r.json.choices[0];
+    // The chat template: `<|im_start|> user say red <eos> <|im_start|> assistant`,
+    // its own tokens numbered after the policy's vocabulary.
+    const special = (t: string) => VOCAB.length + TEMPLATE_TOKENS.indexOf(t);
     expect(r.json.prompt_token_ids).toEqual([
-      VOCAB.indexOf("say") === -1 ? VOCAB.indexOf("<unk>") : 0,
-      0,
+      special("<|im_start|>"),
+      special("user"),
+      VOCAB.indexOf("<unk>"),
+      VOCAB.indexOf("red"),
       VOCAB.indexOf("<eos>"),
+      special("<|im_start|>"),
+      special("assistant"),
     ]);
     expect(c.logprobs.content.map((t: any) => t.token)).toEqual(
       c.token_ids.map((id: number) => `token_id:${id}`),
