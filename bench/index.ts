@@ -21,7 +21,7 @@ const TURNS = 4;
 const STREAMS = 400;
 const KEPT = 2000;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
-// BENCH_ONLY=percall, logprobs, shipping, distributed, report or cli runs those rows alone.
+// BENCH_ONLY=percall, logprobs, lineage, shipping, distributed, report or cli runs those rows alone.
 const ONLY = process.env.BENCH_ONLY;
 
 const json = JSON.stringify({
@@ -308,6 +308,8 @@ if (ONLY === undefined || ONLY === "logprobs") {
   console.table(await (await import("./logprobs.js")).benchLogprobs());
   console.log(`Node ${process.version}`);
 }
+if (ONLY === undefined || ONLY === "lineage")
+  console.table(await (await import("./lineage.js")).benchLineage());
 if (ONLY === undefined || ONLY === "shipping") await shippingBench();
 if (ONLY === undefined || ONLY === "distributed")
   await (await import("./distributed.js")).benchDistributed();
