@@ -198,7 +198,11 @@ function answerJson(
     object: "chat.completion",
     created: 1,
     model,
-    choices: [choice],
+    // n > 1 (not streamed): the same answer n times, each its own choice.
+    choices: Array.from({ length: Math.max(1, Number(body.n ?? 1)) }, (_, index) => ({
+      ...choice,
+      index,
+    })),
     usage: {
       prompt_tokens: prompt.length,
       completion_tokens: toks.length,

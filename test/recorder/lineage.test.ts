@@ -186,6 +186,41 @@ describe("a template that strips earlier reasoning", () => {
   });
 });
 
+describe("n > 1", () => {
+  it("each sample's history follows its own tokens; the continued one splits where the template drifts", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(
+      new OpenAI({ baseURL: drifting.baseURL, apiKey: "k", maxRetries: 0 }),
+    );
+    const t = await recorder.rollout(async () => {
+      const messages: ChatCompletionMessageParam[] = [
+        { role: "system", content: "you look things up" },
+        { role: "user", content: "what is the answer" },
+      ];
+      const r = await openai.chat.completions.create({ model: "m", messages, tools: TOOLS, n: 2 });
+      const message = { ...r.choices[0]!.message } as Record<string, unknown>;
+      delete message.refusal;
+      messages.push(message as unknown as ChatCompletionMessageParam);
+      const id = (message.tool_calls as Array<{ id: string }>)[0]!.id;
+      messages.push({ role: "tool", tool_call_id: id, content: "21" });
+      await openai.chat.completions.create({ model: "m", messages, tools: TOOLS });
+    });
+    // Main: the first sample; the second sample's history; the next turn split off main.
+    expect(choiceCount(t.messages_and_choices)).toBe(1);
+    expect(t.additional_histories).toHaveLength(2);
+    expect(choiceCount(t.additional_histories[0]!.messages_and_choices)).toBe(1);
+    expect(
+      t.additional_histories[1]!.messages_and_choices.map((m: any) => m.role ?? "choice"),
+    ).toEqual(["system", "user", "assistant", "tool", "choice"]);
+    expect(t.logs.filter((l) => l.startsWith("token lineage split:"))).toEqual([
+      expect.stringMatching(
+        /^token lineage split: messages_and_choices\[4\] .* goes on in additional_histories\[1\]\.messages_and_choices\[4\]$/,
+      ),
+    ]);
+    expect(unbroken(t)).toBe(true);
+  });
+});
+
 describe("a template that renders turns back as sampled", () => {
   for (const stream of [false, true]) {
     it(`gives exactly the trajectory of message comparison alone (${stream ? "streamed" : "not streamed"})`, async () => {
