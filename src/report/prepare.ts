@@ -3,7 +3,8 @@
 // trajectories themselves in chunks the page parses only when it shows one.
 // Loops only, no recursion: a run of any size or nesting builds.
 
-import { hasRewardSignal } from "../trajectory/index.js";
+import { hasRewardSignal, SPLIT_LOG } from "../trajectory/index.js";
+import { groupTokenSharing } from "../trajectory/validate-lineage.js";
 import {
   artTrainingMetrics,
   type MetricStats,
@@ -62,6 +63,8 @@ export interface PageTrajectory {
   metadata?: unknown;
   metrics?: unknown;
   logs?: unknown;
+  /** The recorder's `token lineage split:` log lines: where a history split, both token windows. */
+  splits?: string[];
   /** Fields the report does not draw, shown as JSON. */
   other?: Json;
 }
@@ -97,6 +100,9 @@ export interface PageIndex {
     n: number;
     /** The trajectories' own metrics, summarised (see trajectoryMetricStats). */
     m: Record<string, MetricStats>;
+    /** Token lineage splits the recorder made (its `logs`), and prefix tokens histories repeat. */
+    splits: number;
+    dup: number;
   }[];
   /** The runs' labels, in a report of several runs (else empty). */
   runs: string[];
@@ -244,6 +250,12 @@ export function pageTrajectory(t: ReportTrajectory): PageTrajectory {
   if (t.metadata !== undefined) out.metadata = capDepth(t.metadata);
   if (t.metrics !== undefined) out.metrics = capDepth(t.metrics);
   if (t.logs !== undefined) out.logs = capDepth(t.logs);
+  if (Array.isArray(t.logs)) {
+    const splits = t.logs.filter(
+      (l): l is string => typeof l === "string" && l.startsWith(SPLIT_LOG),
+    );
+    if (splits.length) out.splits = splits;
+  }
   const other: Json = {};
   for (const k of Object.keys(t))
     if (!DRAWN.has(k) && !(k in QUIET && t[k] === QUIET[k])) other[k] = capDepth(t[k]);
@@ -353,6 +365,8 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
       count: 0,
       n: 0,
       m: trajectoryMetricStats(s.groups.flatMap((g) => g.trajectories)),
+      splits: 0,
+      dup: 0,
     };
     // Only a train step's groups are trained on; any other split was evaluated.
     const train = s.split === "train";
@@ -402,6 +416,9 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
       });
       entry.count += 1;
       entry.n += g.trajectories.length;
+      const sharing = groupTokenSharing(g.trajectories);
+      entry.splits += sharing.splits;
+      entry.dup += sharing.duplicatePrefixTokens;
     });
     index.steps.push(entry);
   });

@@ -8,7 +8,7 @@ export const GROUPS = `
   function fillGroupControls() {
     stepSel.textContent = "";
     idx.steps.forEach(function (s, i) {
-      var o = el("option", null, clip(stepLabel(s), 200) + "  (" + s.n + " trajectories, " + s.count + " groups)");
+      var o = el("option", null, clip(stepLabel(s), 200) + "  (" + s.n + " trajectories, " + s.count + " groups" + (s.splits ? ", " + s.splits + " token lineage splits" : "") + (s.dup ? ", " + s.dup + " prefix tokens repeated across histories" : "") + ")");
       o.value = String(i);
       stepSel.appendChild(o);
     });

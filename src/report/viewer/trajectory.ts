@@ -117,6 +117,7 @@ export const TRAJECTORY = `
     });
     if (t.metadata !== undefined && !(isPlain(t.metadata) && !Object.keys(t.metadata).length)) root.appendChild(section("Metadata", t.metadata));
     if (t.metrics !== undefined && !(isPlain(t.metrics) && !Object.keys(t.metrics).length)) root.appendChild(section("Metrics", t.metrics));
+    if (t.splits) root.appendChild(section("Where a history split (its prompt departed from the tokens sampled before)", t.splits));
     if (t.logs !== undefined && !(Array.isArray(t.logs) && !t.logs.length)) root.appendChild(section("Logs", t.logs));
     if (g.exceptions !== undefined) root.appendChild(section("Exceptions of the group", g.exceptions));
     if (g.logs !== undefined) root.appendChild(section("Logs of the group", g.logs));
