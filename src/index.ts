@@ -175,6 +175,7 @@ export {
   PendingGroup,
   type ProgressStream,
   type Rollout,
+  type TokenSharing,
   type ToolParam,
   TooManyExceptionsError,
   type TrajectoriesRollout,

@@ -24,6 +24,7 @@ import { Store } from "./store.js";
 import { type DriftOptions, driftOf } from "./template.js";
 import { checkUpstream } from "./upstream.js";
 
+export type { DriftOptions };
 export { isLoopbackHost, parseApiKeys };
 
 /** Options of {@link startEmulator}. */

@@ -11,6 +11,7 @@
 // build on (the contract: CORE-CONTRACT.md beside this file); its API report
 // is api/trajectory-recorder-core.api.md.
 
+export type { LineageMode } from "../trajectory/index.js";
 // Shared by every folder; here for plugins, which throw it on a bad argument.
 export { InvalidArgumentError } from "../util/argument-error.js";
 export { appendReasoning, REASONING_FIELDS, StreamAccumulator } from "./accumulate.js";

@@ -71,3 +71,4 @@ export {
   validateGroup,
   validateTrajectory,
 } from "./validate.js";
+export type { TokenSharing } from "./validate-lineage.js";
