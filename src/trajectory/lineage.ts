@@ -138,32 +138,48 @@ export function logprobCount(logprobs: unknown): number | undefined {
   return Array.isArray(content) ? content.length : undefined;
 }
 
+/** A token sequence held as two arrays read one after the other (a prompt, then its sampled tokens). */
+export interface TokenSequence {
+  head: readonly number[];
+  tail: readonly number[];
+}
+
+const lengthOf = (x: TokenSequence) => x.head.length + x.tail.length;
+const tokenAt = (x: TokenSequence, i: number) =>
+  (i < x.head.length ? x.head[i] : x.tail[i - x.head.length]) as number;
+
 /**
  * How many tokens of `sequences` a prefix tree would hold once but the
  * trainer reads again: the sum of their lengths less the number of distinct
  * prefixes. Sorting puts each sequence next to the one it shares most with.
+ * Nothing is copied: a sequence may be two arrays read one after the other.
  */
-export function duplicatePrefixTokens(sequences: readonly (readonly number[])[]): number {
+export function duplicatePrefixTokens(
+  sequences: readonly (readonly number[] | TokenSequence)[],
+): number {
   if (sequences.length < 2) return 0;
-  const sorted = [...sequences].sort(compareTokens);
+  const seqs = sequences.map((x) =>
+    Array.isArray(x) ? { head: x as readonly number[], tail: [] } : (x as TokenSequence),
+  );
+  seqs.sort(compareTokens);
   let shared = 0;
-  for (let i = 1; i < sorted.length; i++)
-    shared += commonPrefix(sorted[i - 1] as readonly number[], sorted[i] as readonly number[]);
+  for (let i = 1; i < seqs.length; i++)
+    shared += commonPrefix(seqs[i - 1] as TokenSequence, seqs[i] as TokenSequence);
   return shared;
 }
 
-function compareTokens(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
+function compareTokens(a: TokenSequence, b: TokenSequence): number {
+  const n = Math.min(lengthOf(a), lengthOf(b));
   for (let i = 0; i < n; i++) {
-    const d = (a[i] as number) - (b[i] as number);
+    const d = tokenAt(a, i) - tokenAt(b, i);
     if (d !== 0) return d;
   }
-  return a.length - b.length;
+  return lengthOf(a) - lengthOf(b);
 }
 
-function commonPrefix(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
+function commonPrefix(a: TokenSequence, b: TokenSequence): number {
+  const n = Math.min(lengthOf(a), lengthOf(b));
   let i = 0;
-  while (i < n && a[i] === b[i]) i++;
+  while (i < n && tokenAt(a, i) === tokenAt(b, i)) i++;
   return i;
 }

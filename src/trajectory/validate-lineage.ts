@@ -14,6 +14,7 @@ import {
   lineageDeparture,
   logprobCount,
   SPLIT_LOG,
+  type TokenSequence,
 } from "./lineage.js";
 
 type Obj = Record<string, unknown>;
@@ -81,7 +82,7 @@ export interface TokenSharing {
 }
 
 /** The token sequence of each history of `t` (its last Choice's prompt then tokens). */
-function sequences(t: Obj, into: number[][]): void {
+function sequences(t: Obj, into: TokenSequence[]): void {
   const histories = [t.messages_and_choices];
   if (Array.isArray(t.additional_histories))
     for (const h of t.additional_histories) if (isObj(h)) histories.push(h.messages_and_choices);
@@ -90,7 +91,7 @@ function sequences(t: Obj, into: number[][]): void {
     for (let i = items.length - 1; i >= 0; i--) {
       const tokens = choiceTokens(items[i]);
       if (!tokens) continue;
-      into.push([...tokens.prompt, ...tokens.sampled]);
+      into.push({ head: tokens.prompt, tail: tokens.sampled });
       break;
     }
   }
@@ -98,7 +99,7 @@ function sequences(t: Obj, into: number[][]): void {
 
 /** How many histories, splits and duplicate prefix tokens the trajectories of a group hold. */
 export function groupTokenSharing(trajectories: readonly unknown[]): TokenSharing {
-  const seqs: number[][] = [];
+  const seqs: TokenSequence[] = [];
   let splits = 0;
   for (const t of trajectories) {
     if (!isObj(t)) continue;
