@@ -70,7 +70,11 @@ const server = createServer((req, res) => {
             message: { role: "assistant", content: `answer ${turn}` },
           },
         ],
-        usage: { prompt_tokens: PROMPT, completion_tokens: SAMPLED, total_tokens: PROMPT + SAMPLED },
+        usage: {
+          prompt_tokens: PROMPT,
+          completion_tokens: SAMPLED,
+          total_tokens: PROMPT + SAMPLED,
+        },
       }),
     );
   });
