@@ -28,7 +28,8 @@ function groupWith(content: unknown[]): TrajectoryGroup {
           finish_reason: "stop",
           message: { role: "assistant", content: "a", refusal: null },
           logprobs: { content, refusal: null },
-          token_ids: [1],
+          // One id per logprob token, as the count check (issue #33) requires.
+          token_ids: content.map((_, i) => i + 1),
           prompt_token_ids: [2],
         } as never,
       ],
