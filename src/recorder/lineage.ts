@@ -43,13 +43,13 @@ export function checkLineage(
   const work: { items: MessageOrChoice[]; name: () => string; tools: History["tools"] }[] = [
     { items: t.messages_and_choices, name: () => "messages_and_choices", tools: t.tools },
   ];
-  t.additional_histories.forEach((h, i) =>
+  t.additional_histories.forEach((h, i) => {
     work.push({
       items: h.messages_and_choices,
       name: () => `additional_histories[${i}].messages_and_choices`,
       tools: h.tools,
-    }),
-  );
+    });
+  });
   for (let w = 0; w < work.length; w++) {
     const { items, name, tools } = work[w] as (typeof work)[number];
     let prev: ChoiceTokens | undefined;
