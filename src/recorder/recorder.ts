@@ -11,6 +11,14 @@ import {
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
+import { type EndpointOptions, resolveEndpointOptions } from "./endpoint/options.js";
+import {
+  attachEndpoint,
+  extraRoutesOf,
+  RolloutTrajectory,
+} from "./endpoint/rollout-trajectory.js";
+import { RecordingEndpoint } from "./endpoint/server.js";
+import { checkUpstream, type RecordingUpstream } from "./endpoint/upstream.js";
 import { tracer, tracingEnabled } from "./spans.js";
 import { type WrapOptions, wrapClient } from "./wrap.js";
 
@@ -39,6 +47,16 @@ export interface RecorderOptions {
   policy?: readonly string[] | ((model: string) => boolean);
   /** Where the recorder warns (once per process, e.g. a rollout that recorded no call). Default `console`. */
   logger?: { warn(message: string): void };
+  /**
+   * What `t.baseURL` forwards to (see {@link RolloutTrajectory}): a
+   * `TrainableModel` (its latest checkpoint fills in `model: ""`, every
+   * completion is the policy's, as `model.openai({ recorder })`), or any
+   * OpenAI-compatible server `{ baseURL, apiKey?, model?, policy? }`. The
+   * endpoint starts with the first rollout, on loopback; `recorder.close()` stops it.
+   */
+  upstream?: RecordingUpstream;
+  /** Where and how the endpoint behind `t.baseURL` listens (loopback, a free port by default). */
+  endpoint?: EndpointOptions;
 }
 
 // Shared across the copies of this module (see context.ts): once per process.
@@ -60,6 +78,7 @@ const warned = globalThis as { [WARNED_EMPTY]?: boolean };
 export class Recorder {
   readonly options: RecorderOptions;
   #policy: ((model: string) => boolean) | undefined;
+  #endpoint: RecordingEndpoint | undefined;
 
   constructor(options: RecorderOptions = {}) {
     const call = "new Recorder(options)";
@@ -75,6 +94,47 @@ export class Recorder {
         policy,
       );
     this.#policy = typeof policy === "function" ? policy : policy ? namesPolicy(policy) : undefined;
+    if (options.upstream !== undefined) checkUpstream(call, options.upstream);
+    // Checked now, started with the first rollout.
+    if (options.upstream !== undefined || options.endpoint !== undefined)
+      resolveEndpointOptions(call, options.endpoint);
+  }
+
+  /**
+   * Starts the recording endpoint behind `t.baseURL` (the first rollout
+   * does it too) and returns its base URL. Needs `upstream`.
+   *
+   * @example
+   * const recorder = new Recorder({ upstream: { baseURL: "http://127.0.0.1:8000/v1", apiKey } });
+   * console.log(await recorder.startEndpoint()); // http://127.0.0.1:41234/v1
+   */
+  async startEndpoint(): Promise<string> {
+    const upstream = this.options.upstream;
+    if (upstream === undefined)
+      throw new InvalidArgumentError(
+        "recorder.startEndpoint()",
+        "new Recorder(options).upstream",
+        "a TrainableModel or { baseURL, apiKey? }",
+        upstream,
+      );
+    this.#endpoint ??= new RecordingEndpoint(
+      upstream,
+      this,
+      resolveEndpointOptions("new Recorder(options)", this.options.endpoint),
+      extraRoutesOf(this),
+    );
+    await this.#endpoint.start();
+    return this.#endpoint.baseURL;
+  }
+
+  /**
+   * Stops the recording endpoint, if it was started: its connections close,
+   * calls in flight are cut off. A later rollout starts it again.
+   */
+  async close(): Promise<void> {
+    const endpoint = this.#endpoint;
+    this.#endpoint = undefined;
+    await endpoint?.close();
   }
 
   /**
@@ -127,16 +187,16 @@ export class Recorder {
    * between rollouts.
    */
   async rollout(
-    fn: (trajectory: Trajectory) => unknown,
+    fn: (trajectory: RolloutTrajectory) => unknown,
     opts: { metadata?: Record<string, unknown> } = {},
-  ): Promise<Trajectory> {
+  ): Promise<RolloutTrajectory> {
     const call = "recorder.rollout(fn, opts)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
     if (!isObjectLike(opts)) throw new InvalidArgumentError(call, "opts", "an object", opts);
     const metadata = opts.metadata;
     if (metadata !== undefined && (!isObjectLike(metadata) || Array.isArray(metadata)))
       throw new InvalidArgumentError(call, "opts.metadata", "a plain object", metadata);
-    const trajectory = new Trajectory({ metadata: metadata ? { ...metadata } : {} });
+    const trajectory = new RolloutTrajectory({ metadata: metadata ? { ...metadata } : {} });
     // Whether anyone traces is asked once per rollout: no span (nor
     // OpenTelemetry context) when nobody does, see tracingEnabled().
     const traced = tracingEnabled();
@@ -155,11 +215,24 @@ export class Recorder {
       ? tracer().startSpan("rollout", { attributes: { "gen_ai.operation.name": "invoke_agent" } })
       : undefined;
     const run = () => runInRollout(state, () => fn(trajectory));
+    let key: string | undefined;
+    const endpoint = this.options.upstream === undefined ? undefined : await this.#startedEndpoint();
+    if (endpoint) {
+      const open = () => (key ??= endpoint.open(state));
+      attachEndpoint(trajectory, {
+        baseURL: () => {
+          open();
+          return endpoint.baseURL;
+        },
+        apiKey: open,
+      });
+    }
     try {
       try {
         await (span ? context.with(trace.setSpan(context.active(), span), run) : run());
       } finally {
         state.end();
+        if (key) endpoint?.finish(key);
         if (state.completions === 0) this.#warnEmpty();
       }
       span?.setAttribute("trajectory_recorder.reward", trajectory.reward);
@@ -175,6 +248,11 @@ export class Recorder {
     } finally {
       span?.end();
     }
+  }
+
+  async #startedEndpoint(): Promise<RecordingEndpoint> {
+    if (!this.#endpoint?.listening) await this.startEndpoint();
+    return this.#endpoint as RecordingEndpoint;
   }
 
   #warnEmpty(): void {
