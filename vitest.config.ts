@@ -1,6 +1,12 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import {
+  ensurePythonOpenAI,
+  PYTHON_FILES,
+  pythonSkipLine,
+  runNeedsPython,
+} from "./test/setup/python.js";
 import { cannotInstall, missingTools, skipLine } from "./test/setup/system-tools.js";
 
 // The test matrix: OPENAI_MAJOR points every `import "openai"` of the source
@@ -49,6 +55,7 @@ const alias = [
   { find: /^trajectory-recorder\/wire$/, replacement: src("wire/entry.ts") },
   { find: /^trajectory-recorder\/core$/, replacement: src("recorder/index.ts") },
   { find: /^trajectory-recorder\/bullmq$/, replacement: src("integrations/bullmq/index.ts") },
+  { find: /^trajectory-recorder\/proxy$/, replacement: src("proxy/index.ts") },
   {
     find: /^trajectory-recorder\/(openai-agents|ai-sdk|langchain)$/,
     replacement: src("integrations/$1/index.ts"),
@@ -73,6 +80,15 @@ const noInstall = missingTool.length > 0 ? cannotInstall() : undefined;
 if (noInstall) {
   exclude.push(...missingTool.flatMap((t) => t.files));
   console.warn(skipLine(missingTool, noInstall));
+}
+// The Python openai SDK (a cached venv, built here once when a run may need
+// it); where it cannot be had, its tests are left out, said loudly.
+if (runNeedsPython()) {
+  const python = ensurePythonOpenAI();
+  if ("why" in python) {
+    exclude.push(...PYTHON_FILES);
+    console.warn(pythonSkipLine(python.why));
+  }
 }
 
 export default defineConfig({
