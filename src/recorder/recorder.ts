@@ -12,11 +12,7 @@ import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
 import { type EndpointOptions, resolveEndpointOptions } from "./endpoint/options.js";
-import {
-  attachEndpoint,
-  extraRoutesOf,
-  RolloutTrajectory,
-} from "./endpoint/rollout-trajectory.js";
+import { attachEndpoint, extraRoutesOf, RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
 import { RecordingEndpoint } from "./endpoint/server.js";
 import { checkUpstream, type RecordingUpstream } from "./endpoint/upstream.js";
 import { tracer, tracingEnabled } from "./spans.js";
@@ -216,7 +212,8 @@ export class Recorder {
       : undefined;
     const run = () => runInRollout(state, () => fn(trajectory));
     let key: string | undefined;
-    const endpoint = this.options.upstream === undefined ? undefined : await this.#startedEndpoint();
+    const endpoint =
+      this.options.upstream === undefined ? undefined : await this.#startedEndpoint();
     if (endpoint) {
       const open = () => (key ??= endpoint.open(state));
       attachEndpoint(trajectory, {

@@ -413,7 +413,8 @@ export class RecordingEndpoint {
       return;
     }
     if (aborted || res.destroyed) return;
-    const name = (error as { name?: string })?.name ?? "";
+    // The SDK's error classes, by name (any major of it; no import needed).
+    const name = errorClass(error);
     const message = this.#redact(errorMessage(error));
     if (name === "InvalidArgumentError") {
       sendError(
@@ -539,6 +540,17 @@ export class RecordingEndpoint {
     call.answer = { status: response.status, headers: forAgent, body: bytes };
     return new Response(bytes, init2);
   };
+}
+
+function errorClass(error: unknown): string {
+  const known = ["InvalidArgumentError", "APIConnectionTimeoutError", "APIConnectionError"];
+  for (
+    let c = (error as object | null)?.constructor;
+    c && c !== Object;
+    c = Object.getPrototypeOf(c)
+  )
+    if (known.includes(c.name)) return c.name;
+  return (error as { name?: string } | null)?.name ?? "";
 }
 
 /** The upstream's response headers as the agent gets them. */
