@@ -21,6 +21,13 @@ export {
   type RecordedCompletion,
   type RolloutOptions,
 } from "./context.js";
+export type { EndpointOptions } from "./endpoint/options.js";
+export { RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
+export type {
+  RecordingUpstream,
+  TrainableModelLike,
+  UrlUpstream,
+} from "./endpoint/upstream.js";
 export { Recorder, type RecorderOptions } from "./recorder.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 export { type WrapOptions, wrapClient } from "./wrap.js";
