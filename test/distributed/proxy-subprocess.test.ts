@@ -64,7 +64,9 @@ it("records a subprocess agent through the worker's rollout endpoint, and trains
   expect(sent).toHaveLength(2);
   for (const g of sent)
     for (const t of g.trajectories) {
-      const choices = t.messages_and_choices.filter((m: any) => "finish_reason" in m);
+      const choices = (
+        t as unknown as { messages_and_choices: object[] }
+      ).messages_and_choices.filter((m) => "finish_reason" in m);
       expect(choices.length).toBeGreaterThan(0);
       expect((choices[0] as any).logprobs.content.length).toBeGreaterThan(0);
       expect(JSON.stringify(t)).not.toMatch(/trr-[A-Za-z0-9_-]{20}/);
