@@ -270,6 +270,8 @@ it("refuses what it should, with OpenAI-style errors: no key 401, unknown key 40
   const finished = await post(url, key, JSON.stringify({ model: "m", messages: [] }));
   expect(finished.status).toBe(409);
   expect((await finished.json()).error.code).toBe("rollout_finished");
+  // The openai SDKs would retry a 409 twice: told not to.
+  expect(finished.headers.get("x-should-retry")).toBe("false");
   expect(warnings.filter((w) => w.includes("/v1/completions"))).toHaveLength(1);
   expect(warnings.join("\n")).not.toContain(key);
   expect(JSON.stringify(t)).not.toContain(key);

@@ -34,6 +34,9 @@ export function sendError(
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(text),
+    // The openai SDKs retry 409 and 5xx unless told: our own refusals would
+    // answer the same again; an unreachable upstream may come back.
+    "x-should-retry": status === 502 || status === 504 ? "true" : "false",
   });
   res.end(text);
 }
