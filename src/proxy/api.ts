@@ -57,10 +57,15 @@ export const RolloutInfo = z.object({
   metadata: metadata,
 });
 
+/** The body of `POST /rollouts`. */
 export type OpenRolloutRequest = z.infer<typeof OpenRolloutRequest>;
+/** The body of `PATCH /rollouts/{id}` and `POST /rollouts/{id}/finish`. */
 export type UpdateRolloutRequest = z.infer<typeof UpdateRolloutRequest>;
+/** The body of `POST /groups`. */
 export type CreateGroupRequest = z.infer<typeof CreateGroupRequest>;
+/** The body of `POST /train`. */
 export type TrainRequest = z.infer<typeof TrainRequest>;
+/** A rollout as the API answers it. */
 export type RolloutInfo = z.infer<typeof RolloutInfo>;
 
 /** A bad request: the fields (dotted paths) and what was wrong with each. */

@@ -74,6 +74,8 @@ interface Call {
   answer?: Answer;
   /** A stream's last bytes (from `[DONE]` on), sent once recorded. */
   held?: Uint8Array[];
+  /** The upstream's stream came to its end (it did not break off). */
+  ended?: boolean;
 }
 
 /** Extra routes served beside `/v1` (the standalone proxy's control API); true when handled. */
@@ -393,8 +395,9 @@ export class RecordingEndpoint {
         }
         if (res.destroyed) return;
         for (const bytes of call.held ?? []) res.write(bytes);
-        // An upstream that broke off mid-stream: the agent sees it break off too.
-        if (broken) res.destroy();
+        // An upstream that broke off mid-stream: the agent sees it break off
+        // too. (An error event in a stream that ended is the agent's to read.)
+        if (broken && !call.ended) res.destroy();
         else res.end();
         return;
       }
@@ -595,6 +598,7 @@ function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStream<Uint8
           return;
         }
         if (step.done) {
+          call.ended = true;
           controller.close();
           return;
         }
