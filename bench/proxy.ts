@@ -130,23 +130,36 @@ const call = (client: OpenAI, long: boolean, direct: boolean) =>
     ...(direct ? training : {}),
   } as never);
 
-/** p50 of direct and proxied calls, interleaved (alternating which goes first). */
-async function latency(direct: OpenAI, proxied: OpenAI, long: boolean, rounds: number) {
+/**
+ * p50 of direct, bare-forwarded and proxied calls, interleaved (rotating
+ * which goes first). The forwarder and the endpoint are each another
+ * process: the bare forwarder's row shows what the extra hop costs by
+ * itself on this machine, the endpoint's what recording adds to it.
+ */
+async function latency(
+  direct: OpenAI,
+  bare: OpenAI,
+  proxied: OpenAI,
+  long: boolean,
+  rounds: number,
+) {
   const d: number[] = [];
+  const b: number[] = [];
   const p: number[] = [];
   for (let i = 0; i < rounds; i++) {
-    const pair: Array<[OpenAI, number[], boolean]> = [
+    const order: Array<[OpenAI, number[], boolean]> = [
       [direct, d, true],
+      [bare, b, true],
       [proxied, p, false],
     ];
-    if (i % 2) pair.reverse();
-    for (const [client, into, isDirect] of pair) {
+    for (let k = 0; k < i % 3; k++) order.push(order.shift() as [OpenAI, number[], boolean]);
+    for (const [client, into, isDirect] of order) {
       const t0 = now();
       await call(client, long, isDirect);
       into.push(now() - t0);
     }
   }
-  return { direct: median(d), proxied: median(p) };
+  return { direct: median(d), bare: median(b), proxied: median(p) };
 }
 
 async function cpuPerCall(
@@ -182,8 +195,8 @@ export async function benchProxy(): Promise<void> {
       await call(proxied, true, false);
       await call(forwarded, true, true);
     }
-    const short = await latency(direct, proxied, false, n(600));
-    const long = await latency(direct, proxied, true, n(60));
+    const short = await latency(direct, forwarded, proxied, false, n(600));
+    const long = await latency(direct, forwarded, proxied, true, n(60));
     const cpuShort = await cpuPerCall(recording, proxied, false, n(600), false);
     const bareShort = await cpuPerCall(bare, forwarded, false, n(600), true);
     const cpuLong = await cpuPerCall(recording, proxied, true, n(60), false);
@@ -203,19 +216,28 @@ export async function benchProxy(): Promise<void> {
     const waiting = (await recording.ask("heap")).heap as number;
     const done = await recording.ask("finish");
     const inproc = await recording.ask(`inproc ${CONCURRENT}`);
-    const failed = answers.filter((a) => a.status === "rejected").length;
+    const rejected = answers.filter((a) => a.status === "rejected") as PromiseRejectedResult[];
+    const failed = rejected.length;
+    for (const why of new Set(
+      rejected.map((r) => String((r.reason as Error)?.message ?? r.reason)),
+    ))
+      console.log(`a concurrent call failed: ${why}`);
     console.table([
       {
         row: "64-token answer, p50 per call",
         direct: `${short.direct.toFixed(3)} ms`,
+        "bare forwarder": `${short.bare.toFixed(3)} ms`,
         "via t.baseURL": `${short.proxied.toFixed(3)} ms`,
-        added: `${(short.proxied - short.direct).toFixed(3)} ms`,
+        "added vs direct": `${(short.proxied - short.direct).toFixed(3)} ms`,
+        "added vs forwarder": `${(short.proxied - short.bare).toFixed(3)} ms`,
       },
       {
         row: "2,000-token top-5 logprobs, p50 per call",
         direct: `${long.direct.toFixed(2)} ms`,
+        "bare forwarder": `${long.bare.toFixed(2)} ms`,
         "via t.baseURL": `${long.proxied.toFixed(2)} ms`,
-        added: `${(((long.proxied - long.direct) / long.direct) * 100).toFixed(1)} %`,
+        "added vs direct": `${(((long.proxied - long.direct) / long.direct) * 100).toFixed(1)} %`,
+        "added vs forwarder": `${(((long.proxied - long.bare) / long.bare) * 100).toFixed(1)} %`,
       },
     ]);
     console.table([
