@@ -21,6 +21,7 @@ const entry = {
   "ai-sdk": "src/integrations/ai-sdk/index.ts",
   langchain: "src/integrations/langchain/index.ts",
   bullmq: "src/integrations/bullmq/index.ts",
+  proxy: "src/proxy/index.ts",
 };
 
 export default defineConfig([

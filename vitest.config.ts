@@ -1,7 +1,17 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { pythonMissing, pythonSkipLine, WANDB_TEST_FILES } from "./test/setup/python-wandb.js";
+import {
+  ensurePythonOpenAI,
+  PYTHON_FILES,
+  pythonSkipLine,
+  runNeedsPython,
+} from "./test/setup/python.js";
+import {
+  pythonMissing,
+  WANDB_TEST_FILES,
+  pythonSkipLine as wandbSkipLine,
+} from "./test/setup/python-wandb.js";
 import { cannotInstall, missingTools, skipLine } from "./test/setup/system-tools.js";
 
 // The test matrix: OPENAI_MAJOR points every `import "openai"` of the source
@@ -50,6 +60,7 @@ const alias = [
   { find: /^trajectory-recorder\/wire$/, replacement: src("wire/entry.ts") },
   { find: /^trajectory-recorder\/core$/, replacement: src("recorder/index.ts") },
   { find: /^trajectory-recorder\/bullmq$/, replacement: src("integrations/bullmq/index.ts") },
+  { find: /^trajectory-recorder\/proxy$/, replacement: src("proxy/index.ts") },
   {
     find: /^trajectory-recorder\/(openai-agents|ai-sdk|langchain)$/,
     replacement: src("integrations/$1/index.ts"),
@@ -80,7 +91,7 @@ if (noInstall) {
 const noPython = pythonMissing();
 if (noPython) {
   exclude.push(...WANDB_TEST_FILES);
-  console.warn(pythonSkipLine(noPython));
+  console.warn(wandbSkipLine(noPython));
 }
 
 // `.lua` files (the BullMQ integration's Redis scripts) are imported as their
@@ -92,6 +103,15 @@ const luaAsText = {
     return { code: `export default ${JSON.stringify(code)};`, map: null };
   },
 };
+// The Python openai SDK (a cached venv, built here once when a run may need
+// it); where it cannot be had, its tests are left out, said loudly.
+if (runNeedsPython()) {
+  const python = ensurePythonOpenAI();
+  if ("why" in python) {
+    exclude.push(...PYTHON_FILES);
+    console.warn(pythonSkipLine(python.why));
+  }
+}
 
 export default defineConfig({
   plugins: [luaAsText],

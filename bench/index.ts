@@ -21,7 +21,7 @@ const TURNS = 4;
 const STREAMS = 400;
 const KEPT = 2000;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
-// BENCH_ONLY=percall, logprobs, lineage, shipping, distributed, report or cli runs those rows alone.
+// BENCH_ONLY=percall, logprobs, lineage, shipping, distributed, report, cli or proxy runs those rows alone.
 const ONLY = process.env.BENCH_ONLY;
 
 const json = JSON.stringify({
@@ -315,3 +315,4 @@ if (ONLY === undefined || ONLY === "distributed")
   await (await import("./distributed.js")).benchDistributed();
 if (ONLY === undefined || ONLY === "report") await (await import("./report.js")).benchReport();
 if (ONLY === undefined || ONLY === "cli") await (await import("./cli.js")).benchCli();
+if (ONLY === undefined || ONLY === "proxy") await (await import("./proxy.js")).benchProxy();

@@ -12,6 +12,7 @@ import { emulator } from "./commands/emulator.js";
 import { inspect, validate } from "./commands/files.js";
 import { jobsFollow, jobsGet } from "./commands/jobs.js";
 import { modelsCreate, modelsDelete, modelsGet, modelsList } from "./commands/models.js";
+import { proxy } from "./commands/proxy.js";
 import { log, sft, train } from "./commands/training.js";
 import {
   COMMON_HELP,
@@ -45,6 +46,7 @@ export const COMMANDS: Command[] = [
   inspect,
   demo,
   emulator,
+  proxy,
   report,
 ];
 

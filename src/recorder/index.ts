@@ -22,6 +22,13 @@ export {
   type RecordedCompletion,
   type RolloutOptions,
 } from "./context.js";
+export type { EndpointOptions } from "./endpoint/options.js";
+export { RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
+export type {
+  RecordingUpstream,
+  TrainableModelLike,
+  UrlUpstream,
+} from "./endpoint/upstream.js";
 export { RolloutAbortedError } from "./errors.js";
 export {
   Recorder,

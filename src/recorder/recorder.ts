@@ -6,13 +6,17 @@ import {
   gatherTrajectoryGroups,
   LINEAGE_MODES,
   type LineageMode,
-  Trajectory,
+  type Trajectory,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
 
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutState, runInRollout } from "./context.js";
+import { type EndpointOptions, resolveEndpointOptions } from "./endpoint/options.js";
+import { attachEndpoint, extraRoutesOf, RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
+import { RecordingEndpoint } from "./endpoint/server.js";
+import { checkUpstream, type RecordingUpstream } from "./endpoint/upstream.js";
 import { RolloutAbortedError } from "./errors.js";
 import { tracer, tracingEnabled } from "./spans.js";
 import { type WrapOptions, wrapClient } from "./wrap.js";
@@ -53,6 +57,16 @@ export interface RecorderOptions {
    * `"off"`: no token check. A rollout may override it.
    */
   lineage?: LineageMode;
+  /**
+   * What `t.baseURL` forwards to (see {@link RolloutTrajectory}): a
+   * `TrainableModel` (its latest checkpoint fills in `model: ""`, every
+   * completion is the policy's, as `model.openai({ recorder })`), or any
+   * OpenAI-compatible server `{ baseURL, apiKey?, model?, policy? }`. The
+   * endpoint starts with the first rollout, on loopback; `recorder.close()` stops it.
+   */
+  upstream?: RecordingUpstream;
+  /** Where and how the endpoint behind `t.baseURL` listens (loopback, a free port by default). */
+  endpoint?: EndpointOptions;
 }
 
 /** Options of {@link Recorder.rollout}. */
@@ -97,6 +111,7 @@ const warned = globalThis as { [WARNED_EMPTY]?: boolean };
 export class Recorder {
   readonly options: RecorderOptions;
   #policy: ((model: string) => boolean) | undefined;
+  #endpoint: RecordingEndpoint | undefined;
 
   constructor(options: RecorderOptions = {}) {
     const call = "new Recorder(options)";
@@ -113,6 +128,47 @@ export class Recorder {
         policy,
       );
     this.#policy = typeof policy === "function" ? policy : policy ? namesPolicy(policy) : undefined;
+    if (options.upstream !== undefined) checkUpstream(call, options.upstream);
+    // Checked now, started with the first rollout.
+    if (options.upstream !== undefined || options.endpoint !== undefined)
+      resolveEndpointOptions(call, options.endpoint);
+  }
+
+  /**
+   * Starts the recording endpoint behind `t.baseURL` (the first rollout
+   * does it too) and returns its base URL. Needs `upstream`.
+   *
+   * @example
+   * const recorder = new Recorder({ upstream: { baseURL: "http://127.0.0.1:8000/v1", apiKey } });
+   * console.log(await recorder.startEndpoint()); // http://127.0.0.1:41234/v1
+   */
+  async startEndpoint(): Promise<string> {
+    const upstream = this.options.upstream;
+    if (upstream === undefined)
+      throw new InvalidArgumentError(
+        "recorder.startEndpoint()",
+        "new Recorder(options).upstream",
+        "a TrainableModel or { baseURL, apiKey? }",
+        upstream,
+      );
+    this.#endpoint ??= new RecordingEndpoint(
+      upstream,
+      this,
+      resolveEndpointOptions("new Recorder(options)", this.options.endpoint),
+      extraRoutesOf(this),
+    );
+    await this.#endpoint.start();
+    return this.#endpoint.baseURL;
+  }
+
+  /**
+   * Stops the recording endpoint, if it was started: its connections close,
+   * calls in flight are cut off. A later rollout starts it again.
+   */
+  async close(): Promise<void> {
+    const endpoint = this.#endpoint;
+    this.#endpoint = undefined;
+    await endpoint?.close();
   }
 
   /**
@@ -168,9 +224,9 @@ export class Recorder {
    * for this rollout.
    */
   async rollout(
-    fn: (trajectory: Trajectory, context: RolloutContext) => unknown,
+    fn: (trajectory: RolloutTrajectory, context: RolloutContext) => unknown,
     opts: RolloutCallOptions = {},
-  ): Promise<Trajectory> {
+  ): Promise<RolloutTrajectory> {
     const call = "recorder.rollout(fn, opts)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
     if (!isObjectLike(opts)) throw new InvalidArgumentError(call, "opts", "an object", opts);
@@ -186,7 +242,7 @@ export class Recorder {
     )
       throw new InvalidArgumentError(call, "opts.timeout", "a positive number of ms", timeout);
     checkLineageMode(call, "opts.lineage", opts.lineage);
-    const trajectory = new Trajectory({ metadata: metadata ? { ...metadata } : {} });
+    const trajectory = new RolloutTrajectory({ metadata: metadata ? { ...metadata } : {} });
     // Whether anyone traces is asked once per rollout: no span (nor
     // OpenTelemetry context) when nobody does, see tracingEnabled().
     const traced = tracingEnabled();
@@ -208,6 +264,19 @@ export class Recorder {
     const abort = rolloutAbort(signal, timeout);
     const given: RolloutContext = { signal: abort.signal };
     const run = () => runInRollout(state, () => fn(trajectory, given), abort.signal);
+    let key: string | undefined;
+    const endpoint =
+      this.options.upstream === undefined ? undefined : await this.#startedEndpoint();
+    if (endpoint) {
+      const open = () => (key ??= endpoint.open(state));
+      attachEndpoint(trajectory, {
+        baseURL: () => {
+          open();
+          return endpoint.baseURL;
+        },
+        apiKey: open,
+      });
+    }
     try {
       try {
         if (abort.signal.aborted) throw abort.error(trajectory);
@@ -220,6 +289,7 @@ export class Recorder {
       } finally {
         abort.dispose();
         state.end();
+        if (key) endpoint?.finish(key);
         if (state.completions === 0 && !abort.signal.aborted) this.#warnEmpty();
       }
       span?.setAttribute("trajectory_recorder.reward", trajectory.reward);
@@ -236,6 +306,11 @@ export class Recorder {
     } finally {
       span?.end();
     }
+  }
+
+  async #startedEndpoint(): Promise<RecordingEndpoint> {
+    if (!this.#endpoint?.listening) await this.startEndpoint();
+    return this.#endpoint as RecordingEndpoint;
   }
 
   #warnEmpty(): void {

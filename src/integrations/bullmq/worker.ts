@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import type { Recorder } from "../../recorder/index.js";
+import type { Recorder, RolloutTrajectory } from "../../recorder/index.js";
 import { Trajectory, TrajectoryValidationError } from "../../trajectory/index.js";
 import { checkRolloutTrajectory, type WireIssue } from "../../trajectory/wire-writer.js";
 import { errorMessage } from "../../util/index.js";
@@ -31,8 +31,11 @@ export interface RolloutContext<P = unknown> {
    * stalled-job recovery ran it elsewhere).
    */
   attempt: number;
-  /** The trajectory being recorded (set `reward`, `metrics`, ... on it). */
-  trajectory: Trajectory;
+  /**
+   * The trajectory being recorded (set `reward`, `metrics`, ... on it). With
+   * the recorder's `upstream`, its `baseURL` and `apiKey` record a subprocess agent.
+   */
+  trajectory: RolloutTrajectory;
   /**
    * The newest checkpoint step the coordinator published. Call it for each
    * model call: the first and last values handed out become the trajectory's

@@ -1,0 +1,131 @@
+// `proxy`: the standalone recording proxy (docs/proxy.md). Keys come from
+// files or the environment, so none appears in `ps`; none is ever printed.
+import { readFileSync } from "node:fs";
+import { startRecordingProxy } from "../../proxy/index.js";
+import { TrainableModel } from "../../training/index.js";
+import { numberOption, parse, str } from "../args.js";
+import { type Command, makeClient, UsageError } from "../context.js";
+
+function keyFrom(file: string | undefined, env: string, option: string): string | undefined {
+  if (file !== undefined) {
+    try {
+      return readFileSync(file, "utf8").trim();
+    } catch (error) {
+      throw new UsageError(`${option} ${file} could not be read: ${(error as Error).message}`);
+    }
+  }
+  const value = process.env[env]?.trim();
+  return value ? value : undefined;
+}
+
+export const proxy: Command = {
+  name: "proxy",
+  summary: "record any agent (any language, any process) through an OpenAI-compatible endpoint",
+  usage:
+    "(--upstream URL | --model PROJECT/NAME --base-model MODEL) [--port 8400] [--host 127.0.0.1]",
+  details: `Options:
+  --upstream URL         forward chat completions to this OpenAI-compatible /v1 server
+                         ($PROXY_UPSTREAM_API_KEY is its bearer key)
+  --upstream-model NAME  the model a request with model "" gets (with --upstream)
+  --model PROJECT/NAME   forward to this model's latest checkpoint on the Training
+                         Service (registered if new; the service options below),
+                         and let POST /train train it
+  --base-model MODEL     the base model, with --model
+  --port N               TCP port (default 8400; 0 picks a free one)
+  --host HOST            address to listen on (default 127.0.0.1)
+  --allow-remote         let --host be an address other machines can reach
+                         (then the control API needs a key)
+  --control-key-file P   the control API's key ($PROXY_CONTROL_KEY otherwise)
+  --max-body-bytes N     largest chat request body read (default 32 MiB)
+  --timeout-ms N         the upstream's deadline per call (default 600000)
+
+Agents get a base URL and a key per rollout from POST /rollouts; the HTTP API
+(rollouts, rewards, groups, training) is described in docs/proxy.md.`,
+  async run(args, out) {
+    const { values } = parse(
+      args,
+      {
+        upstream: { type: "string" },
+        "upstream-model": { type: "string" },
+        model: { type: "string" },
+        "base-model": { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        "allow-remote": { type: "boolean" },
+        "control-key-file": { type: "string" },
+        "max-body-bytes": { type: "string" },
+        "timeout-ms": { type: "string" },
+      },
+      { min: 0, max: 0, names: "" },
+    );
+    const upstreamURL = str(values, "upstream");
+    const modelRef = str(values, "model");
+    if ((upstreamURL === undefined) === (modelRef === undefined))
+      throw new UsageError("give either --upstream URL or --model PROJECT/NAME (one of them).");
+    if (upstreamURL !== undefined && !/^https?:\/\/[^/]/.test(upstreamURL))
+      throw new UsageError(
+        `--upstream must be the http:// or https:// base URL of an OpenAI-compatible server, ending in /v1; got ${JSON.stringify(upstreamURL)}.`,
+      );
+    const port = numberOption("port", str(values, "port") ?? "8400", {
+      integer: true,
+      min: 0,
+    }) as number;
+    if (port > 65535) throw new UsageError(`--port must be at most 65535; got ${port}.`);
+    const maxBodyBytes = numberOption("max-body-bytes", str(values, "max-body-bytes"), {
+      integer: true,
+      positive: true,
+    });
+    const timeoutMs = numberOption("timeout-ms", str(values, "timeout-ms"), {
+      integer: true,
+      positive: true,
+    });
+    let upstream: Parameters<typeof startRecordingProxy>[0]["upstream"];
+    if (modelRef !== undefined) {
+      const [project, name, ...rest] = modelRef.split("/");
+      const baseModel = str(values, "base-model");
+      if (!project || !name || rest.length > 0)
+        throw new UsageError(`--model must be PROJECT/NAME; got ${JSON.stringify(modelRef)}.`);
+      if (!baseModel)
+        throw new UsageError("--model needs --base-model (the model it trains from).");
+      upstream = await TrainableModel.register(makeClient(values), { project, name, baseModel });
+    } else {
+      upstream = {
+        baseURL: upstreamURL as string,
+        apiKey: process.env.PROXY_UPSTREAM_API_KEY?.trim() || undefined,
+        model: str(values, "upstream-model"),
+      };
+    }
+    const host = str(values, "host") ?? "127.0.0.1";
+    let running: Awaited<ReturnType<typeof startRecordingProxy>>;
+    try {
+      running = await startRecordingProxy({
+        upstream,
+        host,
+        port,
+        allowRemote: values["allow-remote"] === true,
+        apiKey: keyFrom(str(values, "control-key-file"), "PROXY_CONTROL_KEY", "--control-key-file"),
+        maxBodyBytes: maxBodyBytes as number | undefined,
+        timeoutMs: timeoutMs as number | undefined,
+        logger: { warn: (m) => out.stderr.write(`warning: ${m}\n`) },
+      });
+    } catch (error) {
+      if (error instanceof TypeError) throw new UsageError(error.message);
+      throw error;
+    }
+    out.stdout.write(
+      [
+        `Recording proxy listening on ${running.url}`,
+        `  control API: POST ${running.url}/rollouts -> { id, base_url, api_key }`,
+        `  agents:      OPENAI_BASE_URL=${running.baseURL} OPENAI_API_KEY=<the rollout's api_key>`,
+        `  forwarding to ${modelRef ? `the latest checkpoint of ${modelRef}` : upstreamURL}`,
+        "",
+      ].join("\n"),
+    );
+    const shutdown = () => {
+      running.close().then(() => process.exit(0));
+    };
+    process.once("SIGINT", shutdown);
+    process.once("SIGTERM", shutdown);
+    return -1;
+  },
+};

@@ -1,0 +1,68 @@
+import { Trajectory } from "../../trajectory/index.js";
+import type { ExtraRoutes } from "./server.js";
+
+/** How a rollout's trajectory reaches its recording endpoint. */
+export interface EndpointAccess {
+  baseURL(): string;
+  apiKey(): string;
+}
+
+const ACCESS = new WeakMap<Trajectory, EndpointAccess>();
+
+/** @internal Ties a rollout's trajectory to its recording endpoint. */
+export function attachEndpoint(t: Trajectory, access: EndpointAccess): void {
+  ACCESS.set(t, access);
+}
+
+function accessOf(t: Trajectory, name: string): EndpointAccess {
+  const access = ACCESS.get(t);
+  if (!access)
+    throw new Error(
+      `t.${name} needs an upstream to forward to: new Recorder({ upstream: model }) (a TrainableModel) or new Recorder({ upstream: { baseURL, apiKey } }) (any OpenAI-compatible server).`,
+    );
+  return access;
+}
+
+/**
+ * The trajectory a rollout records into (what `recorder.rollout(fn)` hands
+ * `fn`), with the rollout's own OpenAI-compatible endpoint: give `baseURL`
+ * and `apiKey` to any client in any process (the Python `openai` SDK in a
+ * subprocess, curl, a Go program) and its chat completions are recorded
+ * here, as a wrapped client's would be. Neither is part of the JSON.
+ *
+ * @example
+ * const recorder = new Recorder({ upstream: model });
+ * const t = await recorder.rollout(async (t) => {
+ *   await run("python", ["agent.py"], { env: { OPENAI_BASE_URL: t.baseURL, OPENAI_API_KEY: t.apiKey } });
+ *   t.reward = 1;
+ * });
+ */
+export class RolloutTrajectory extends Trajectory {
+  /**
+   * The endpoint's base URL, ending in `/v1` (loopback unless the
+   * recorder's `endpoint.host` says otherwise). Needs the recorder's `upstream`.
+   */
+  get baseURL(): string {
+    return accessOf(this, "baseURL").baseURL();
+  }
+
+  /**
+   * This rollout's key for the endpoint: calls carrying it are recorded here;
+   * once the rollout has ended they answer 409. Needs the recorder's `upstream`.
+   */
+  get apiKey(): string {
+    return accessOf(this, "apiKey").apiKey();
+  }
+}
+
+const ROUTES = new WeakMap<object, ExtraRoutes>();
+
+/** @internal Routes the recorder's endpoint serves beside `/v1` (the standalone proxy's API). */
+export function setExtraRoutes(recorder: object, routes: ExtraRoutes): void {
+  ROUTES.set(recorder, routes);
+}
+
+/** @internal */
+export function extraRoutesOf(recorder: object): ExtraRoutes | undefined {
+  return ROUTES.get(recorder);
+}

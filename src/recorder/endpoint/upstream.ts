@@ -1,0 +1,153 @@
+// What the recording endpoint forwards to, and the `openai` client it
+// forwards through: the same wrapped client (recorder.wrap) an in-process
+// agent would use, so a call through `t.baseURL` is recorded by the same code.
+import type OpenAI from "openai";
+import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
+
+/**
+ * A TrainableModel, or anything shaped like one: its client makes the
+ * `openai` client for the service's inference, and `inferenceName()` names
+ * the latest checkpoint.
+ */
+export interface TrainableModelLike {
+  readonly client: {
+    createOpenAI(options?: { fetch?: typeof fetch; maxRetries?: number; timeout?: number }): OpenAI;
+  };
+  inferenceName(step?: number): string;
+}
+
+/** Any OpenAI-compatible server. */
+export interface UrlUpstream {
+  /** Its base URL, ending in `/v1` (e.g. `http://127.0.0.1:8000/v1`). */
+  baseURL: string;
+  /** Its bearer key; never shown to the agent, nor written in a log, an error or a trajectory. */
+  apiKey?: string;
+  /** The model a request with `model: ""` (or none) gets. Default: sent as the agent sent it. */
+  model?: string;
+  /**
+   * Every completion through it is the policy's, whatever model name the
+   * server answers with (as `recorder.wrap(client, { policy: true })`).
+   * Default `false`: the recorder's `policy` decides.
+   */
+  policy?: boolean;
+}
+
+/**
+ * Where the recording endpoint forwards chat completions: a TrainableModel
+ * (the Training Service's inference, `model: ""` filled in with its latest
+ * checkpoint as `model.openai()` does, every completion the policy's), or any
+ * OpenAI-compatible server (the emulator, vLLM, OpenAI).
+ */
+export type RecordingUpstream = TrainableModelLike | UrlUpstream;
+
+function isModel(u: RecordingUpstream): u is TrainableModelLike {
+  return typeof (u as TrainableModelLike).inferenceName === "function";
+}
+
+/** Checks `upstream` before anything listens. */
+export function checkUpstream(
+  call: string,
+  upstream: unknown,
+): asserts upstream is RecordingUpstream {
+  if (!isObjectLike(upstream))
+    throw new InvalidArgumentError(
+      call,
+      "upstream",
+      "a TrainableModel or { baseURL, apiKey? }",
+      upstream,
+    );
+  if (isModel(upstream as unknown as RecordingUpstream)) {
+    const client = (upstream as unknown as TrainableModelLike).client;
+    if (!isObjectLike(client) || typeof client.createOpenAI !== "function")
+      throw new InvalidArgumentError(call, "upstream.client", "a TrainingClient", client);
+    return;
+  }
+  const u = upstream as Partial<UrlUpstream>;
+  let ok = false;
+  try {
+    const url = new URL(String(u.baseURL));
+    ok = (url.protocol === "http:" || url.protocol === "https:") && typeof u.baseURL === "string";
+  } catch {}
+  if (!ok)
+    throw new InvalidArgumentError(
+      call,
+      "upstream.baseURL",
+      "the http(s) base URL of an OpenAI-compatible server, ending in /v1",
+      u.baseURL,
+    );
+  for (const key of ["apiKey", "model"] as const)
+    if (u[key] !== undefined && typeof u[key] !== "string")
+      throw new InvalidArgumentError(call, `upstream.${key}`, "a string", u[key]);
+  if (u.policy !== undefined && typeof u.policy !== "boolean")
+    throw new InvalidArgumentError(call, "upstream.policy", "a boolean", u.policy);
+}
+
+/** The recorder's side of wrapping: `recorder.wrap` and `recorder.addPolicy`. */
+export interface Wrapper {
+  wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
+  addPolicy(test: (model: string) => boolean): void;
+}
+
+/** The wrapped client the endpoint sends through, with the upstream's own base URL and key. */
+export interface UpstreamClient {
+  openai: OpenAI;
+  /** For `/v1/models`, sent without recording. */
+  baseURL: string;
+  apiKey: string;
+}
+
+/**
+ * The wrapped `openai` client that sends through `fetchImpl`, with no
+ * retries of its own (the endpoint's fetch retries what is safe) and
+ * `timeoutMs` as its deadline.
+ */
+export async function upstreamClient(
+  upstream: RecordingUpstream,
+  recorder: Wrapper,
+  fetchImpl: typeof fetch,
+  timeoutMs: number,
+): Promise<UpstreamClient> {
+  if (isModel(upstream)) {
+    const openai = upstream.client.createOpenAI({
+      fetch: fetchImpl,
+      maxRetries: 0,
+      timeout: timeoutMs,
+    });
+    // As model.openai({ recorder }): an empty model is the latest checkpoint,
+    // and every completion of this model (any step) is the policy's.
+    fillModel(openai, upstream.inferenceName());
+    const base = upstream.inferenceName();
+    recorder.addPolicy((m) => m === base || m.startsWith(`${base}:`));
+    return {
+      openai: recorder.wrap(openai, { policy: true }),
+      baseURL: openai.baseURL,
+      apiKey: String(openai.apiKey),
+    };
+  }
+  const { default: OpenAIClass } = await import("openai");
+  const apiKey = upstream.apiKey ?? "none";
+  const openai = new OpenAIClass({
+    baseURL: upstream.baseURL.replace(/\/+$/, ""),
+    apiKey,
+    fetch: fetchImpl,
+    maxRetries: 0,
+    timeout: timeoutMs,
+  });
+  if (upstream.model) fillModel(openai, upstream.model);
+  return {
+    openai: recorder.wrap(openai, upstream.policy ? { policy: true } : {}),
+    baseURL: openai.baseURL,
+    apiKey,
+  };
+}
+
+function fillModel(openai: OpenAI, name: string): void {
+  const completions = openai.chat.completions;
+  const create = completions.create.bind(completions) as (body: unknown, opts?: unknown) => unknown;
+  Object.defineProperty(completions, "create", {
+    configurable: true,
+    writable: true,
+    value: (body: { model?: string }, opts?: unknown) =>
+      create({ ...body, model: body?.model ? body.model : name }, opts),
+  });
+}
