@@ -164,9 +164,8 @@ export class Known {
         }
         const all = read.value ?? { version: 1, services: {} };
         const services = all.services;
-        const here = Object.hasOwn(services, this.#url)
-          ? (services[this.#url] as ServiceRecord)
-          : (services[this.#url] = { models: {}, jobs: {} });
+        if (!Object.hasOwn(services, this.#url)) services[this.#url] = { models: {}, jobs: {} };
+        const here = services[this.#url] as ServiceRecord;
         for (const change of changes) {
           if (change.kind === "model") {
             here.models[change.model.id] = change.model;
