@@ -263,7 +263,9 @@ export class Recorder {
       : undefined;
     const abort = rolloutAbort(signal, timeout);
     const given: RolloutContext = { signal: abort.signal };
-    const run = () => runInRollout(state, () => fn(trajectory, given), abort.signal);
+    // A rollout that cannot be aborted adds no listener (NEVER is shared by all).
+    const run = () =>
+      runInRollout(state, () => fn(trajectory, given), abort.watched ? abort.signal : undefined);
     let key: string | undefined;
     const endpoint =
       this.options.upstream === undefined ? undefined : await this.#startedEndpoint();

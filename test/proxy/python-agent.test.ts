@@ -125,10 +125,19 @@ describe.each([false, true])(
           expect(withoutIds(t)).toEqual(withoutIds(fromTs));
           // Every Choice answers the request the upstream saw, token ids included.
           const text = JSON.stringify(t);
+          // The same conversation renders to the same prompt ids in every
+          // rollout: an exchange is this rollout's when the tool call ids it
+          // sent and received are this rollout's too.
+          const callIds = (x: (typeof upstream.exchanges)[number]) => [
+            ...(x.message.tool_calls ?? []).map((c: { id: string }) => c.id),
+            ...(x.body.messages as { tool_call_id?: string }[]).flatMap((m) =>
+              m.tool_call_id ? [m.tool_call_id] : [],
+            ),
+          ];
           const mine = upstream.exchanges.filter(
             (x) =>
               text.includes(JSON.stringify(x.prompt_token_ids)) &&
-              (x.message.tool_calls ?? []).every((c: { id: string }) => text.includes(c.id)),
+              callIds(x).every((id) => text.includes(id)),
           );
           expect(mine.length).toBeGreaterThanOrEqual(2);
           expect(wireMismatches(t, mine)).toEqual([]);

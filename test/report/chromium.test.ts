@@ -172,7 +172,8 @@ it("shows a trajectory: token ids as text shaded by probability, every history, 
     // The text, not `token_id:N`: each token a shaded span over the words it produced.
     const answer = histories.first().locator(".msg.trained .text").first();
     const text = (await answer.textContent())!;
-    expect(text).toMatch(/^[a-z]+( [a-z]+)*$/);
+    // A trailing end token is drawn after the words, as its own mark.
+    expect(text).toMatch(/^[a-z]+( [a-z]+)*⏎?$/);
     const token = answer.locator(".tok").first();
     expect(await token.evaluate((e) => getComputedStyle(e).backgroundColor)).toMatch(/^rgb/);
     // Hover: its probability, logprob, and the alternatives the server returned.

@@ -22,7 +22,7 @@ table{border-collapse:collapse;font-size:13px}
 td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #f3f4f6;white-space:nowrap}th{color:#6b7280;font-weight:600}
 .job{font-size:12px;border-radius:4px;padding:0 5px;background:#e5e7eb}.job.completed{background:#dcfce7}.job.failed{background:#fee2e2}
 .controls{display:flex;gap:10px;flex-wrap:wrap;align-items:center;margin-bottom:10px}
-.controls label{color:#374151;display:flex;gap:4px;align-items:center;flex-wrap:wrap}
+.controls label{color:#374151;display:flex;gap:4px;align-items:center;flex-wrap:wrap;min-width:0;max-width:100%}.controls select{min-width:0;text-overflow:ellipsis}
 select,button,input{font:inherit;padding:2px 6px;max-width:100%}input.num{width:5.5em}
 .group{border:1px solid #e5e7eb;border-radius:8px;padding:10px;margin:10px 0}
 .group.nosignal{background:#f9fafb;border-style:dashed}
