@@ -51,6 +51,7 @@ export {
   type TrainingJobEvents,
   type TrainingJobs,
   type TrajectoryGroupParam,
+  TrajectoryRecorderError,
   UnprocessableEntityError,
   VERSION,
   type WithGroupParams,

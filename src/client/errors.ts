@@ -1,6 +1,7 @@
 // Error classes of the client. Messages are sentences naming the method, the
 // path and what the server said; none of them ever holds the API key.
 import { z } from "zod";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 import { formatZodPath, type ValidationErrorItem } from "../wire/index.js";
 
 /**
@@ -9,7 +10,10 @@ import { formatZodPath, type ValidationErrorItem } from "../wire/index.js";
  * @example
  * try { await client.health(); } catch (err) { if (err instanceof TrainingClientError) console.error(err.message); }
  */
-export class TrainingClientError extends Error {
+export class TrainingClientError extends TrajectoryRecorderError {
+  static {
+    markError(TrainingClientError, "TrainingClientError");
+  }
   override name = "TrainingClientError";
 }
 
@@ -20,6 +24,9 @@ export class TrainingClientError extends Error {
  * new TrainingClient({ apiKey: process.env.MY_KEY });
  */
 export class MissingAPIKeyError extends TrainingClientError {
+  static {
+    markError(MissingAPIKeyError, "MissingAPIKeyError");
+  }
   override name = "MissingAPIKeyError";
   constructor() {
     super(
@@ -36,6 +43,9 @@ export class MissingAPIKeyError extends TrainingClientError {
  * catch (err) { if (err instanceof RequestValidationError) console.log(err.issues[0].path); }
  */
 export class RequestValidationError extends TrainingClientError {
+  static {
+    markError(RequestValidationError, "RequestValidationError");
+  }
   override name = "RequestValidationError";
   readonly operation: string;
   readonly issues: z.core.$ZodIssue[];
@@ -69,6 +79,9 @@ export class RequestValidationError extends TrainingClientError {
  * new TrainingClient({ baseURL: "http://localhost:8000/v1" }); // not "localhost:8000/v1"
  */
 export class InvalidBaseURLError extends RequestValidationError {
+  static {
+    markError(InvalidBaseURLError, "InvalidBaseURLError");
+  }
   override name = "InvalidBaseURLError";
   constructor(baseURL: string) {
     const shown = baseURL.length > 200 ? `${baseURL.slice(0, 200)}...` : baseURL;
@@ -100,6 +113,9 @@ export interface RequestTarget {
  * catch (err) { if (err instanceof APIError) console.log(err.status, err.body); }
  */
 export class APIError extends TrainingClientError {
+  static {
+    markError(APIError, "APIError");
+  }
   override name = "APIError";
   readonly status: number | undefined;
   readonly headers: Headers | undefined;
@@ -158,22 +174,37 @@ export class APIError extends TrainingClientError {
 
 /** 400 Bad Request. */
 export class BadRequestError extends APIError {
+  static {
+    markError(BadRequestError, "BadRequestError");
+  }
   override name = "BadRequestError";
 }
 /** 401: the API key was refused. */
 export class AuthenticationError extends APIError {
+  static {
+    markError(AuthenticationError, "AuthenticationError");
+  }
   override name = "AuthenticationError";
 }
 /** 403: the key may not do this. */
 export class PermissionDeniedError extends APIError {
+  static {
+    markError(PermissionDeniedError, "PermissionDeniedError");
+  }
   override name = "PermissionDeniedError";
 }
 /** 404: the model, job or path does not exist. */
 export class NotFoundError extends APIError {
+  static {
+    markError(NotFoundError, "NotFoundError");
+  }
   override name = "NotFoundError";
 }
 /** 409: the request conflicts with the resource's state. */
 export class ConflictError extends APIError {
+  static {
+    markError(ConflictError, "ConflictError");
+  }
   override name = "ConflictError";
 }
 /**
@@ -184,6 +215,9 @@ export class ConflictError extends APIError {
  * catch (err) { if (err instanceof UnprocessableEntityError) console.log(err.detail[0].loc); }
  */
 export class UnprocessableEntityError extends APIError {
+  static {
+    markError(UnprocessableEntityError, "UnprocessableEntityError");
+  }
   override name = "UnprocessableEntityError";
   get detail(): ValidationErrorItem[] {
     return validationDetail(this.body) ?? [];
@@ -191,10 +225,16 @@ export class UnprocessableEntityError extends APIError {
 }
 /** 429: too many requests or concurrent requests. */
 export class RateLimitError extends APIError {
+  static {
+    markError(RateLimitError, "RateLimitError");
+  }
   override name = "RateLimitError";
 }
 /** Any 5xx answer. */
 export class InternalServerError extends APIError {
+  static {
+    markError(InternalServerError, "InternalServerError");
+  }
   override name = "InternalServerError";
 }
 
@@ -205,6 +245,9 @@ export class InternalServerError extends APIError {
  * catch (err) { if (err instanceof APIConnectionError) console.log(err.cause); }
  */
 export class APIConnectionError extends APIError {
+  static {
+    markError(APIConnectionError, "APIConnectionError");
+  }
   override name = "APIConnectionError";
   constructor(target: RequestTarget, cause?: unknown, message?: string) {
     super(
@@ -220,6 +263,9 @@ export class APIConnectionError extends APIError {
 }
 /** The request did not complete within the client's `timeout`. */
 export class APIConnectionTimeoutError extends APIConnectionError {
+  static {
+    markError(APIConnectionTimeoutError, "APIConnectionTimeoutError");
+  }
   override name = "APIConnectionTimeoutError";
   constructor(target: RequestTarget, timeoutMs: number) {
     super(target, undefined, `${target.method} ${target.path} timed out after ${timeoutMs} ms.`);
@@ -227,6 +273,9 @@ export class APIConnectionTimeoutError extends APIConnectionError {
 }
 /** The caller aborted the request through its `signal`. */
 export class APIUserAbortError extends APIError {
+  static {
+    markError(APIUserAbortError, "APIUserAbortError");
+  }
   override name = "APIUserAbortError";
   constructor(target: RequestTarget) {
     super(

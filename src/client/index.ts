@@ -2,6 +2,7 @@
 
 // Shared by every folder; exported here beside the client's other error classes.
 export { InvalidArgumentError } from "../util/argument-error.js";
+export { TrajectoryRecorderError } from "../util/error-family.js";
 export { APIPromise, type WithResponse } from "./api-promise.js";
 export {
   type CreateOpenAIOptions,
@@ -10,6 +11,7 @@ export {
   type TrainingClientOptions,
 } from "./client.js";
 export type { RequestOptions } from "./core.js";
+export { type CreateOutcome, createOutcome } from "./create-outcome.js";
 export {
   APIConnectionError,
   APIConnectionTimeoutError,

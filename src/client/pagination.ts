@@ -1,6 +1,7 @@
 // Cursor pages: one page of items, the way to the next, and iteration over all.
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { APIPromise, type WithResponse } from "./api-promise.js";
+import { TrainingClientError } from "./errors.js";
 
 /** Fetches the page that follows `after` (the id of the last item seen). */
 export type PageFetcher<T extends { id: string }> = (after: string) => APIPromise<CursorPage<T>>;
@@ -55,7 +56,9 @@ export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
     const last = this.data.at(-1);
     if (!this.hasNextPage() || !last) {
       return new APIPromise(
-        Promise.reject(new Error("There is no next page: check hasNextPage() first.")),
+        Promise.reject(
+          new TrainingClientError("There is no next page: check hasNextPage() first."),
+        ),
       );
     }
     return this.#fetchAfter(last.id);

@@ -10,6 +10,7 @@ import { type ReportStep, type ReportTraining, renderReport } from "../report/in
 import { applyReward } from "../rewards/index.js";
 import { TrainableModel } from "../training/index.js";
 import { gatherTrajectoryGroups, type Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { renderTerminalChart } from "./chart.js";
 import {
   checkStock,
@@ -64,10 +65,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const groupSize = options.groupSize ?? 16;
   const seed = options.seed ?? 1;
   if (!Number.isInteger(steps) || steps < 1)
-    throw new TypeError(`runDemo: steps: expected a whole number of at least 1, got ${steps}`);
+    throw new InvalidArgumentError("runDemo", "steps", "a whole number of at least 1", steps);
   if (!Number.isInteger(groupSize) || groupSize < 2)
-    throw new TypeError(
-      `runDemo: groupSize: expected a whole number of at least 2, got ${groupSize}`,
+    throw new InvalidArgumentError(
+      "runDemo",
+      "groupSize",
+      "a whole number of at least 2",
+      groupSize,
     );
   // Library code never imports the emulator statically: it is loaded only here.
   const { startEmulator } = await import("../emulator/index.js");

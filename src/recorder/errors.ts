@@ -1,4 +1,5 @@
 import type { Trajectory } from "../trajectory/index.js";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
 /**
  * Thrown by `recorder.rollout()` when its `signal` aborted or its `timeout`
@@ -10,7 +11,10 @@ import type { Trajectory } from "../trajectory/index.js";
  * try { await recorder.rollout(run, { timeout: 60_000 }); }
  * catch (e) { if (e instanceof RolloutAbortedError) console.error(e.trajectory.logs); }
  */
-export class RolloutAbortedError extends Error {
+export class RolloutAbortedError extends TrajectoryRecorderError {
+  static {
+    markError(RolloutAbortedError, "RolloutAbortedError");
+  }
   override readonly name = "RolloutAbortedError";
   /** The rollout's trajectory, as it was when the rollout was aborted. */
   readonly trajectory: Trajectory;

@@ -1,5 +1,6 @@
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike, kindOf } from "../util/argument-error.js";
+import { isMarked, markError } from "../util/error-family.js";
 
 /**
  * A reward function gave something other than one finite number per
@@ -10,6 +11,17 @@ import { InvalidArgumentError, isObjectLike, kindOf } from "../util/argument-err
  * catch (e) { if (e instanceof InvalidRewardError) console.error(e.message); }
  */
 export class InvalidRewardError extends RangeError {
+  static {
+    markError(InvalidRewardError, "InvalidRewardError");
+  }
+  /** True when `value` is this error, from any entry point or copy of the package. */
+  static isInstance<T extends abstract new (...args: never[]) => unknown>(
+    this: T,
+    value: unknown,
+  ): value is InstanceType<T> {
+    // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
+    return isMarked(this, value);
+  }
   override name = "InvalidRewardError";
 }
 

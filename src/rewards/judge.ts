@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 import { errorMessage } from "../util/error-message.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { checkGroup } from "./apply.js";
@@ -53,7 +54,10 @@ export interface JudgeScore {
  * Thrown when the judge model's answer could not be used, even after one retry.
  * `answer` is the last raw text it gave.
  */
-export class JudgeResponseError extends Error {
+export class JudgeResponseError extends TrajectoryRecorderError {
+  static {
+    markError(JudgeResponseError, "JudgeResponseError");
+  }
   override readonly name = "JudgeResponseError";
   constructor(
     message: string,

@@ -1,5 +1,6 @@
 // Errors of the shipper.
 import { hostname } from "node:os";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
 /** The process holding a spool directory's lock, as its lock file names it. */
 export interface SpoolLockHolder {
@@ -15,7 +16,10 @@ export interface SpoolLockHolder {
  * @example
  * try { shipper = new TrajectoryShipper({ model, spoolDir }); } catch (err) { if (err instanceof SpoolLockedError) console.error(err.dir, err.holder?.pid); }
  */
-export class SpoolLockedError extends Error {
+export class SpoolLockedError extends TrajectoryRecorderError {
+  static {
+    markError(SpoolLockedError, "SpoolLockedError");
+  }
   override name = "SpoolLockedError";
   /** The spool directory, resolved. */
   readonly dir: string;

@@ -12,6 +12,7 @@ import { prepareGroup, rewardSignalOf } from "../trajectory/group-wire.js";
 import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
 import { PreparedGroup } from "../trajectory/prepared.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
+import { TrajectoryRecorderError } from "../util/error-family.js";
 import { installExitHooks } from "./exit-hooks.js";
 import { checkShipperOptions } from "./options.js";
 import { Spool, type SpoolEntry } from "./spool.js";
@@ -208,7 +209,8 @@ export class TrajectoryShipper {
    * await shipper.add(group);
    */
   async add(group: GroupInput): Promise<void> {
-    if (this.#closed) throw new Error("TrajectoryShipper.add: the shipper is closed.");
+    if (this.#closed)
+      throw new TrajectoryRecorderError("TrajectoryShipper.add: the shipper is closed.");
     let kept: GroupInput = group;
     // A group without a trajectories array is left to prepareGroup, which names the field.
     if (hasTrajectories(group)) {
@@ -350,7 +352,9 @@ export class TrajectoryShipper {
 
   // close() ran out of time: stop every request and job, and count what is left.
   #giveUp(timeoutMs: number): void {
-    this.#abort.abort(new Error("The shipper was closed before this group was shipped."));
+    this.#abort.abort(
+      new TrajectoryRecorderError("The shipper was closed before this group was shipped."),
+    );
     this.#queue.clear();
     const left = [...this.#pending];
     for (const item of left) {

@@ -2,7 +2,7 @@
 // time, each group in at most one job. A job's id goes into the spool as soon
 // as the service names it, so a restart follows that job to its end instead
 // of training the same groups again.
-import { abortableSleep, type BackoffOptions, retryDelay } from "../client/index.js";
+import { abortableSleep, type BackoffOptions, createOutcome, retryDelay } from "../client/index.js";
 import {
   type GroupInput,
   type TrainableModel,
@@ -29,24 +29,6 @@ export interface TrainerContext {
   /** Attempts at creating a job whose request certainly never reached the service. */
   maxAttempts: number;
   backoff: BackoffOptions | undefined;
-}
-
-/**
- * Whether a failed `train` certainly created no job: the create request was
- * never sent (a GET before it failed), could not connect, or was refused
- * with 429 or 503. Anything else (a 500, a reset or a timeout after
- * sending) may have started the job.
- */
-export function certainlyNotCreated(error: unknown): boolean {
-  const e = error as { status?: unknown; method?: unknown; cause?: unknown };
-  if (e?.method === "GET") return true;
-  if (e?.status === 429 || e?.status === 503) return true;
-  for (let cause = e?.cause, depth = 0; cause && depth < 4; depth++) {
-    const code = (cause as { code?: unknown }).code;
-    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return true;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 // A job this shipper is creating or following.
@@ -248,7 +230,7 @@ export class Trainer {
           const retry =
             job.jobId === undefined &&
             !this.#ctx.signal.aborted &&
-            certainlyNotCreated(error) &&
+            createOutcome(error) === "retry" &&
             n < this.#ctx.maxAttempts;
           if (!retry) throw error;
           this.#ctx.counters.retried += 1;
@@ -265,7 +247,7 @@ export class Trainer {
       (e: unknown) => e,
     );
     // Certainly no job: the groups may go into the next one.
-    if (error !== undefined && job.jobId === undefined && certainlyNotCreated(error)) {
+    if (error !== undefined && job.jobId === undefined && createOutcome(error) === "retry") {
       job.certain = true;
       if (spool) await this.#quietly(() => spool.removeCreating(job.id));
     }

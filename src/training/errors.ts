@@ -1,3 +1,4 @@
+import { isMarked, markError, TrajectoryRecorderError } from "../util/error-family.js";
 /**
  * A training job ended with `training_failed`. `message` carries the service's
  * `error_message`; `jobId` names the job.
@@ -5,7 +6,10 @@
  * @example
  * try { await model.train(groups); } catch (err) { if (err instanceof TrainingFailedError) console.error(err.jobId, err.serviceMessage); }
  */
-export class TrainingFailedError extends Error {
+export class TrainingFailedError extends TrajectoryRecorderError {
+  static {
+    markError(TrainingFailedError, "TrainingFailedError");
+  }
   override name = "TrainingFailedError";
   readonly jobId: string;
   /** The service's own words, as sent in the event's `error_message`. */
@@ -25,6 +29,17 @@ export class TrainingFailedError extends Error {
  * await model.train(groups, { learningRate: "fast" }); // InvalidTrainingOptionsError: learningRate: ...
  */
 export class InvalidTrainingOptionsError extends TypeError {
+  static {
+    markError(InvalidTrainingOptionsError, "InvalidTrainingOptionsError");
+  }
+  /** True when `value` is this error, from any entry point or copy of the package. */
+  static isInstance<T extends abstract new (...args: never[]) => unknown>(
+    this: T,
+    value: unknown,
+  ): value is InstanceType<T> {
+    // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
+    return isMarked(this, value);
+  }
   override name = "InvalidTrainingOptionsError";
   constructor(method: string, problems: string[]) {
     super(`Invalid options to ${method}, nothing was sent: ${problems.join("; ")}.`);
@@ -39,7 +54,10 @@ export class InvalidTrainingOptionsError extends TypeError {
  * @example
  * try { await model.train(groups); } catch (err) { if (err instanceof CheckpointTimeoutError) console.warn(err.jobId, err.stepBefore); }
  */
-export class CheckpointTimeoutError extends Error {
+export class CheckpointTimeoutError extends TrajectoryRecorderError {
+  static {
+    markError(CheckpointTimeoutError, "CheckpointTimeoutError");
+  }
   override name = "CheckpointTimeoutError";
   readonly jobId: string;
   /** The latest step before the job started; the job should have listed a newer one. */

@@ -1,3 +1,4 @@
+import { markError } from "../util/error-family.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 
 /**
@@ -12,6 +13,9 @@ import { InvalidTrainingOptionsError } from "./errors.js";
  * catch (e) { if (e instanceof InvalidGroupDataError) console.error(e.problems); }
  */
 export class InvalidGroupDataError extends InvalidTrainingOptionsError {
+  static {
+    markError(InvalidGroupDataError, "InvalidGroupDataError");
+  }
   override name = "InvalidGroupDataError";
   /** Each bad field, as `path: what is wrong`. */
   readonly problems: string[];

@@ -106,8 +106,12 @@ export class PresignedUrlUploader implements ArtifactUploader {
     const where = new URL(target.uploadUrl);
     // The URL carries a credential: never send it in clear text off this machine.
     if (!isSafeForCredentials(where)) {
-      throw new TypeError(
-        `PresignedUrlUploader: expected an https:// upload URL (http:// only on loopback), got ${where.protocol}//${where.host}.`,
+      throw new InvalidArgumentError(
+        "PresignedUrlUploader",
+        "uploadUrl",
+        "",
+        undefined,
+        `expected an https:// upload URL (http:// only on loopback), got ${where.protocol}//${where.host}`,
       );
     }
     const readUrl = target.url ?? `${where.origin}${where.pathname}`;

@@ -141,8 +141,12 @@ export class WandbArtifactUploader implements ArtifactUploader {
     const project = artifact.owner?.project ?? this.#options.project;
     const run = this.#options.run ?? artifact.owner?.run;
     if (!entity || !project || !run) {
-      throw new TypeError(
-        `WandbArtifactUploader: ${artifact.name} names no ${!entity ? "entity" : !project ? "project" : "run"}; pass it in the uploader's options.`,
+      throw new InvalidArgumentError(
+        "WandbArtifactUploader.upload",
+        `artifact.owner.${!entity ? "entity" : !project ? "project" : "run"}`,
+        "",
+        undefined,
+        `${artifact.name} names no ${!entity ? "entity" : !project ? "project" : "run"}; pass it in the uploader's options`,
       );
     }
     const conn: WandbConnection = {

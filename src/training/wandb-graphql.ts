@@ -4,6 +4,7 @@
 // and variables, so a server that serves the client serves us.
 import { z } from "zod";
 import { abortableSleep, isRetryableStatus, retryDelay, USER_AGENT } from "../client/index.js";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 import { formatZodPath } from "../wire/index.js";
 import { exchange, redactKey, type WandbTimeouts, WandbTransportError } from "./wandb-http.js";
 
@@ -17,7 +18,10 @@ export const DEFAULT_WANDB_BASE_URL = "https://api.wandb.ai";
  * @example
  * try { await uploader.upload(artifact); } catch (e) { if (e instanceof WandbApiError) console.error(e.operation, e.status); }
  */
-export class WandbApiError extends Error {
+export class WandbApiError extends TrajectoryRecorderError {
+  static {
+    markError(WandbApiError, "WandbApiError");
+  }
   override name = "WandbApiError";
   constructor(
     /** The GraphQL operation (`CreateArtifact`, ...), `upload <file>` or `finish run`. */

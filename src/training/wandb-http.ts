@@ -4,6 +4,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 import { readBodyCapped } from "../util/index.js";
 
 /** Deadlines of each W&B request, in milliseconds. */
@@ -27,7 +28,10 @@ export const DEFAULT_WANDB_TIMEOUTS: Required<WandbTimeouts> = {
 export const DEFAULT_WANDB_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /** A request failed in a way the caller reports as one sentence (timeout, oversize). */
-export class WandbTransportError extends Error {
+export class WandbTransportError extends TrajectoryRecorderError {
+  static {
+    markError(WandbTransportError, "WandbTransportError");
+  }
   constructor(
     message: string,
     /** Whether trying again may help (a timeout may; an oversized answer will not). */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
 /**
  * Thrown when JSON given to `fromJSON` is not a valid ART trajectory or group.
@@ -8,7 +9,10 @@ import type { z } from "zod";
  * try { Trajectory.fromJSON({ reward: "high" }); }
  * catch (e) { if (e instanceof TrajectoryValidationError) console.error(e.issues); }
  */
-export class TrajectoryValidationError extends Error {
+export class TrajectoryValidationError extends TrajectoryRecorderError {
+  static {
+    markError(TrajectoryValidationError, "TrajectoryValidationError");
+  }
   override readonly name: string = "TrajectoryValidationError";
   /** The zod issues, each with its `path`. */
   readonly issues: z.core.$ZodIssue[];
@@ -41,6 +45,9 @@ export interface ValidationProblem {
  * catch (e) { if (e instanceof TrajectoryCheckError) for (const p of e.problems) console.error(p.path, p.message); }
  */
 export class TrajectoryCheckError extends TrajectoryValidationError {
+  static {
+    markError(TrajectoryCheckError, "TrajectoryCheckError");
+  }
   override readonly name = "TrajectoryCheckError";
   readonly problems: ValidationProblem[];
 
@@ -57,7 +64,10 @@ export class TrajectoryCheckError extends TrajectoryValidationError {
  * Thrown by `gatherTrajectoryGroups` when more rollouts failed than
  * `maxExceptions` allows. `cause` is the rollout error that crossed the limit.
  */
-export class TooManyExceptionsError extends Error {
+export class TooManyExceptionsError extends TrajectoryRecorderError {
+  static {
+    markError(TooManyExceptionsError, "TooManyExceptionsError");
+  }
   override readonly name = "TooManyExceptionsError";
   constructor(
     readonly failures: number,

@@ -2,6 +2,8 @@
 // the caller's signal. A step that overruns is not stopped (JavaScript cannot
 // stop a promise); the gather stops waiting for it.
 
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
+
 /**
  * Thrown (as a rollout's failure, a hook's, or the gather's) when a step of a
  * gather ran past its timeout: `rolloutTimeout` for a rollout, `hookTimeout`
@@ -10,7 +12,10 @@
  * @example
  * catch (e) { if (e instanceof GatherTimeoutError) console.error(e.step, e.timeout); }
  */
-export class GatherTimeoutError extends Error {
+export class GatherTimeoutError extends TrajectoryRecorderError {
+  static {
+    markError(GatherTimeoutError, "GatherTimeoutError");
+  }
   override readonly name = "GatherTimeoutError";
   /** What overran, e.g. `afterEach of groups[3]`. */
   readonly step: string;

@@ -215,8 +215,12 @@ export class PendingGroup implements PromiseLike<TrajectoryGroup> {
 export async function runRollout(rollout: Rollout): Promise<Trajectory> {
   const value = await (typeof rollout === "function" ? rollout() : rollout);
   if (!(value instanceof Trajectory)) {
-    throw new TypeError(
-      `A rollout must resolve to a Trajectory, but it resolved to ${describe(value)}.`,
+    throw new InvalidArgumentError(
+      "gatherTrajectories",
+      "rollout",
+      "",
+      undefined,
+      `a rollout must resolve to a Trajectory, but it resolved to ${describe(value)}`,
     );
   }
   return value;

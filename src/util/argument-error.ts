@@ -1,3 +1,4 @@
+import { isMarked, markError } from "./error-family.js";
 /**
  * A function or constructor of this library was called with an argument it
  * cannot use; nothing was done with it. The message names the call, the
@@ -10,6 +11,17 @@
  * catch (e) { if (e instanceof InvalidArgumentError) console.error(e.argument); } // "scores"
  */
 export class InvalidArgumentError extends TypeError {
+  static {
+    markError(InvalidArgumentError, "InvalidArgumentError");
+  }
+  /** True when `value` is this error, from any entry point or copy of the package. */
+  static isInstance<T extends abstract new (...args: never[]) => unknown>(
+    this: T,
+    value: unknown,
+  ): value is InstanceType<T> {
+    // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
+    return isMarked(this, value);
+  }
   override name = "InvalidArgumentError";
   /** The argument or field path that was wrong, e.g. `scores[2]` or `options.client`. */
   readonly argument: string;

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { type TrajectoryGroup, TrajectoryShipper } from "trajectory-recorder";
+import { InvalidArgumentError, type TrajectoryGroup, TrajectoryShipper } from "trajectory-recorder";
 import {
   handAgain,
   RolloutProducer,
@@ -162,25 +162,25 @@ it("refuses a sink with the coordinator's own trainEvery, and bad stale options,
     // @ts-expect-error: the options' type refuses trainEvery beside a sink, too.
     TrainingCoordinator.start({ ...base, sink: { add: () => {} }, trainEvery: 2 }),
   ).rejects.toThrow(
-    "options.trainEvery belongs to the coordinator's own training (model.train); with options.sink the sink trains",
+    "options.trainEvery: belongs to the coordinator's own training (model.train); with options.sink the sink trains",
   );
   await expect(
     // @ts-expect-error: and config beside a sink.
     TrainingCoordinator.start({ ...base, sink: { add: () => {} }, config: { learningRate: 1 } }),
-  ).rejects.toThrow("options.config belongs to the coordinator's own training");
+  ).rejects.toThrow("options.config: belongs to the coordinator's own training");
   await expect(TrainingCoordinator.start({ ...base, sink: {} as never })).rejects.toThrow(
-    /options\.sink must be a GroupSink/,
+    /options\.sink: expected a GroupSink/,
   );
   // @ts-expect-error: one of trainEvery and sink is required.
   await expect(TrainingCoordinator.start({ ...base })).rejects.toThrow(
-    /options\.trainEvery must be \{ groups: n \} with n a positive integer \(or pass options\.sink\)/,
+    /options\.trainEvery: expected \{ groups: n \} with n a positive integer \(or pass options\.sink\)/,
   );
   await expect(
     TrainingCoordinator.start({ ...base, trainEvery: 2, onStale: "retry" as never }),
-  ).rejects.toThrow('options.onStale must be "drop" or "rerun", not "retry"');
+  ).rejects.toThrow('options.onStale: expected "drop" or "rerun", not "retry"');
   await expect(
     TrainingCoordinator.start({ ...base, trainEvery: 2, maxReruns: -1 }),
-  ).rejects.toThrow("options.maxReruns must be an integer, 0 or more.");
+  ).rejects.toThrow("options.maxReruns: expected an integer, 0 or more.");
 });
 
 const spawnCoordinator = (config: object) => {

@@ -298,7 +298,7 @@ it("retries a pre-signed PUT on 503 and never shows the signature in errors", as
     .catch((e) => e);
   expect(refused).toBeInstanceOf(TypeError);
   expect(refused.message).toBe(
-    "PresignedUrlUploader: expected an https:// upload URL (http:// only on loopback), got http://storage.example.com.",
+    "PresignedUrlUploader: uploadUrl: expected an https:// upload URL (http:// only on loopback), got http://storage.example.com.",
   );
 });
 

@@ -263,7 +263,7 @@ describe("the loopback guard parses the host", () => {
       presign: () => ({ uploadUrl: "http://127.evil.example/bucket/x?sig=1" }),
     });
     await expect(presigned.upload(artifact)).rejects.toThrow(
-      "PresignedUrlUploader: expected an https:// upload URL (http:// only on loopback), got http://127.evil.example.",
+      "PresignedUrlUploader: uploadUrl: expected an https:// upload URL (http:// only on loopback), got http://127.evil.example.",
     );
   });
 });

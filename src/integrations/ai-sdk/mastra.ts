@@ -203,8 +203,12 @@ export function recordMastraAgent<A extends object>(agent: A): A {
       !isModel(model) ||
       (model as { specificationVersion?: string }).specificationVersion === "v1"
     )
-      throw new TypeError(
-        `recordMastraAgent: agent ${name} resolved its model to ${isModel(model) ? "an AI SDK v1 (legacy) model" : "an object without doStream/doGenerate"}; its calls cannot be recorded. Give it an AI SDK 5+ model, a "provider/model" string or an { id, url } config.`,
+      throw new InvalidArgumentError(
+        "recordMastraAgent",
+        "agent.model",
+        "",
+        undefined,
+        `agent ${name} resolved its model to ${isModel(model) ? "an AI SDK v1 (legacy) model" : "an object without doStream/doGenerate"}; its calls cannot be recorded. Give it an AI SDK 5+ model, a "provider/model" string or an { id, url } config`,
       );
     instrument(model);
     return model;

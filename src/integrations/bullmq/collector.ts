@@ -7,6 +7,7 @@ import {
   TrajectoryGroup,
 } from "../../trajectory/index.js";
 import { readWrittenTrajectory } from "../../trajectory/trajectory.js";
+import { InvalidArgumentError, kindOf } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
@@ -190,8 +191,12 @@ export class GroupCollector {
       const out = await this.#options.afterEach(scored);
       if (out instanceof TrajectoryGroup) scored = out;
       else if (out !== undefined) {
-        throw new TypeError(
-          `afterEach returned ${typeof out}; expected a TrajectoryGroup or nothing.`,
+        throw new InvalidArgumentError(
+          "GroupCollector",
+          "options.afterEach",
+          "",
+          out,
+          `returned ${kindOf(out)}; expected a TrajectoryGroup or nothing`,
         );
       }
       group = scored;
@@ -244,7 +249,13 @@ export async function startCollector(
 ): Promise<GroupCollector> {
   const cluster = resolveCluster(options, "GroupCollector");
   const max = options.maxExceptions ?? 0;
-  if (!(max >= 0)) throw new TypeError("GroupCollector: options.maxExceptions must be 0 or more.");
+  if (!(max >= 0))
+    throw new InvalidArgumentError(
+      "GroupCollector",
+      "options.maxExceptions",
+      "a number, 0 or more",
+      max,
+    );
   await assertReachable(cluster, "GroupCollector");
   return create(cluster, options, outage);
 }

@@ -2,6 +2,7 @@
 // list them, send them again, drain the run. Each call opens one connection,
 // bounded by `connectTimeoutMs`, and closes it.
 import { Redis } from "ioredis";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { handAgain as again, unhanded as listUnhanded, type UnhandedGroups } from "./handoff.js";
 import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
 import { type ClusterProgress, readProgress } from "./progress.js";
@@ -65,7 +66,7 @@ export function retrain(options: ClusterOptions, ids: readonly string[]): Promis
 
 function checkIds(ids: readonly string[], who: string): void {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== "string")) {
-    throw new TypeError(`${who}: ids must be an array of group ids (strings).`);
+    throw new InvalidArgumentError(who, "ids", "an array of group ids (strings)", ids);
   }
 }
 

@@ -1,6 +1,7 @@
 // The TrainingCoordinator's options: one of two modes the compiler tells
 // apart by `sink`: the coordinator trains its own batches (`trainEvery`), or
 // hands each group to a sink that trains (a TrajectoryShipper).
+
 import type {
   NoSignalPolicy,
   TrainableModel,
@@ -9,6 +10,7 @@ import type {
   TrainResult,
 } from "../../training/index.js";
 import type { GroupSink } from "../../trajectory/index.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import type { GroupCollectorOptions } from "./collector.js";
 import type { StaleMode } from "./store.js";
 
@@ -107,12 +109,18 @@ export interface ResolvedCoordinatorOptions {
   pollMs: number;
 }
 
-/** Checks the options (a clear TypeError naming the field) and fills in defaults. */
+/** Checks the options (an InvalidArgumentError naming the field) and fills in defaults. */
 export function resolveCoordinatorOptions(
   options: TrainingCoordinatorOptions,
 ): ResolvedCoordinatorOptions {
+  // "options.x must be ...": the first word names the argument.
   const fail = (message: string): never => {
-    throw new TypeError(`TrainingCoordinator: ${message}`);
+    const argument = message.split(" ", 1)[0] as string;
+    const problem = message
+      .slice(argument.length + 1)
+      .replace(/^must be /, "expected ")
+      .replace(/\.$/, "");
+    throw new InvalidArgumentError("TrainingCoordinator", argument, "", undefined, problem);
   };
   const o = options as Partial<CoordinatorTrainingOptions> & Partial<CoordinatorSinkOptions>;
   if (!o.model || typeof o.model.getStep !== "function") {

@@ -1,3 +1,4 @@
+import { markError, TrajectoryRecorderError } from "../../util/error-family.js";
 /**
  * Redis could not be reached when a producer, worker or coordinator started.
  * Nothing was enqueued or taken.
@@ -5,7 +6,10 @@
  * @example
  * try { await producer.enqueue(groups); } catch (e) { if (e instanceof RedisUnavailableError) retryLater(); }
  */
-export class RedisUnavailableError extends Error {
+export class RedisUnavailableError extends TrajectoryRecorderError {
+  static {
+    markError(RedisUnavailableError, "RedisUnavailableError");
+  }
   override name = "RedisUnavailableError";
 }
 
@@ -18,7 +22,10 @@ export class RedisUnavailableError extends Error {
  * await producer.enqueue([{ id: "g1", payload: { when: new Date() }, rollouts: 4 }]);
  * // InvalidGroupError: RolloutProducer.enqueue: groups[0].payload.when is a Date; it must be plain JSON ...
  */
-export class InvalidGroupError extends Error {
+export class InvalidGroupError extends TrajectoryRecorderError {
+  static {
+    markError(InvalidGroupError, "InvalidGroupError");
+  }
   override name = "InvalidGroupError";
 }
 
@@ -32,6 +39,9 @@ export class InvalidGroupError extends Error {
  * // In a collected group's exceptions:
  * // { type: "<class 'RolloutResultError'>", message: "Rollout g1#0: the rollout function returned a number; ..." }
  */
-export class RolloutResultError extends Error {
+export class RolloutResultError extends TrajectoryRecorderError {
+  static {
+    markError(RolloutResultError, "RolloutResultError");
+  }
   override name = "RolloutResultError";
 }

@@ -1,5 +1,6 @@
 import type { RedisOptions } from "ioredis";
 import { z } from "zod";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 
 /**
  * Where a cluster lives: the Redis connection and a name. Every process of one
@@ -36,14 +37,21 @@ export interface Cluster {
 
 export function resolveCluster(options: ClusterOptions, who: string): Cluster {
   if (!options || typeof options !== "object" || !options.connection) {
-    throw new TypeError(
-      `${who}: options.connection is required (ioredis options such as { host, port }).`,
+    throw new InvalidArgumentError(
+      who,
+      "options.connection",
+      "ioredis options such as { host, port }",
+      options?.connection,
     );
   }
   const name = options.name ?? "rollouts";
   if (!NAME.test(name)) {
-    throw new TypeError(
-      `${who}: options.name must be 1-100 letters, digits, "_", "." or "-", not ${JSON.stringify(name)}.`,
+    throw new InvalidArgumentError(
+      who,
+      "options.name",
+      "",
+      name,
+      'expected 1-100 letters, digits, "_", "." or "-"',
     );
   }
   const prefix = options.prefix ?? "bull";

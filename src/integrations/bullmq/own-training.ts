@@ -3,7 +3,7 @@
 // (a group is in exactly one batch); a job's id is saved as soon as the
 // service names it, and a coordinator started after a crash follows that job
 // instead of training the batch again.
-import { abortableSleep } from "../../client/index.js";
+import { abortableSleep, createOutcome } from "../../client/index.js";
 import type { GroupInput, TrainResult } from "../../training/index.js";
 import { TrainingFailedError } from "../../training/index.js";
 import { errorMessage } from "../../util/index.js";
@@ -137,7 +137,7 @@ export class OwnTraining {
         return;
       } catch (error) {
         if (signal.aborted) return;
-        const outcome = record.jobId === undefined ? creationOutcome(error) : "retry";
+        const outcome = record.jobId === undefined ? createOutcome(error) : "retry";
         if (outcome === "uncertain") {
           this.#noSignal = [];
           await this.#uncertain(
@@ -215,29 +215,4 @@ export class OwnTraining {
       return JSON.parse(json) as WireGroup;
     });
   }
-}
-
-/**
- * What a failed `model.train` of a batch without a saved job id means:
- * `retry` when the service certainly created no job (a read failed, the
- * service was unreachable or asked to come back later), `refused` when it
- * rejected the job (a 4xx answer) or the groups never left this process,
- * `uncertain` when the creation request may have reached the service
- * (a 5xx answer, a timeout, a connection lost mid-request).
- */
-function creationOutcome(error: unknown): "retry" | "refused" | "uncertain" {
-  const e = error as { status?: unknown; method?: unknown; cause?: unknown };
-  for (let cause = e?.cause, depth = 0; cause && depth < 4; depth++) {
-    const code = (cause as { code?: unknown }).code;
-    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return "retry";
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  if (typeof e?.method !== "string") return "refused";
-  if (e.method === "GET") return "retry";
-  const status = e.status;
-  if (status === 429 || status === 503) return "retry";
-  if (typeof status === "number" && status >= 400 && status < 500 && status !== 408) {
-    return "refused";
-  }
-  return "uncertain";
 }

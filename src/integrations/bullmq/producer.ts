@@ -1,5 +1,6 @@
 import { FlowProducer, Queue } from "bullmq";
 import { z } from "zod";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
 import { InvalidGroupError } from "./errors.js";
 import {
@@ -120,7 +121,12 @@ export class RolloutProducer<P = unknown> {
     this.#attempts = options.attempts ?? 1;
     this.#outage = new OutageLog(this.#cluster, "RolloutProducer", options.logger ?? console);
     if (!Number.isInteger(this.#attempts) || this.#attempts < 1) {
-      throw new TypeError("RolloutProducer: options.attempts must be a positive integer.");
+      throw new InvalidArgumentError(
+        "RolloutProducer",
+        "options.attempts",
+        "a positive integer",
+        this.#attempts,
+      );
     }
   }
 

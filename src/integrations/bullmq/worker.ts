@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { Recorder, RolloutTrajectory } from "../../recorder/index.js";
 import { Trajectory, TrajectoryValidationError } from "../../trajectory/index.js";
 import { checkRolloutTrajectory, type WireIssue } from "../../trajectory/wire-writer.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
 import type { TrajectoryWire } from "../../wire/index.js";
 import { RolloutResultError } from "./errors.js";
@@ -149,10 +150,20 @@ export class RolloutWorker<P = unknown> {
   static async start<P>(options: RolloutWorkerOptions<P>): Promise<RolloutWorker<P>> {
     const cluster = resolveCluster(options, "RolloutWorker");
     if (typeof options.rollout !== "function") {
-      throw new TypeError("RolloutWorker: options.rollout must be a function.");
+      throw new InvalidArgumentError(
+        "RolloutWorker.start",
+        "options.rollout",
+        "a function",
+        options.rollout,
+      );
     }
     if (!options.recorder || typeof options.recorder.rollout !== "function") {
-      throw new TypeError("RolloutWorker: options.recorder must be a Recorder.");
+      throw new InvalidArgumentError(
+        "RolloutWorker.start",
+        "options.recorder",
+        "a Recorder",
+        options.recorder,
+      );
     }
     await assertReachable(cluster, "RolloutWorker");
     const worker = new RolloutWorker(cluster, options, options.logger ?? console);
@@ -211,8 +222,12 @@ export class RolloutWorker<P = unknown> {
           step,
           model: () => {
             if (!inferenceName) {
-              throw new TypeError(
-                "RolloutWorker: ctx.model() needs the worker's inferenceName option, e.g. (step) => model.inferenceName(step).",
+              throw new InvalidArgumentError(
+                "RolloutWorker: ctx.model()",
+                "options.inferenceName",
+                "",
+                undefined,
+                "needs the worker's inferenceName option, e.g. (step) => model.inferenceName(step)",
               );
             }
             return inferenceName(step());
