@@ -114,7 +114,7 @@ export const TRAJECTORY_FIELDS = {
 
 type Fields = typeof TRAJECTORY_FIELDS;
 
-/** A Trajectory's wire fields as they are in memory, derived from {@link TRAJECTORY_FIELDS}. */
+/** A Trajectory's wire fields as they are in memory, derived from `TRAJECTORY_FIELDS`. */
 export type TrajectoryFields = {
   [K in keyof Fields]: Fields[K] extends Field<infer V> ? V : never;
 };

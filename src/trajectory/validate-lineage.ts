@@ -65,7 +65,7 @@ export function checkLineage(
   }
 }
 
-/** What the histories of a group share, in tokens (see {@link groupTokenSharing}). */
+/** What the histories of a group share, in tokens (see `groupTokenSharing`). */
 export interface TokenSharing {
   /** Histories (main and additional) whose last Choice carries token ids. */
   histories: number;
