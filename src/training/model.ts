@@ -15,7 +15,7 @@ import {
   type ValidationMode,
 } from "../trajectory/index.js";
 import { PreparedGroup } from "../trajectory/prepared.js";
-import { deriveLike } from "../util/derive-client.js";
+import { fillModelName } from "../util/derive-client.js";
 import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
 import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
@@ -591,21 +591,3 @@ type TrainableModelMethods = Pick<
   | "delete"
   | "toJSON"
 >;
-
-/**
- * Requests whose `model` is empty get `name`, on `openai` and on every client
- * derived from it (`withOptions`). An own property shadows the prototype's
- * method on this instance only.
- */
-function fillModelName(openai: OpenAI, name: string): OpenAI {
-  const completions = openai.chat.completions;
-  const create = completions.create.bind(completions) as (body: unknown, opts?: unknown) => unknown;
-  Object.defineProperty(completions, "create", {
-    configurable: true,
-    writable: true,
-    value: (body: { model?: string }, opts?: unknown) =>
-      create({ ...body, model: body?.model ? body.model : name }, opts),
-  });
-  deriveLike(openai, (derived) => fillModelName(derived, name));
-  return openai;
-}

@@ -1,4 +1,5 @@
 // Clients derived from an adapted `openai` client are adapted the same way.
+import type OpenAI from "openai";
 
 /**
  * Makes every client `client.withOptions(…)` derives (openai 5 to 7; openai 4
@@ -18,4 +19,22 @@ export function deriveLike<T extends object>(client: T, adapt: (derived: T) => T
       return derived !== null && typeof derived === "object" ? adapt(derived) : derived;
     },
   });
+}
+
+/**
+ * Requests whose `model` is empty get `name`, on `openai` and on every client
+ * derived from it (`withOptions`). An own property shadows the prototype's
+ * method on this instance only.
+ */
+export function fillModelName(openai: OpenAI, name: string): OpenAI {
+  const completions = openai.chat.completions;
+  const create = completions.create.bind(completions) as (body: unknown, opts?: unknown) => unknown;
+  Object.defineProperty(completions, "create", {
+    configurable: true,
+    writable: true,
+    value: (body: { model?: string }, opts?: unknown) =>
+      create({ ...body, model: body?.model ? body.model : name }, opts),
+  });
+  deriveLike(openai, (derived) => fillModelName(derived, name));
+  return openai;
 }

@@ -1,8 +1,10 @@
 // What the recording endpoint forwards to, and the `openai` client it
 // forwards through: the same wrapped client (recorder.wrap) an in-process
 // agent would use, so a call through `t.baseURL` is recorded by the same code.
+
 import type OpenAI from "openai";
 import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
+import { fillModelName } from "../../util/derive-client.js";
 
 /**
  * A TrainableModel, or anything shaped like one: its client makes the
@@ -115,7 +117,7 @@ export async function upstreamClient(
     });
     // As model.openai({ recorder }): an empty model is the latest checkpoint,
     // and every completion of this model (any step) is the policy's.
-    fillModel(openai, upstream.inferenceName());
+    fillModelName(openai, upstream.inferenceName());
     const base = upstream.inferenceName();
     recorder.addPolicy((m) => m === base || m.startsWith(`${base}:`));
     return {
@@ -133,21 +135,10 @@ export async function upstreamClient(
     maxRetries: 0,
     timeout: timeoutMs,
   });
-  if (upstream.model) fillModel(openai, upstream.model);
+  if (upstream.model) fillModelName(openai, upstream.model);
   return {
     openai: recorder.wrap(openai, upstream.policy ? { policy: true } : {}),
     baseURL: openai.baseURL,
     apiKey,
   };
-}
-
-function fillModel(openai: OpenAI, name: string): void {
-  const completions = openai.chat.completions;
-  const create = completions.create.bind(completions) as (body: unknown, opts?: unknown) => unknown;
-  Object.defineProperty(completions, "create", {
-    configurable: true,
-    writable: true,
-    value: (body: { model?: string }, opts?: unknown) =>
-      create({ ...body, model: body?.model ? body.model : name }, opts),
-  });
 }
