@@ -3,6 +3,7 @@ import { Recorder } from "trajectory-recorder";
 import { chatOpenAIFields, TrajectoryCallbackHandler } from "trajectory-recorder/langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../../../src/emulator/index.js";
+import { renderPrompt } from "../../../src/emulator/template.js";
 import { chatModel, paint, start } from "./helpers.js";
 
 let emu: Emulator;
@@ -76,7 +77,10 @@ describe("TrajectoryCallbackHandler on a chat model", () => {
       });
       const choice = t.messages_and_choices[1] as any;
       expect(choice.token_ids.length).toBe(choice.logprobs.content.length);
-      expect(choice.prompt_token_ids).toHaveLength(3);
+      // The emulator's chat template rendering of the one user message.
+      expect(choice.prompt_token_ids).toEqual(
+        renderPrompt([{ role: "user", content: "say red" }], undefined),
+      );
       expect(choice.message.refusal).toBeNull();
       expect(t.logs).toEqual([]);
     }
