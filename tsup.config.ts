@@ -15,7 +15,9 @@ const withoutSources = {
 const entry = {
   index: "src/index.ts",
   wire: "src/wire/entry.ts",
-  core: "src/recorder/index.ts",
+  core: "src/recorder/entry.ts",
+  errors: "src/errors.ts",
+  report: "src/report/entry.ts",
   emulator: "src/emulator/index.ts",
   "openai-agents": "src/integrations/openai-agents/index.ts",
   "ai-sdk": "src/integrations/ai-sdk/index.ts",

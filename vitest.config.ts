@@ -58,7 +58,9 @@ const alias = [
   { find: /^trajectory-recorder$/, replacement: src("index.ts") },
   { find: /^trajectory-recorder\/emulator$/, replacement: src("emulator/index.ts") },
   { find: /^trajectory-recorder\/wire$/, replacement: src("wire/entry.ts") },
-  { find: /^trajectory-recorder\/core$/, replacement: src("recorder/index.ts") },
+  { find: /^trajectory-recorder\/core$/, replacement: src("recorder/entry.ts") },
+  { find: /^trajectory-recorder\/errors$/, replacement: src("errors.ts") },
+  { find: /^trajectory-recorder\/report$/, replacement: src("report/entry.ts") },
   { find: /^trajectory-recorder\/bullmq$/, replacement: src("integrations/bullmq/index.ts") },
   { find: /^trajectory-recorder\/proxy$/, replacement: src("proxy/index.ts") },
   {

@@ -7,7 +7,7 @@ import { mkdtemp, open, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { writeReport } from "trajectory-recorder";
+import { writeReport } from "trajectory-recorder/report";
 
 const TOTAL = Number(process.env.BENCH_REPORT_TRAJECTORIES ?? 4_000);
 const GROUP = 8;

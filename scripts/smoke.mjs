@@ -75,6 +75,66 @@ for (const name of ["ModelSchema", "abortableSleep", "toWireGroups", "DEFAULT_SE
 const bullmqEsm = await import("trajectory-recorder/bullmq");
 assert.equal(typeof bullmqEsm.RolloutWorker, "function", "RolloutWorker is exported");
 assert.equal(typeof require("trajectory-recorder/bullmq").TrainingCoordinator, "function");
+// The new entry points, and one error family across every copy: each entry
+// point's CommonJS build carries its own copy of the classes, so instanceof
+// fails across them where isInstance() (a Symbol.for mark) does not.
+const reportEsm = await import("trajectory-recorder/report");
+assert.equal(typeof reportEsm.writeReport, "function", "writeReport is exported");
+assert.equal(typeof require("trajectory-recorder/report").renderReport, "function");
+const errorEntries = [
+  ["root", esm, cjs],
+  ["errors", await import("trajectory-recorder/errors"), require("trajectory-recorder/errors")],
+  ["core", coreEsm, require("trajectory-recorder/core")],
+  ["bullmq", bullmqEsm, require("trajectory-recorder/bullmq")],
+];
+const errorClasses = (mod) =>
+  Object.entries(mod).filter(([, v]) => typeof v === "function" && v.prototype instanceof Error);
+const allErrors = errorEntries.flatMap(([name, m, c]) => [
+  ...errorClasses(m).map(([k, v]) => [`${name} ESM ${k}`, v]),
+  ...errorClasses(c).map(([k, v]) => [`${name} CJS ${k}`, v]),
+]);
+assert.ok(allErrors.length >= 60, `error classes found: ${allErrors.length}`);
+const bases = errorEntries
+  .flatMap(([, m, c]) => [m, c])
+  .map((m) => m.TrajectoryRecorderError)
+  .filter(Boolean);
+for (const [where, Class] of allErrors) {
+  const e = Object.create(Class.prototype);
+  for (const Base of bases) {
+    assert.ok(Base.isInstance(e), `${where} is a TrajectoryRecorderError of every copy`);
+    assert.ok(e instanceof Base, `${where} instanceof TrajectoryRecorderError of every copy`);
+  }
+  // The same class from every other copy says yes; other classes say no.
+  for (const [, Other] of allErrors) {
+    const same = Other.name === Class.name;
+    if (same) assert.ok(Other.isInstance(e), `${where}: isInstance across copies`);
+  }
+}
+for (const value of [new Error("x"), new TypeError("x"), {}, null, "x"])
+  for (const [where, Class] of allErrors)
+    assert.equal(Class.isInstance(value), false, `${where}.isInstance(a foreign value)`);
+// Errors the built package really throws, checked by the other format's base.
+const thrown = (f) => {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  assert.fail("did not throw");
+};
+const errorsCjs = require("trajectory-recorder/errors");
+for (const e of [
+  thrown(() => esm.rankRewards(null)),
+  thrown(() => new esm.TrainingClient({ apiKey: "k", baseURL: "localhost:1" })),
+  thrown(() => cjs.Trajectory.fromJSON({ reward: "high" })),
+  thrown(() => new bullmqEsm.RolloutProducer({})),
+]) {
+  assert.ok(cjs.TrajectoryRecorderError.isInstance(e), `${e.name} from the CJS base`);
+  assert.ok(errorsCjs.TrajectoryRecorderError.isInstance(e), `${e.name} from errors CJS`);
+}
+const notFound = new errorsCjs.NotFoundError({ method: "GET", path: "/x" }, 404, {}, new Headers());
+assert.ok(esm.APIError.isInstance(notFound), "a CJS NotFoundError is an ESM APIError");
+assert.ok(!(notFound instanceof esm.APIError), "(where instanceof says no)");
 console.log(`smoke ok on Node ${process.version}`);
 
 // With --pack: the package as npm would publish it (`npm pack`, which runs

@@ -1,88 +1,65 @@
 /**
- * What a user writes code against: the recorder, the Training Service client and the trainable
- * model, trajectories and groups, rewards, the shipper, the uploaders, every error class, and the
- * types they take and return.
+ * What a user of the README writes: the recorder, the Training Service client and the trainable
+ * model, trajectories and groups, rewards, the shipper, the uploaders, the errors a program
+ * catches most, and the types these take and return.
  *
  * @packageDocumentation
  * @module trajectory-recorder
  */
-// The root entry point: what a user writes code against, named one by one so
-// the public surface reads in this file (its API report is
-// api/trajectory-recorder.api.md). The wire schemas are in
-// `trajectory-recorder/wire`, what framework plugins build on in
-// `trajectory-recorder/core`; the library's own plumbing is not exported.
+// The root entry point, named one by one so the public surface reads in this
+// file (its API report is api/trajectory-recorder.api.md). At most 40 values
+// and 100 names (docs/development.md, "Entry points", says where every other
+// name lives): every error class is in `trajectory-recorder/errors`, the run
+// report in `trajectory-recorder/report`, the wire schemas and the ART helpers
+// in `trajectory-recorder/wire`, what plugins and advanced code build on in
+// `trajectory-recorder/core`.
 
-// The Training Service client, its resources' types and its errors.
+// The Training Service client; its resources are reached through it
+// (`client.models`, ...) and their types are exported as types.
 export {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIPromise,
-  APIUserAbortError,
-  AuthenticationError,
+  type APIPromise,
   type BackoffOptions,
-  BadRequestError,
   type Chat,
-  type ChatCompletions,
   type Checkpoints,
-  ConflictError,
   type CreateOpenAIOptions,
-  CursorPage,
+  type CursorPage,
   type InferenceModelRef,
-  InternalServerError,
-  InvalidArgumentError,
-  InvalidBaseURLError,
   inferenceModelName,
   isRetryableError,
-  MissingAPIKeyError,
   type Models,
-  NotFoundError,
-  PagePromise,
-  PermissionDeniedError,
-  RateLimitError,
+  type PagePromise,
   type RequestOptions,
-  RequestValidationError,
-  retryDelay,
-  type ServiceChatParams,
-  type SFTTrainingJobs,
   TrainingClient,
-  TrainingClientError,
   type TrainingClientOptions,
-  type TrainingJobEvents,
   type TrainingJobs,
-  type TrajectoryGroupParam,
-  TrajectoryRecorderError,
-  UnprocessableEntityError,
-  VERSION,
-  type WithGroupParams,
   type WithResponse,
 } from "./client/index.js";
+// The errors a program catches most; `TrajectoryRecorderError.isInstance(e)`
+// says whether any error is one of the library's (all of them are in
+// `trajectory-recorder/errors`).
+export {
+  APIError,
+  CheckpointTimeoutError,
+  InvalidArgumentError,
+  InvalidTrainingOptionsError,
+  SpoolLockedError,
+  TooManyExceptionsError,
+  TrainingFailedError,
+  TrajectoryCheckError,
+  TrajectoryRecorderError,
+  TrajectoryValidationError,
+} from "./errors.js";
 // Recording rollouts.
 export {
   type ActiveRollout,
   currentRollout,
-  type RecordedChoice,
-  type RecordedCompletion,
   Recorder,
   type RecorderOptions,
-  RolloutAbortedError,
   type RolloutCallOptions,
   type RolloutContext,
   type RolloutOptions,
   type WrapOptions,
 } from "./recorder/index.js";
-// The run report: one self-contained HTML page of a run.
-export {
-  type ReportGroup,
-  type ReportRun,
-  type ReportStep,
-  type ReportTraining,
-  type ReportTrajectory,
-  renderReport,
-  type WriteReportOptions,
-  type WrittenReport,
-  writeReport,
-} from "./report/index.js";
 // Rewards.
 export {
   applyGroupReward,
@@ -90,12 +67,8 @@ export {
   applyReward,
   DEFAULT_JUDGE_RUBRIC,
   type GroupReward,
-  InvalidRewardError,
   type JudgeClient,
-  type JudgeErrorPolicy,
   type JudgeOptions,
-  JudgeResponseError,
-  type JudgeScore,
   judgeGroup,
   minMaxRewards,
   rankRewards,
@@ -106,20 +79,14 @@ export {
 export {
   type ShipperLogger,
   type ShipperStats,
-  SpoolLockedError,
-  type SpoolLockHolder,
   TrajectoryShipper,
   type TrajectoryShipperOptions,
 } from "./shipper/index.js";
 // Training: the model handle, its options and results, SFT uploaders.
 export {
-  ART_METRIC_NAMES,
-  ART_TRAIN_DEFAULTS,
   type Artifact,
-  type ArtifactOwner,
   type ArtifactUploader,
   type CheckpointEvaluation,
-  CheckpointTimeoutError,
   type CreatedJob,
   type EvaluateCheckpointsOptions,
   type EvaluationContext,
@@ -127,12 +94,8 @@ export {
   type FollowOptions,
   type FollowResult,
   type GroupInput,
-  InvalidGroupDataError,
-  InvalidTrainingOptionsError,
   LocalFileUploader,
   type NoSignalPolicy,
-  type OpenAIWrapper,
-  type PresignedTarget,
   PresignedUrlUploader,
   type PresignedUrlUploaderOptions,
   type RegisterOptions,
@@ -141,87 +104,35 @@ export {
   TrainableModel,
   type TrainConfig,
   type TrainEvery,
-  TrainingFailedError,
   type TrainingProgress,
   type TrainResult,
   type TrainRunOptions,
-  WandbApiError,
   WandbArtifactUploader,
   type WandbArtifactUploaderOptions,
-  type WandbTimeouts,
 } from "./training/index.js";
 // Trajectories and groups: the data model, gathering, the check before training.
 export {
-  type AfterEachResult,
-  type ArtPayload,
-  type ChoiceLike,
-  decodeArtPayload,
-  type GatherGroupInput,
   type GatherOptions,
   type GatherProgress,
-  GatherTimeoutError,
   type GatherTrajectoriesOptions,
   type GroupSink,
   type GroupValidation,
   gatherTrajectories,
   gatherTrajectoryGroups,
-  History,
-  type HistoryInit,
   hasRewardSignal,
-  isChoice,
-  type LineageMode,
   type MessageOrChoice,
   type MessageParam,
-  type MetricValue,
-  PendingGroup,
-  type ProgressStream,
   type Rollout,
-  type TokenSharing,
-  type ToolParam,
-  TooManyExceptionsError,
-  type TrajectoriesRollout,
   Trajectory,
-  TrajectoryCheckError,
-  type TrajectoryFields,
   TrajectoryGroup,
+  type TrajectoryGroupInit,
   type TrajectoryGroupOptions,
   type TrajectoryInit,
-  TrajectoryValidationError,
   type ValidateOptions,
-  type ValidationMode,
   type ValidationProblem,
   validateGroup,
   validateTrajectory,
 } from "./trajectory/index.js";
-// The shapes the client's resources take and return, as types (their zod
-// schemas are in `trajectory-recorder/wire`).
-export type {
-  ChatEngineParams,
-  Checkpoint,
-  CheckpointDeleteParams,
-  CheckpointDeleteResponse,
-  CheckpointListParams,
-  EventListParams,
-  ExceptionWire,
-  ExperimentalTrainingConfig,
-  HealthResponse,
-  HistoryWire,
-  HTTPValidationError,
-  LogParams,
-  LogResponse,
-  MessageOrChoiceWire,
-  Model,
-  ModelCreateParams,
-  ModelDeleteResponse,
-  PaginatedResponse,
-  SFTTrainingConfig,
-  SFTTrainingJobCreateParams,
-  SystemCheckResponse,
-  TrainingJob,
-  TrainingJobCreateParams,
-  TrainingJobEvent,
-  TrainingJobEventType,
-  TrajectoryGroupWire,
-  TrajectoryWire,
-  ValidationErrorItem,
-} from "./wire/index.js";
+// The service's objects a program holds most (every request and response
+// shape, with its zod schema, is in `trajectory-recorder/wire`).
+export type { Checkpoint, Model, TrainingJob, TrainingJobEvent } from "./wire/index.js";

@@ -14,7 +14,6 @@
 export type { LineageMode } from "../trajectory/index.js";
 // Shared by every folder; here for plugins, which throw it on a bad argument.
 export { InvalidArgumentError } from "../util/argument-error.js";
-export { TrajectoryRecorderError } from "../util/error-family.js";
 export { appendReasoning, REASONING_FIELDS, StreamAccumulator } from "./accumulate.js";
 export {
   type ActiveRollout,

@@ -1,6 +1,7 @@
 // Bounds on the steps of a gather: a timeout per rollout and per hook, and
 // the caller's signal. A step that overruns is not stopped (JavaScript cannot
 // stop a promise); the gather stops waiting for it.
+import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
 import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 

@@ -20,7 +20,18 @@ export type Rollout =
   | PromiseLike<Trajectory>
   | (() => Trajectory | PromiseLike<Trajectory>);
 
-/** Group-level fields, all optional. */
+/**
+ * What `new TrajectoryGroup({...})` takes: the trajectories (an `Error` among
+ * them becomes an exception record) and the group's other fields.
+ *
+ * @example
+ * new TrajectoryGroup({ trajectories: [t1, t2], metadata: { scenario: "q42" } });
+ */
+export interface TrajectoryGroupInit extends TrajectoryGroupOptions {
+  trajectories?: Iterable<Trajectory | Error>;
+}
+
+/** A group's fields other than its trajectories (`exceptions`, `metadata`, `metrics`, `logs`). */
 export interface TrajectoryGroupOptions {
   /** Failed rollouts: errors (converted as ART does) or ready records. */
   exceptions?: Iterable<unknown>;
@@ -35,7 +46,7 @@ export interface TrajectoryGroupOptions {
  * as `exceptions` records (`{type, message, traceback}`), as ART does.
  *
  * @example
- * const group = new TrajectoryGroup([t1, t2, t3], { metadata: { scenario: "q42" } });
+ * const group = new TrajectoryGroup({ trajectories: [t1, t2, t3], metadata: { scenario: "q42" } });
  * // or from rollouts still running; failures become group.exceptions:
  * const group2 = await TrajectoryGroup.from([rollout(), rollout(), rollout()]);
  */
@@ -48,13 +59,32 @@ export class TrajectoryGroup {
   #extra: Record<string, unknown> = {};
 
   /**
-   * @param items trajectories; an `Error` found among them is recorded in
-   *   `exceptions` instead, as ART's constructor does.
+   * A group from its fields, as `new Trajectory({...})` takes its own:
+   * `new TrajectoryGroup({ trajectories, metadata })`. An `Error` found among
+   * `trajectories` is recorded in `exceptions` instead, as ART's constructor does.
+   *
+   * The older form `new TrajectoryGroup(items, options)` is still accepted
+   * (deprecated, until 0.3).
    */
-  constructor(items: Iterable<Trajectory | Error> = [], options: TrajectoryGroupOptions = {}) {
-    const call = "new TrajectoryGroup(items, options)";
+  constructor(init?: TrajectoryGroupInit);
+  /** @deprecated Write `new TrajectoryGroup({ trajectories: items, ...options })`; this form goes in 0.3. */
+  constructor(items: Iterable<Trajectory | Error>, options?: TrajectoryGroupOptions);
+  constructor(
+    first: TrajectoryGroupInit | Iterable<Trajectory | Error> = {},
+    second: TrajectoryGroupOptions = {},
+  ) {
+    const legacy = isIterable(first);
+    const call = legacy ? "new TrajectoryGroup(items, options)" : "new TrajectoryGroup(init)";
+    if (!legacy && !isObjectLike(first))
+      throw new InvalidArgumentError(call, "init", "an object such as { trajectories }", first);
+    if (legacy && !isObjectLike(second))
+      throw new InvalidArgumentError(call, "options", "an object", second);
+    const { trajectories: items = [], ...options } = legacy
+      ? { ...second, trajectories: first }
+      : (first as TrajectoryGroupInit);
+    const argument = legacy ? "items" : "init.trajectories";
     if (!isIterable(items))
-      throw new InvalidArgumentError(call, "items", "an iterable of Trajectory or Error", items);
+      throw new InvalidArgumentError(call, argument, "an iterable of Trajectory or Error", items);
     checkGroupOptions(call, options);
     this.trajectories = [];
     this.exceptions = [];

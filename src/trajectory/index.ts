@@ -25,6 +25,7 @@ export {
   PendingGroup,
   type Rollout,
   TrajectoryGroup,
+  type TrajectoryGroupInit,
   type TrajectoryGroupOptions,
 } from "./group.js";
 export { History, type HistoryInit } from "./history.js";

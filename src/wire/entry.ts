@@ -10,4 +10,10 @@
 // folder's index.ts, which the trajectory folder imports, bundlers (esbuild's
 // code splitting) would keep the whole folder in one chunk, and a program
 // importing only `Recorder` would carry every REST schema too.
+
+// ART's names and encodings, beside the schemas of the JSON they describe.
+export { ART_METRIC_NAMES } from "../training/metric-names.js";
+export { ART_TRAIN_DEFAULTS } from "../training/train-defaults.js";
+export { type ArtPayload, decodeArtPayload } from "../trajectory/art-payload.js";
+export { type ChoiceLike, isChoice } from "../trajectory/messages.js";
 export * from "./index.js";

@@ -2,7 +2,7 @@ import nock from "nock";
 import OpenAI, { type APIPromise } from "openai";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { Stream } from "openai/streaming";
-import { RequestValidationError } from "trajectory-recorder";
+import { RequestValidationError } from "trajectory-recorder/errors";
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { BASE, KEY, makeClient, useNock } from "./helpers.js";
 

@@ -1,20 +1,19 @@
 import nock from "nock";
+import { APIError, isRetryableError } from "trajectory-recorder";
+import { retryDelay } from "trajectory-recorder/core";
 import {
   APIConnectionError,
   APIConnectionTimeoutError,
-  APIError,
   APIUserAbortError,
   AuthenticationError,
   BadRequestError,
   ConflictError,
   InternalServerError,
-  isRetryableError,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
-  retryDelay,
   UnprocessableEntityError,
-} from "trajectory-recorder";
+} from "trajectory-recorder/errors";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { abortableSleep } from "../../src/client/index.js";
 import { BASE, KEY, makeClient, useNock } from "./helpers.js";

@@ -1,7 +1,8 @@
 // The body of a request whose groups were prepared (written and checked
 // once): the other fields as JSON.stringify writes them, then the groups'
 // bytes as they are; the rest of the body still checked before a request.
-import { RequestValidationError, TrainingClient } from "trajectory-recorder";
+import { TrainingClient } from "trajectory-recorder";
+import { RequestValidationError } from "trajectory-recorder/errors";
 import { expect, it } from "vitest";
 import { groupsBody } from "../../src/client/core.js";
 

@@ -3,19 +3,17 @@ import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import {
   APIError,
-  APIPromise,
-  CursorPage,
   gatherTrajectoryGroups,
   InvalidArgumentError,
   inferenceModelName,
-  NotFoundError,
-  RequestValidationError,
   TrainableModel,
   TrainingClient,
   Trajectory,
   TrajectoryGroup,
   TrajectoryValidationError,
 } from "trajectory-recorder";
+import { APIPromise, CursorPage } from "trajectory-recorder/core";
+import { NotFoundError, RequestValidationError } from "trajectory-recorder/errors";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { abortableSleep } from "../../src/client/index.js";
 import { toSftJsonl } from "../../src/training/index.js";
@@ -207,7 +205,7 @@ describe("the data model's entry points name what they expected", () => {
   it("new Trajectory, new TrajectoryGroup, fromJSON and the SFT builder", () => {
     expect(() => new TrajectoryGroup(5 as never)).toThrow(InvalidArgumentError);
     expect(() => new TrajectoryGroup(5 as never)).toThrow(
-      /items: expected an iterable of Trajectory or Error, received a number/,
+      /init: expected an object such as \{ trajectories \}, received a number/,
     );
     expect(() => new TrajectoryGroup([], null as never)).toThrow(
       /options: expected an object, received null/,

@@ -3,14 +3,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
-import {
-  InvalidBaseURLError,
-  NotFoundError,
-  TrainingClient,
-  Trajectory,
-  TrajectoryGroup,
-} from "trajectory-recorder";
+import { TrainingClient, Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { InvalidBaseURLError, NotFoundError } from "trajectory-recorder/errors";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
 let emu: Emulator;

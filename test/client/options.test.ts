@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import nock from "nock";
-import { inferenceModelName, MissingAPIKeyError, TrainingClient } from "trajectory-recorder";
+import { inferenceModelName, TrainingClient } from "trajectory-recorder";
+import { MissingAPIKeyError } from "trajectory-recorder/errors";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_BASE_URL } from "../../src/client/index.js";
 import { BASE, KEY, makeClient, useNock } from "./helpers.js";

@@ -2,7 +2,7 @@
 // can tell this client's traffic apart.
 import { readFileSync } from "node:fs";
 import nock from "nock";
-import { VERSION } from "trajectory-recorder";
+import { VERSION } from "trajectory-recorder/core";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { USER_AGENT } from "../../src/client/index.js";
 import { BASE, makeClient, useNock } from "./helpers.js";

@@ -8,10 +8,10 @@ import {
   TrainingClient,
   TrainingFailedError,
   Trajectory,
-  WandbApiError,
   WandbArtifactUploader,
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { WandbApiError } from "trajectory-recorder/errors";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { USER_AGENT } from "../../src/client/index.js";
 

@@ -5,6 +5,7 @@
 import * as root from "trajectory-recorder";
 import * as bullmq from "trajectory-recorder/bullmq";
 import * as core from "trajectory-recorder/core";
+import * as errs from "trajectory-recorder/errors";
 import { describe, expect, it, vi } from "vitest";
 import { createOutcome } from "../../src/client/create-outcome.js";
 
@@ -18,7 +19,12 @@ const errorClasses = (mod: Record<string, unknown>) =>
     (e): e is [string, ErrorClass] =>
       typeof e[1] === "function" && (e[1] as { prototype?: unknown }).prototype instanceof Error,
   );
-const exported = [...errorClasses(root), ...errorClasses(core), ...errorClasses(bullmq)];
+const exported = [
+  ...errorClasses(root),
+  ...errorClasses(errs),
+  ...errorClasses(core),
+  ...errorClasses(bullmq),
+];
 /** An instance made without running the constructor: what the mark is about is the class. */
 const instanceOf = (Class: ErrorClass) => Object.create(Class.prototype) as Error;
 
@@ -43,14 +49,14 @@ describe("the error family", () => {
   });
 
   it("follows the class tree: a subclass is its base, not its sibling", () => {
-    const e = new root.NotFoundError({ method: "GET", path: "/v1/x" }, 404, {}, new Headers());
+    const e = new errs.NotFoundError({ method: "GET", path: "/v1/x" }, 404, {}, new Headers());
     expect(root.APIError.isInstance(e)).toBe(true);
-    expect(root.TrainingClientError.isInstance(e)).toBe(true);
-    expect(root.NotFoundError.isInstance(e)).toBe(true);
-    expect(root.ConflictError.isInstance(e)).toBe(false);
+    expect(errs.TrainingClientError.isInstance(e)).toBe(true);
+    expect(errs.NotFoundError.isInstance(e)).toBe(true);
+    expect(errs.ConflictError.isInstance(e)).toBe(false);
     expect(root.InvalidArgumentError.isInstance(e)).toBe(false);
     // instanceof of a subclass stays the plain prototype check.
-    expect(e instanceof root.ConflictError).toBe(false);
+    expect(e instanceof errs.ConflictError).toBe(false);
     expect(e instanceof root.APIError).toBe(true);
   });
 
@@ -58,18 +64,25 @@ describe("the error family", () => {
     const e = new root.InvalidArgumentError("f", "x", "a number", "s");
     expect(e).toBeInstanceOf(TypeError);
     expect(root.TrajectoryRecorderError.isInstance(e)).toBe(true);
-    expect(root.InvalidRewardError.prototype).toBeInstanceOf(RangeError);
+    expect(errs.InvalidRewardError.prototype).toBeInstanceOf(RangeError);
   });
 
   it("works across two copies of the code", async () => {
     vi.resetModules();
     const copy = (await import("../../src/index.js")) as unknown as typeof root;
+    const copyErrs = (await import("../../src/errors.js")) as unknown as typeof errs;
     expect(copy.APIError).not.toBe(root.APIError);
-    const e = new copy.RateLimitError({ method: "POST", path: "/v1/x" }, 429, {}, new Headers());
+    expect(copyErrs.APIError).toBe(copy.APIError);
+    const e = new copyErrs.RateLimitError(
+      { method: "POST", path: "/v1/x" },
+      429,
+      {},
+      new Headers(),
+    );
     expect(e instanceof root.APIError).toBe(false); // what isInstance is for
     expect(root.APIError.isInstance(e)).toBe(true);
-    expect(root.RateLimitError.isInstance(e)).toBe(true);
-    expect(root.NotFoundError.isInstance(e)).toBe(false);
+    expect(errs.RateLimitError.isInstance(e)).toBe(true);
+    expect(errs.NotFoundError.isInstance(e)).toBe(false);
     expect(e instanceof root.TrajectoryRecorderError).toBe(true);
     expect(
       copy.TrajectoryRecorderError.isInstance(new root.InvalidArgumentError("f", "x", "y", 1)),
@@ -119,7 +132,7 @@ describe("createOutcome: may a failed create request have reached the service?",
     ["503", api(503), "retry"],
     [
       "connection refused",
-      new root.APIConnectionError(target, Object.assign(new Error("c"), { code: "ECONNREFUSED" })),
+      new errs.APIConnectionError(target, Object.assign(new Error("c"), { code: "ECONNREFUSED" })),
       "retry",
     ],
     ["400", api(400), "refused"],
@@ -129,10 +142,10 @@ describe("createOutcome: may a failed create request have reached the service?",
     ["408", api(408), "uncertain"],
     [
       "a reset after sending",
-      new root.APIConnectionError(target, Object.assign(new Error("r"), { code: "ECONNRESET" })),
+      new errs.APIConnectionError(target, Object.assign(new Error("r"), { code: "ECONNRESET" })),
       "uncertain",
     ],
-    ["a timeout", new root.APIConnectionTimeoutError(target, 10), "uncertain"],
+    ["a timeout", new errs.APIConnectionTimeoutError(target, 10), "uncertain"],
   ])("%s: %s", (_, error, outcome) => {
     expect(createOutcome(error)).toBe(outcome);
   });

@@ -5,19 +5,13 @@
 import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
 import fc from "fast-check";
 import {
-  APIPromise,
   applyGroupReward,
   applyJudge,
   applyReward,
-  CursorPage,
-  History,
   InvalidArgumentError,
-  InvalidRewardError,
-  JudgeResponseError,
   judgeGroup,
   LocalFileUploader,
   minMaxRewards,
-  PendingGroup,
   PresignedUrlUploader,
   Recorder,
   rankRewards,
@@ -26,8 +20,16 @@ import {
   WandbArtifactUploader,
   zScores,
 } from "trajectory-recorder";
-import { recordedChoices, recordedResponse } from "trajectory-recorder/core";
+import {
+  APIPromise,
+  CursorPage,
+  History,
+  PendingGroup,
+  recordedChoices,
+  recordedResponse,
+} from "trajectory-recorder/core";
 import { isLoopbackHost, parseApiKeys, startEmulator } from "trajectory-recorder/emulator";
+import { InvalidRewardError, JudgeResponseError } from "trajectory-recorder/errors";
 import { formatZodPath, zodIssuesToValidationItems } from "trajectory-recorder/wire";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordGradientStepEvent, withTrainingSpan } from "../../src/telemetry/index.js";

@@ -9,17 +9,15 @@ import {
   InvalidArgumentError,
   InvalidTrainingOptionsError,
   inferenceModelName,
-  MissingAPIKeyError,
-  RequestValidationError,
-  retryDelay,
   TooManyExceptionsError,
   TrainingClient,
   Trajectory,
   TrajectoryGroup,
   TrajectoryValidationError,
 } from "trajectory-recorder";
-import { wrapClient } from "trajectory-recorder/core";
+import { retryDelay, wrapClient } from "trajectory-recorder/core";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { MissingAPIKeyError, RequestValidationError } from "trajectory-recorder/errors";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { abortableSleep } from "../../src/client/index.js";
 import { toSftConfig, toSftJsonl } from "../../src/training/index.js";

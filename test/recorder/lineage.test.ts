@@ -5,7 +5,8 @@
 // sampled, the trajectory is exactly what message comparison alone records.
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { type LineageMode, Recorder, type Trajectory, validateGroup } from "trajectory-recorder";
+import { Recorder, type Trajectory, validateGroup } from "trajectory-recorder";
+import type { LineageMode } from "trajectory-recorder/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TrajectoryGroup } from "../../src/trajectory/index.js";
 import { choiceTokens, lineageDeparture } from "../../src/trajectory/lineage.js";

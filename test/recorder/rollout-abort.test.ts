@@ -1,9 +1,5 @@
-import {
-  currentRollout,
-  InvalidArgumentError,
-  Recorder,
-  RolloutAbortedError,
-} from "trajectory-recorder";
+import { currentRollout, InvalidArgumentError, Recorder } from "trajectory-recorder";
+import { RolloutAbortedError } from "trajectory-recorder/errors";
 import { describe, expect, it } from "vitest";
 
 function record(content: string) {

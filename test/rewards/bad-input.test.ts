@@ -3,8 +3,6 @@ import {
   applyJudge,
   applyReward,
   InvalidArgumentError,
-  InvalidRewardError,
-  JudgeResponseError,
   judgeGroup,
   minMaxRewards,
   rankRewards,
@@ -12,6 +10,7 @@ import {
   TrajectoryGroup,
   zScores,
 } from "trajectory-recorder";
+import { InvalidRewardError, JudgeResponseError } from "trajectory-recorder/errors";
 import { describe, expect, it } from "vitest";
 
 const group = () =>

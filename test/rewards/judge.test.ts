@@ -4,11 +4,11 @@ import OpenAI from "openai";
 import {
   applyJudge,
   gatherTrajectoryGroups,
-  JudgeResponseError,
   judgeGroup,
   Trajectory,
   TrajectoryGroup,
 } from "trajectory-recorder";
+import { JudgeResponseError } from "trajectory-recorder/errors";
 import { afterEach, describe, expect, it } from "vitest";
 
 // A tiny OpenAI-compatible chat endpoint: answers with the queued texts in turn

@@ -1,11 +1,7 @@
 // The bytes a prepared group sends are exactly the group's JSON, checked once.
 import { readFileSync } from "node:fs";
-import {
-  History,
-  InvalidTrainingOptionsError,
-  Trajectory,
-  TrajectoryGroup,
-} from "trajectory-recorder";
+import { InvalidTrainingOptionsError, Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { History } from "trajectory-recorder/core";
 import { expect, it } from "vitest";
 import { prepareGroup } from "../../src/training/groups.js";
 

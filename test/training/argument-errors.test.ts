@@ -6,10 +6,8 @@ import path from "node:path";
 import {
   hasRewardSignal,
   InvalidArgumentError,
-  InvalidGroupDataError,
   InvalidTrainingOptionsError,
   LocalFileUploader,
-  renderReport,
   TrainableModel,
   TrainingClient,
   Trajectory,
@@ -18,6 +16,8 @@ import {
   TrajectoryValidationError,
 } from "trajectory-recorder";
 import { startEmulator } from "trajectory-recorder/emulator";
+import { InvalidGroupDataError } from "trajectory-recorder/errors";
+import { renderReport } from "trajectory-recorder/report";
 import { describe, expect, it } from "vitest";
 
 function thrown(f: () => unknown): Error {

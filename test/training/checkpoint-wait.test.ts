@@ -1,5 +1,4 @@
 import {
-  APIUserAbortError,
   CheckpointTimeoutError,
   TrainableModel,
   TrainingClient,
@@ -7,6 +6,7 @@ import {
   TrajectoryGroup,
 } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { APIUserAbortError } from "trajectory-recorder/errors";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { waitForCheckpoint } from "../../src/training/checkpoint-wait.js";
 import { type FaultProxy, startFaultProxy } from "../e2e/fault-proxy.js";

@@ -10,8 +10,9 @@ import {
 } from "node:http";
 import { createServer as createTcp } from "node:net";
 import { inspect } from "node:util";
-import { PresignedUrlUploader, WandbApiError, WandbArtifactUploader } from "trajectory-recorder";
+import { PresignedUrlUploader, WandbArtifactUploader } from "trajectory-recorder";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
+import { WandbApiError } from "trajectory-recorder/errors";
 import { afterEach, describe, expect, it } from "vitest";
 
 const KEY = "sk-wandb-0123456789abcdef";

@@ -3,12 +3,8 @@
 // `compact_validate` reads it; anything else with a `format` is refused by
 // name, never read as an empty group.
 import { readFile } from "node:fs/promises";
-import {
-  decodeArtPayload,
-  Trajectory,
-  TrajectoryGroup,
-  TrajectoryValidationError,
-} from "trajectory-recorder";
+import { Trajectory, TrajectoryGroup, TrajectoryValidationError } from "trajectory-recorder";
+import { decodeArtPayload } from "trajectory-recorder/wire";
 import { expect, it } from "vitest";
 
 const fixture = (name: string) =>

@@ -1,10 +1,5 @@
-import {
-  History,
-  InvalidArgumentError,
-  PendingGroup,
-  Trajectory,
-  TrajectoryGroup,
-} from "trajectory-recorder";
+import { InvalidArgumentError, Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { History, PendingGroup } from "trajectory-recorder/core";
 import { describe, expect, it } from "vitest";
 import {
   createProgressBar,

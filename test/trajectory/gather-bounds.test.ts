@@ -1,13 +1,13 @@
 // Bounding and stopping a gather: its signal, the per-rollout and per-hook
 // timeouts, and options checked before anything runs.
 import {
-  GatherTimeoutError,
   gatherTrajectories,
   gatherTrajectoryGroups,
   InvalidArgumentError,
   Trajectory,
   TrajectoryGroup,
 } from "trajectory-recorder";
+import { GatherTimeoutError } from "trajectory-recorder/errors";
 import { describe, expect, it } from "vitest";
 
 const never = () => new Promise<Trajectory>(() => {});

@@ -1,13 +1,8 @@
 import { readFileSync } from "node:fs";
 import type OpenAI from "openai";
-import {
-  History,
-  isChoice,
-  Trajectory,
-  TrajectoryGroup,
-  TrajectoryValidationError,
-} from "trajectory-recorder";
-import { TrajectoryWireSchema } from "trajectory-recorder/wire";
+import { Trajectory, TrajectoryGroup, TrajectoryValidationError } from "trajectory-recorder";
+import { History } from "trajectory-recorder/core";
+import { isChoice, TrajectoryWireSchema } from "trajectory-recorder/wire";
 import { describe, expect, it } from "vitest";
 
 const fixture = (name: string) =>

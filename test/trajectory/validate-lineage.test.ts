@@ -2,12 +2,12 @@
 // token_ids, a lineage break inside one history (planted), and the tokens the
 // histories of a group share as a common prefix.
 import {
-  History,
   Trajectory,
   TrajectoryCheckError,
   TrajectoryGroup,
   validateGroup,
 } from "trajectory-recorder";
+import { History } from "trajectory-recorder/core";
 import { describe, expect, it } from "vitest";
 import {
   choiceTokens,

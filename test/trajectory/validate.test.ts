@@ -1,7 +1,6 @@
 // The check before training rejects each corrupt shape issue #12 found, by
 // path, and train / log / the shipper run it before anything is sent.
 import {
-  History,
   TrainableModel,
   TrainingClient,
   Trajectory,
@@ -12,6 +11,7 @@ import {
   validateGroup,
   validateTrajectory,
 } from "trajectory-recorder";
+import { History } from "trajectory-recorder/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Emulator } from "../../src/emulator/index.js";
 import { KEY, start } from "../emulator/helpers.js";

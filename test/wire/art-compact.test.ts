@@ -2,7 +2,8 @@
 // field that holds its default, at every depth. Each compact fixture reads back
 // to the same objects as the full dump older ART writes of the same data.
 import { readFileSync } from "node:fs";
-import { History, Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { History } from "trajectory-recorder/core";
 import { TrajectoryGroupJsonSchema, TrajectoryGroupWireSchema } from "trajectory-recorder/wire";
 import { describe, expect, it } from "vitest";
 

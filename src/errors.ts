@@ -1,0 +1,53 @@
+/**
+ * Every error class the package throws, under one base: `TrajectoryRecorderError.isInstance(e)`
+ * says whether an error is one of the library's, from any entry point or copy of the package, and
+ * each class has its own `isInstance` (`NotFoundError.isInstance(e)`).
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/errors
+ */
+// The `trajectory-recorder/errors` entry point (and what the root re-exports
+// its most caught errors from). A file of its own: no folder imports it.
+export {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  InvalidBaseURLError,
+  MissingAPIKeyError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  RequestValidationError,
+  TrainingClientError,
+  UnprocessableEntityError,
+} from "./client/errors.js";
+export {
+  InvalidGroupError,
+  RedisUnavailableError,
+  RolloutResultError,
+} from "./integrations/bullmq/errors.js";
+export { RolloutAbortedError } from "./recorder/errors.js";
+export { InvalidRewardError } from "./rewards/apply.js";
+export { JudgeResponseError } from "./rewards/judge.js";
+export { SpoolLockedError, type SpoolLockHolder } from "./shipper/errors.js";
+export {
+  CheckpointTimeoutError,
+  InvalidTrainingOptionsError,
+  TrainingFailedError,
+} from "./training/errors.js";
+export { InvalidGroupDataError } from "./training/group-errors.js";
+export { WandbApiError } from "./training/wandb-graphql.js";
+export {
+  TooManyExceptionsError,
+  TrajectoryCheckError,
+  TrajectoryValidationError,
+  type ValidationProblem,
+} from "./trajectory/errors.js";
+export { GatherTimeoutError } from "./trajectory/gather-limits.js";
+export { InvalidArgumentError } from "./util/argument-error.js";
+export { TrajectoryRecorderError } from "./util/error-family.js";

@@ -1,0 +1,50 @@
+/**
+ * What framework plugins and advanced code build on: the current rollout (`currentRollout`,
+ * `ActiveRollout`), recording a completion the plugin saw, stream accumulation, wrapping a
+ * client; the client's promise and page classes, retry delays, the history and pending-group
+ * classes. The recorder's contract is src/recorder/CORE-CONTRACT.md in the repository.
+ *
+ * @packageDocumentation
+ * @module trajectory-recorder/core
+ */
+// The `trajectory-recorder/core` entry point: the recorder folder's exports
+// (CORE-CONTRACT.md beside this file), plus the lower-level classes the root
+// leaves out. A file of its own that no folder imports (see wire/entry.ts).
+
+export {
+  APIPromise,
+  type ChatCompletions,
+  CursorPage,
+  PagePromise,
+  retryDelay,
+  type ServiceChatParams,
+  type SFTTrainingJobs,
+  type TrainingJobEvents,
+  type TrajectoryGroupParam,
+  VERSION,
+  type WithGroupParams,
+} from "../client/index.js";
+export type { JudgeErrorPolicy, JudgeScore } from "../rewards/index.js";
+export type {
+  ArtifactOwner,
+  OpenAIWrapper,
+  PresignedTarget,
+  WandbTimeouts,
+} from "../training/index.js";
+export {
+  type AfterEachResult,
+  type GatherGroupInput,
+  History,
+  type HistoryInit,
+  type LineageMode,
+  type MetricValue,
+  PendingGroup,
+  type ProgressStream,
+  type TokenSharing,
+  type ToolParam,
+  type TrajectoriesRollout,
+  type TrajectoryFields,
+  type ValidationMode,
+} from "../trajectory/index.js";
+export { TrajectoryRecorderError } from "../util/error-family.js";
+export * from "./index.js";
