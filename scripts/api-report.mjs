@@ -106,6 +106,9 @@ try {
           overrideTsconfig: {
             compilerOptions: {
               target: "es2022",
+              // The package runs on Node: without the DOM's globals, API
+              // Extractor need not rename our History to History_2.
+              lib: ["es2023"],
               module: "nodenext",
               moduleResolution: "nodenext",
               strict: true,

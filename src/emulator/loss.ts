@@ -1,4 +1,5 @@
-// The RL objective, following ART's loss (art-semantics §4.1): a per-token
+// The RL objective, following ART's loss (ART's src/art/loss.py; how the
+// emulator applies it: src/emulator/MODEL.md, "What it is"): a per-token
 // importance ratio against the sampler's logprobs, optionally replaced by a
 // per-history ratio, capped and masked, then either PPO's clipped surrogate or
 // CISPO's clipped-weight policy gradient. The model's parameters live

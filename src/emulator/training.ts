@@ -173,7 +173,7 @@ export async function runJob(ctx: JobContext, job: StoredJob): Promise<void> {
   }
 }
 
-/** Group-relative advantages, as ART computes them (art-semantics §3.2, §4.2). */
+/** Group-relative advantages, as ART computes them (src/emulator/MODEL.md, "What it is", says which options change them). */
 function advantagesOf(rewards: number[], cfg: Json): number[] | undefined {
   const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
   const std = Math.sqrt(

@@ -1,4 +1,3 @@
 // Telemetry is a leaf every folder may use. It depends on @opentelemetry/api
 // only, which does nothing until the user registers an SDK.
-export * from "./genai.js";
 export * from "./training.js";

@@ -142,12 +142,12 @@ export const ChoiceWireSchema = z.looseObject({
  */
 export type ChoiceWire = z.infer<typeof ChoiceWireSchema>;
 
-const MessageOrChoice = z.union([ChoiceWireSchema, MessageWireSchema]);
+const MessageOrChoiceUnion = z.union([ChoiceWireSchema, MessageWireSchema]);
 /**
  * One item of `messages_and_choices`: a message, or a Choice the model sampled. Its shape is what
  * `MessageOrChoiceWireSchema` returns.
  */
-export type MessageOrChoiceWire = z.infer<typeof MessageOrChoice>;
+export type MessageOrChoiceWire = z.infer<typeof MessageOrChoiceUnion>;
 
 type ChoiceWireInput = z.input<typeof ChoiceWireSchema>;
 /** A Choice as user code writes it: `message.role` may be a widened `string`. */
@@ -162,7 +162,7 @@ type LooseChoiceInput = Omit<ChoiceWireInput, "message"> & {
  * `message`), so that objects built in user code without `as const` are
  * accepted by the type checker too.
  */
-export const MessageOrChoiceWireSchema = MessageOrChoice as unknown as z.ZodType<
+export const MessageOrChoiceWireSchema = MessageOrChoiceUnion as unknown as z.ZodType<
   MessageOrChoiceWire,
   LooseChoiceInput | { role: string; [key: string]: unknown }
 >;
