@@ -59,7 +59,10 @@ export class TrajectoryRecorderError extends Error {
    * @example
    * if (NotFoundError.isInstance(err)) return undefined;
    */
-  static isInstance<T extends AnyClass>(this: T, value: unknown): value is InstanceType<T> {
+  static isInstance<T extends abstract new (...args: never[]) => unknown>(
+    this: T,
+    value: unknown,
+  ): value is InstanceType<T> {
     // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
     return isMarked(this, value);
   }
