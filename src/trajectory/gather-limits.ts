@@ -3,8 +3,6 @@
 // stop a promise); the gather stops waiting for it.
 import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
-import { markError, TrajectoryRecorderError } from "../util/error-family.js";
-
 /**
  * Thrown (as a rollout's failure, a hook's, or the gather's) when a step of a
  * gather ran past its timeout: `rolloutTimeout` for a rollout, `hookTimeout`
