@@ -17,7 +17,7 @@ type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
  * Options of an RL training job: the service's `experimental_config` keys in
  * camelCase (`learningRate`, `importanceSamplingLevel`, `klPenaltyCoef`, ...).
  * A key left out (or `null`) takes the default ART's serverless backend sends
- * (see {@link ART_TRAIN_DEFAULTS}): `train(groups)` sends the same body as
+ * (see `ART_TRAIN_DEFAULTS` in `trajectory-recorder/wire`): `train(groups)` sends the same body as
  * ART's `model.train(groups)`.
  */
 export type TrainConfig = {

@@ -52,7 +52,7 @@ export interface FollowResult {
   /**
    * Mean of each metric over the gradient steps, under the names ART reports
    * (`loss/train`, `loss/grad_norm`, `data/step_trainer_tokens`, ...; see
-   * {@link ART_METRIC_NAMES}), plus `data/step_num_gradient_steps`.
+   * `ART_METRIC_NAMES` in `trajectory-recorder/wire`), plus `data/step_num_gradient_steps`.
    */
   metrics: Record<string, number>;
   /** The same means under the service's own keys, plus `num_gradient_steps`. */

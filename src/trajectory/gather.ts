@@ -71,14 +71,14 @@ export interface GatherOptions {
   signal?: AbortSignal;
   /**
    * How long one rollout (or a group given as a promise) may take, in ms. One
-   * that takes longer fails with {@link GatherTimeoutError}, counted against
+   * that takes longer fails with `GatherTimeoutError` (from `trajectory-recorder/errors`), counted against
    * `maxExceptions` like any failed rollout. Default: no limit.
    */
   rolloutTimeout?: number;
   /**
    * How long `afterEach` and `sink.add` may each take on one group, in ms.
    * An `afterEach` past it loses its group (as one that throws); a `sink.add`
-   * past it fails the gather with {@link GatherTimeoutError}, as one that
+   * past it fails the gather with `GatherTimeoutError` (from `trajectory-recorder/errors`), as one that
    * rejects does. Default: no limit.
    */
   hookTimeout?: number;
