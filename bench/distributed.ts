@@ -414,6 +414,9 @@ const PAIRS = Number(process.env.BENCH_DISTRIBUTED_PAIRS ?? 3);
 const SHAPE_ROLLOUTS =
   Math.ceil(Number(process.env.BENCH_DISTRIBUTED_SHAPE_ROLLOUTS ?? 512) / 64) * 64;
 const SHAPE_WORKERS = 2;
+// BENCH_DISTRIBUTED_SHAPES=4:coordinator,4:collector runs only those shapes
+// (calls per rollout : what collects), to iterate on one.
+const ONLY_SHAPES = process.env.BENCH_DISTRIBUTED_SHAPES?.split(",").map((s) => s.trim());
 const SHAPE_CONCURRENCY = 4;
 const TARGETS: Record<string, number> = { collector: 1.15, coordinator: 1.25 };
 
@@ -421,6 +424,7 @@ async function shapeRatios(port: number, url: string, redis: Redis) {
   const rows: Record<string, { value: string }> = {};
   for (const turns of [1, 4]) {
     for (const collect of ["collector", "coordinator"] as const) {
+      if (ONLY_SHAPES && !ONLY_SHAPES.includes(`${turns}:${collect}`)) continue;
       const shape: Shape = { turns, rollouts: SHAPE_ROLLOUTS, collect };
       const chars = await trajectoryChars(url, shape);
       const pairs: [Run, Run][] = [];

@@ -18,6 +18,7 @@ import { isChoice, type MessageOrChoice } from "./messages.js";
 import { isRecorded } from "./recorded.js";
 import { Trajectory } from "./trajectory.js";
 import { isWireBytes } from "./validate-logprobs.js";
+import { fastGroupShellOk, fastItemOk, fastTrajectoryShellOk } from "./wire-fast.js";
 
 /** Text, or recorded logprobs already written as UTF-8. */
 export type Piece = string | Uint8Array;
@@ -48,7 +49,13 @@ export function* groupWirePieces(group: unknown, issues: WireIssue[]): Generator
     check(TrajectoryGroupWireSchema, jsonOf(shell), [], issues);
     return;
   }
-  check(TrajectoryGroupWireSchema, jsonOf({ ...shell, trajectories: [] }), [], issues);
+  checkShell(
+    TrajectoryGroupWireSchema,
+    fastGroupShellOk,
+    { ...shell, trajectories: [] },
+    [],
+    issues,
+  );
   yield* objectPieces(shell, (key, value) =>
     key === "trajectories"
       ? arrayPieces(value as unknown[], (t, i) => trajectoryPieces(t, ["trajectories", i], issues))
@@ -82,7 +89,7 @@ function* trajectoryPieces(
         })
       : histories,
   };
-  check(TrajectoryWireSchema, jsonOf(light), path, issues);
+  checkShell(TrajectoryWireSchema, fastTrajectoryShellOk, light, path, issues);
   yield* objectPieces(shell, (key, v) => {
     if (key === "messages_and_choices" && Array.isArray(v)) {
       return arrayPieces(v, (item, i) => itemPieces(item, [...path, key, i], issues));
@@ -135,7 +142,7 @@ export function checkRolloutTrajectory(t: Trajectory, issues: WireIssue[]): void
         })
       : histories,
   };
-  check(TrajectoryWireSchema, jsonOf(light), [], issues);
+  checkShell(TrajectoryWireSchema, fastTrajectoryShellOk, light, [], issues);
   const checkItems = (list: unknown, at: (string | number)[]) => {
     if (!Array.isArray(list)) return;
     for (let i = 0; i < list.length; i++) {
@@ -196,14 +203,15 @@ function* arrayPieces(
 function itemPieces(item: unknown, path: (string | number)[], issues: WireIssue[]): Piece[] {
   if (!isObject(item) || !isChoice(item as unknown as MessageOrChoice)) {
     const text = JSON.stringify(item) ?? "null";
-    check(MessageOrChoiceWireSchema, JSON.parse(text), path, issues);
+    if (!fastItemOk(item)) check(MessageOrChoiceWireSchema, JSON.parse(text), path, issues);
     return [text];
   }
   // The Choice without its logprobs goes through the schema; the logprobs are
   // written (and checked) by hand, in the place `choiceToJson` gives them.
   const logprobs = (item as Json).logprobs;
-  const rest = JSON.stringify(choiceToJson({ ...item, logprobs: null } as never));
-  check(MessageOrChoiceWireSchema, JSON.parse(rest), path, issues);
+  const json = choiceToJson({ ...item, logprobs: null } as never);
+  const rest = JSON.stringify(json);
+  if (!fastItemOk(json)) check(MessageOrChoiceWireSchema, JSON.parse(rest), path, issues);
   if (logprobs === null || logprobs === undefined) return [rest];
   const at = rest.indexOf('"logprobs":null');
   const head = `${rest.slice(0, at)}"logprobs":`;
@@ -294,6 +302,24 @@ function extras(value: Json, known: Set<string>): string {
 function jsonOf(value: unknown): unknown {
   const text = JSON.stringify(value);
   return text === undefined ? undefined : JSON.parse(text);
+}
+
+/**
+ * A group's or a trajectory's own fields (its lists of trajectories or items
+ * left empty): written first, so that what JSON cannot write (a BigInt, a
+ * cycle) throws here as before; plain data of the usual shapes is taken on
+ * the quick test (`wire-fast.ts`), anything else goes through the schema.
+ */
+function checkShell(
+  schema: z.ZodType,
+  fast: (value: unknown) => boolean,
+  value: Json,
+  path: (string | number)[],
+  issues: WireIssue[],
+): void {
+  const text = JSON.stringify(value);
+  if (fast(value)) return;
+  check(schema, text === undefined ? undefined : JSON.parse(text), path, issues);
 }
 
 function check(
