@@ -3,6 +3,7 @@
 // usual shapes (what the recorder, workers and collector write) are taken on
 // the quick test, so the schema is left for the rest.
 import { describe, expect, it } from "vitest";
+import { choiceToJson } from "../../src/trajectory/choice-json.js";
 import {
   fastGroupShellOk,
   fastItemOk,
@@ -115,6 +116,12 @@ describe("the quick test accepts a subset of what the schema accepts", () => {
       expect(MessageOrChoiceWireSchema.safeParse(roundTrip(v)).success).toBe(true);
     },
   );
+
+  it("a Choice as the writer checks it (choiceToJson's nulls filled in) gets a quick yes", () => {
+    const written = choiceToJson({ ...choice, logprobs: null } as never);
+    expect(written.message).toMatchObject({ tool_calls: [call], audio: null });
+    expect(fastItemOk(written)).toBe(true);
+  });
 
   it.each(badItems.map((v, i) => [i, v]))("bad item %i: no quick yes", (_, v) => {
     expect(fastItemOk(v)).toBe(false);
