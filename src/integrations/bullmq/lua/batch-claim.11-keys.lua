@@ -30,9 +30,10 @@ if #flat > 0 then
 end
 
 local maxs = tonumber(ARGV[1])
-local step = tonumber(redis.call('GET', KEYS[5]) or '0')
 local stale = {}
 if maxs >= 0 then
+  -- The step is read only with a staleness limit: an idle poll costs a command less.
+  local step = tonumber(redis.call('GET', KEYS[5]) or '0')
   for _, gid in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
     local v = redis.call('HGET', KEYS[2], gid)
     if v and step - tonumber(v) > maxs then
