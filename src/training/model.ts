@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
 import { inferenceModelName, type TrainingClient } from "../client/index.js";
+import { createPreparedJob, logPreparedGroups } from "../client/prepared.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import {
   type GroupInput,
@@ -311,7 +312,8 @@ export class TrainableModel {
       },
       async (span) => {
         const stepBefore = await this.getStep({ signal: run.signal });
-        const job = await this.client.trainingJobs.createPrepared(
+        const job = await createPreparedJob(
+          this.client.trainingJobs,
           { model_id: this.id, experimental_config },
           sent,
           { signal: run.signal },
@@ -332,7 +334,7 @@ export class TrainableModel {
   ): Promise<void> {
     const marked: (readonly Uint8Array[])[] = [];
     for (const g of groups) marked.push((await markLeftOut(g, "train")).chunks);
-    await this.client.models.logPrepared(this.id, "train", marked, { signal });
+    await logPreparedGroups(this.client.models, this.id, "train", marked, { signal });
   }
 
   /**
@@ -373,7 +375,9 @@ export class TrainableModel {
       const kept = checkGroups(groups as TrajectoryGroupWire[], options.validate, "log").groups;
       prepared = await keptChunks(groups, written, kept, "log");
     }
-    await this.client.models.logPrepared(this.id, split, prepared, { signal: options.signal });
+    await logPreparedGroups(this.client.models, this.id, split, prepared, {
+      signal: options.signal,
+    });
   }
 
   /**

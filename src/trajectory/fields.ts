@@ -6,7 +6,7 @@
 // schema (`TrajectoryWireSchema` in src/wire/trajectory.ts).
 import { copyJson } from "../util/copy-json.js";
 import { compactItems } from "./compact-logprobs.js";
-import { History } from "./history.js";
+import { type History, historyFromValid } from "./history.js";
 import type { FieldKind } from "./init-check.js";
 import { itemsJson, type MessageOrChoice, type ToolParam } from "./messages.js";
 
@@ -63,7 +63,7 @@ export const TRAJECTORY_FIELDS = {
     default: () => [],
     json: (histories, _, key) => histories.map((h) => h.toJSON(key)),
     read: (raw, mode) =>
-      ((raw ?? []) as Record<string, unknown>[]).map((h) => History.fromValid(h, mode)),
+      ((raw ?? []) as Record<string, unknown>[]).map((h) => historyFromValid(h, mode)),
   }),
   reward: field<number>({
     init: "number",

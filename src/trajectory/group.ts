@@ -8,9 +8,20 @@ import {
 import { unwrapArtJson } from "./art-payload.js";
 import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
-import { type MetricValue, readWrittenTrajectory, Trajectory } from "./trajectory.js";
+import {
+  type MetricValue,
+  readWrittenTrajectory,
+  Trajectory,
+  trajectoryFromValid,
+} from "./trajectory.js";
 
 let readWritten: (raw: Record<string, unknown>) => TrajectoryGroup;
+let shell: (g: TrajectoryGroup) => Record<string, unknown>;
+
+/** The fields of `toJSON()` as they are in memory, for the wire writer. */
+export function groupShell(g: TrajectoryGroup): Record<string, unknown> {
+  return shell(g);
+}
 
 const KNOWN = ["trajectories", "exceptions", "metadata", "metrics", "logs"] as const;
 
@@ -140,18 +151,6 @@ export class TrajectoryGroup {
     } as TrajectoryGroupWire;
   }
 
-  /** @internal The fields of {@link toJSON} as they are in memory, for the wire writer. */
-  wireShell(): Record<string, unknown> {
-    return {
-      trajectories: this.trajectories,
-      exceptions: this.exceptions,
-      metadata: this.metadata,
-      metrics: this.metrics,
-      logs: this.logs,
-      ...this.#extra,
-    };
-  }
-
   /**
    * Reads a group from ART's JSON (an object or a string), keeping unknown
    * keys. Any field newer ART leaves out because it holds its default
@@ -169,7 +168,7 @@ export class TrajectoryGroup {
     const raw = (typeof json === "string" ? JSON.parse(json) : json) as Record<string, unknown>;
     const rawTrajectories = (raw.trajectories ?? []) as Record<string, unknown>[];
     const group = new TrajectoryGroup(
-      rawTrajectories.map((t, i) => Trajectory.fromValid(t, parsed.trajectories[i] as never)),
+      rawTrajectories.map((t, i) => trajectoryFromValid(t, parsed.trajectories[i] as never)),
       {
         // Parsed, so that a record missing its (empty) traceback gets ART's "".
         exceptions: copyJson(parsed.exceptions as ExceptionWire[]),
@@ -183,6 +182,14 @@ export class TrajectoryGroup {
   }
 
   static {
+    shell = (g) => ({
+      trajectories: g.trajectories,
+      exceptions: g.exceptions,
+      metadata: g.metadata,
+      metrics: g.metrics,
+      logs: g.logs,
+      ...g.#extra,
+    });
     readWritten = (raw) => {
       const group = new TrajectoryGroup(
         ((raw.trajectories ?? []) as Record<string, unknown>[]).map(readWrittenTrajectory),

@@ -14,6 +14,9 @@ export interface HistoryInit {
   tools?: ToolParam[] | null;
 }
 
+let fromValid: (raw: Record<string, unknown>, mode: "checked" | "written") => History;
+let shell: (h: History) => Record<string, unknown>;
+
 /**
  * An extra conversation of a trajectory (a sub-agent, a judge, a summariser),
  * trained with the trajectory's reward: ART's `History`.
@@ -47,34 +50,48 @@ export class History {
     } as HistoryWire;
   }
 
-  /** @internal The fields of {@link toJSON} as they are in memory, for the wire writer. */
-  wireShell(): Record<string, unknown> {
-    return { messages_and_choices: this.messages_and_choices, tools: this.tools, ...this.#extra };
-  }
-
   /**
    * Reads a History from ART's JSON (an object or a string), validating it.
    * @throws TrajectoryValidationError naming the bad field.
    */
   static fromJSON(json: unknown): History {
     parseWire(HistoryWireSchema, json, "history");
-    return History.fromValid(typeof json === "string" ? JSON.parse(json) : json);
+    return historyFromValid(typeof json === "string" ? JSON.parse(json) : json);
   }
 
-  /**
-   * @internal Builds from input already validated, keeping it verbatim
-   * (copied; with `"written"`, JSON this library wrote is taken over as is).
-   */
-  static fromValid(raw: Record<string, unknown>, mode: "checked" | "written" = "checked"): History {
-    const items = (raw.messages_and_choices ?? []) as MessageOrChoice[];
-    const tools = (raw.tools as ToolParam[] | null | undefined) ?? null;
-    const written = mode === "written";
-    const h = new History({
-      messages_and_choices: written ? items : compactItems(copyJson(items)),
-      tools: written ? tools : copyJson(tools),
+  static {
+    fromValid = (raw, mode) => {
+      const items = (raw.messages_and_choices ?? []) as MessageOrChoice[];
+      const tools = (raw.tools as ToolParam[] | null | undefined) ?? null;
+      const written = mode === "written";
+      const h = new History({
+        messages_and_choices: written ? items : compactItems(copyJson(items)),
+        tools: written ? tools : copyJson(tools),
+      });
+      const extra = extraKeys(raw, KNOWN);
+      h.#extra = written ? extra : copyJson(extra);
+      return h;
+    };
+    shell = (h) => ({
+      messages_and_choices: h.messages_and_choices,
+      tools: h.tools,
+      ...h.#extra,
     });
-    const extra = extraKeys(raw, KNOWN);
-    h.#extra = written ? extra : copyJson(extra);
-    return h;
   }
+}
+
+/**
+ * A History from input already validated, kept verbatim (copied; with
+ * `"written"`, JSON this library wrote is taken over as is).
+ */
+export function historyFromValid(
+  raw: Record<string, unknown>,
+  mode: "checked" | "written" = "checked",
+): History {
+  return fromValid(raw, mode);
+}
+
+/** The fields of `toJSON()` as they are in memory, for the wire writer. */
+export function historyShell(h: History): Record<string, unknown> {
+  return shell(h);
 }

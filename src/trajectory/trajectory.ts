@@ -25,6 +25,30 @@ export function readWrittenTrajectory(raw: Record<string, unknown>): Trajectory 
   return readWritten(raw);
 }
 
+let readChecked: (raw: Record<string, unknown>, parsed: TrajectoryWire) => Trajectory;
+let shell: (t: Trajectory) => Record<string, unknown>;
+
+/**
+ * A trajectory from JSON already validated (`parsed` is what the schema made
+ * of `raw`, with its defaults); `raw` is copied. Kept off the class so the
+ * public type carries no internal members.
+ */
+export function trajectoryFromValid(
+  raw: Record<string, unknown>,
+  parsed: TrajectoryWire,
+): Trajectory {
+  return readChecked(raw, parsed);
+}
+
+/**
+ * The fields of `toJSON()`, in its order, as they are in memory (nothing
+ * copied, Choices not converted): for the wire writer, which converts and
+ * writes them one at a time.
+ */
+export function trajectoryShell(t: Trajectory): Record<string, unknown> {
+  return shell(t);
+}
+
 export type { MetricValue } from "./fields.js";
 
 /** What a Trajectory is made from; every field is optional and takes ART's default. */
@@ -113,17 +137,6 @@ export class Trajectory {
   }
 
   /**
-   * @internal The fields of {@link toJSON}, in its order, as they are in
-   * memory (nothing copied, Choices not converted): for the wire writer,
-   * which converts and writes them one at a time.
-   */
-  wireShell(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const k of TRAJECTORY_KEYS) out[k] = this[k];
-    return Object.assign(out, this.#extra);
-  }
-
-  /**
    * Reads a Trajectory from ART's JSON (an object or a string). Missing keys
    * take ART's defaults; unknown keys are kept and written back by `toJSON()`.
    *
@@ -143,16 +156,21 @@ export class Trajectory {
           input: parsed.start_time,
         },
       ]);
-    return Trajectory.fromValid(typeof json === "string" ? JSON.parse(json) : json, parsed);
+    return Trajectory.#read(
+      typeof json === "string" ? JSON.parse(json) : json,
+      "checked",
+      parsed.start_time,
+    );
   }
 
   static {
     readWritten = (raw) => Trajectory.#read(raw, "written", raw.start_time);
-  }
-
-  /** @internal Builds from input already validated; `parsed` carries the defaults. */
-  static fromValid(raw: Record<string, unknown>, parsed: TrajectoryWire): Trajectory {
-    return Trajectory.#read(raw, "checked", parsed.start_time);
+    readChecked = (raw, parsed) => Trajectory.#read(raw, "checked", parsed.start_time);
+    shell = (t) => {
+      const out: Record<string, unknown> = {};
+      for (const k of TRAJECTORY_KEYS) out[k] = t[k];
+      return Object.assign(out, t.#extra);
+    };
   }
 
   static #read(raw: Record<string, unknown>, mode: ReadMode, startTime: unknown): Trajectory {

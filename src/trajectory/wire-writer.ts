@@ -12,11 +12,11 @@ import {
 } from "../wire/index.js";
 import { choiceToJson } from "./choice-json.js";
 import { CompactLogprobs } from "./compact-logprobs.js";
-import { TrajectoryGroup } from "./group.js";
-import { History } from "./history.js";
+import { groupShell, TrajectoryGroup } from "./group.js";
+import { History, historyShell } from "./history.js";
 import { isChoice, type MessageOrChoice } from "./messages.js";
 import { isRecorded } from "./recorded.js";
-import { Trajectory } from "./trajectory.js";
+import { Trajectory, trajectoryShell } from "./trajectory.js";
 import { isWireBytes } from "./validate-logprobs.js";
 import { fastGroupShellOk, fastItemOk, fastTrajectoryShellOk } from "./wire-fast.js";
 
@@ -127,7 +127,7 @@ function* trajectoryPieces(
  * checkRolloutTrajectory(trajectory, issues);
  */
 export function checkRolloutTrajectory(t: Trajectory, issues: WireIssue[]): void {
-  const shell = t.wireShell();
+  const shell = trajectoryShell(t);
   const items = shell.messages_and_choices;
   const histories = shell.additional_histories;
   const light = {
@@ -162,8 +162,9 @@ export function checkRolloutTrajectory(t: Trajectory, issues: WireIssue[]): void
 // In-memory objects give their fields without copies; anything else with a
 // toJSON gives its JSON; plain data is itself.
 function shellOf(value: unknown): unknown {
-  if (value instanceof TrajectoryGroup || value instanceof Trajectory || value instanceof History)
-    return value.wireShell();
+  if (value instanceof TrajectoryGroup) return groupShell(value);
+  if (value instanceof Trajectory) return trajectoryShell(value);
+  if (value instanceof History) return historyShell(value);
   const withToJSON = value as { toJSON?: () => unknown } | null;
   if (withToJSON && typeof withToJSON.toJSON === "function") return withToJSON.toJSON();
   return value;

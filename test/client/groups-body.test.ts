@@ -5,6 +5,7 @@ import { TrainingClient } from "trajectory-recorder";
 import { RequestValidationError } from "trajectory-recorder/errors";
 import { expect, it } from "vitest";
 import { groupsBody } from "../../src/client/core.js";
+import { createPreparedJob } from "../../src/client/prepared.js";
 
 const text = (body: ReturnType<typeof groupsBody>) =>
   Buffer.concat(body.parts.map((p) => Buffer.from(p))).toString("utf8");
@@ -30,9 +31,11 @@ it("writes the fields in their order, then the prepared groups as a list", () =>
 it("a prepared job is still checked: no group, or a bad field, is refused before any request", async () => {
   const client = new TrainingClient({ apiKey: "k", baseURL: "http://127.0.0.1:9/v1" });
   const id = "00000000-0000-4000-8000-000000000000";
-  const empty = client.trainingJobs.createPrepared({ model_id: id }, []);
+  const empty = createPreparedJob(client.trainingJobs, { model_id: id }, []);
   await expect(empty).rejects.toBeInstanceOf(RequestValidationError);
   await expect(empty).rejects.toThrow(/trajectory_groups/);
-  const bad = client.trainingJobs.createPrepared({ model_id: "not-a-uuid" }, [[Buffer.from("{}")]]);
+  const bad = createPreparedJob(client.trainingJobs, { model_id: "not-a-uuid" }, [
+    [Buffer.from("{}")],
+  ]);
   await expect(bad).rejects.toThrow(/model_id/);
 });

@@ -12,6 +12,7 @@ import {
   validateGroup,
 } from "trajectory-recorder";
 import { afterEach, expect, it } from "vitest";
+import { logPreparedGroups } from "../../src/client/prepared.js";
 import { recordedChoices } from "../../src/recorder/response.js";
 import { prepareGroup } from "../../src/training/groups.js";
 import { PreparedGroup } from "../../src/training/prepared.js";
@@ -80,7 +81,7 @@ it("sends a group held in many pieces as one JSON body with its length, whole ag
 
   const { url, received } = await server([503, 200]);
   const client = new TrainingClient({ apiKey: "k", baseURL: url });
-  await client.models.logPrepared(MODEL, "val", [prepared.chunks, prepared.chunks], {
+  await logPreparedGroups(client.models, MODEL, "val", [prepared.chunks, prepared.chunks], {
     idempotent: true,
     maxRetries: 1,
   });

@@ -11,8 +11,9 @@ import {
   ModelSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { groupsBody, type RequestCore, type RequestOptions, segment } from "../core.js";
+import { type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
+import { registerCore } from "../prepared.js";
 import { Checkpoints } from "./checkpoints.js";
 
 /**
@@ -29,6 +30,7 @@ export class Models {
   constructor(core: RequestCore) {
     this.#core = core;
     this.checkpoints = new Checkpoints(core);
+    registerCore(this, core);
   }
 
   /**
@@ -67,28 +69,6 @@ export class Models {
       responseSchema: ModelDeleteResponseSchema,
       options,
       safeToRetry: true,
-    });
-  }
-
-  /**
-   * @internal `log` with groups already serialized and checked (the bytes of
-   * `PreparedGroup`s): the body is put together from them without another
-   * validation or stringify.
-   */
-  logPrepared(
-    modelId: string,
-    split: string,
-    groups: readonly (readonly Uint8Array[])[],
-    options?: RequestOptions,
-  ): APIPromise<LogResponse> {
-    return this.#core.request({
-      operation: "models.log",
-      method: "POST",
-      path: `/preview/models/${segment(modelId)}/log`,
-      pathParams: { model_id: modelId },
-      rawBody: groupsBody({ split }, "trajectory_groups", groups),
-      responseSchema: LogResponseSchema,
-      options,
     });
   }
 

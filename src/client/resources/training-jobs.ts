@@ -1,4 +1,3 @@
-import { z } from "zod";
 import {
   type EventListParams,
   EventListParamsSchema,
@@ -12,18 +11,10 @@ import {
   TrainingJobSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { groupsBody, type RequestCore, type RequestOptions, segment } from "../core.js";
+import { type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
-
-/**
- * A job's body whose groups were written and checked when they were
- * prepared: every other field is checked as `create` checks it, and that
- * there is at least one group.
- */
-const PreparedJobParamsSchema = TrainingJobCreateParamsSchema.extend({
-  trajectory_groups: z.array(z.unknown()).min(1),
-});
+import { registerCore } from "../prepared.js";
 
 /**
  * Events of a training job (RL or SFT): `client.trainingJobs.events`.
@@ -86,6 +77,7 @@ export class TrainingJobs {
   constructor(core: RequestCore) {
     this.#core = core;
     this.events = new TrainingJobEvents(core);
+    registerCore(this, core);
   }
 
   /**
@@ -108,30 +100,6 @@ export class TrainingJobs {
       body: wire,
       params: wire,
       paramsSchema: TrainingJobCreateParamsSchema,
-      responseSchema: TrainingJobSchema,
-      options,
-    });
-  }
-
-  /**
-   * @internal `create` with groups already serialized and checked (the bytes
-   * of `PreparedGroup`s); `experimental_config` is checked here. Sent once,
-   * as `create`.
-   */
-  createPrepared(
-    params: Omit<TrainingJobCreateParams, "trajectory_groups">,
-    groups: readonly (readonly Uint8Array[])[],
-    options?: RequestOptions,
-  ): APIPromise<TrainingJob> {
-    return this.#core.request({
-      operation: "trainingJobs.create",
-      method: "POST",
-      path: "/preview/training-jobs",
-      rawBody: groupsBody(params, "trajectory_groups", groups),
-      // The groups were checked when they were prepared: the rest of the
-      // body is checked here, and that it holds at least one group.
-      params: { ...params, trajectory_groups: groups },
-      paramsSchema: PreparedJobParamsSchema,
       responseSchema: TrainingJobSchema,
       options,
     });
