@@ -128,6 +128,7 @@ export {
   type TrajectoryGroupInit,
   type TrajectoryGroupOptions,
   type TrajectoryInit,
+  type TrajectoryValidation,
   type ValidateOptions,
   type ValidationProblem,
   validateGroup,

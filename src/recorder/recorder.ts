@@ -220,28 +220,28 @@ export class Recorder {
    * `openai` call); Node 24 has no such cost. The store is switched off
    * between rollouts.
    *
-   * `opts.lineage` overrides the recorder's {@link RecorderOptions.lineage}
+   * `options.lineage` overrides the recorder's {@link RecorderOptions.lineage}
    * for this rollout.
    */
   async rollout(
     fn: (trajectory: RolloutTrajectory, context: RolloutContext) => unknown,
-    opts: RolloutCallOptions = {},
+    options: RolloutCallOptions = {},
   ): Promise<RolloutTrajectory> {
-    const call = "recorder.rollout(fn, opts)";
+    const call = "recorder.rollout(fn, options)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
-    if (!isObjectLike(opts)) throw new InvalidArgumentError(call, "opts", "an object", opts);
-    const metadata = opts.metadata;
+    if (!isObjectLike(options)) throw new InvalidArgumentError(call, "options", "an object", options);
+    const metadata = options.metadata;
     if (metadata !== undefined && (!isObjectLike(metadata) || Array.isArray(metadata)))
-      throw new InvalidArgumentError(call, "opts.metadata", "a plain object", metadata);
-    const { signal, timeout } = opts;
+      throw new InvalidArgumentError(call, "options.metadata", "a plain object", metadata);
+    const { signal, timeout } = options;
     if (signal !== undefined && !isAbortSignal(signal))
-      throw new InvalidArgumentError(call, "opts.signal", "an AbortSignal", signal);
+      throw new InvalidArgumentError(call, "options.signal", "an AbortSignal", signal);
     if (
       timeout !== undefined &&
       (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0)
     )
-      throw new InvalidArgumentError(call, "opts.timeout", "a positive number of ms", timeout);
-    checkLineageMode(call, "opts.lineage", opts.lineage);
+      throw new InvalidArgumentError(call, "options.timeout", "a positive number of ms", timeout);
+    checkLineageMode(call, "options.lineage", options.lineage);
     const trajectory = new RolloutTrajectory({ metadata: metadata ? { ...metadata } : {} });
     // Whether anyone traces is asked once per rollout: no span (nor
     // OpenTelemetry context) when nobody does, see tracingEnabled().
@@ -252,7 +252,7 @@ export class Recorder {
         logprobs: this.options.logprobs ?? true,
         tokenIds: this.options.tokenIds ?? true,
         recordContent: this.options.recordContent ?? false,
-        lineage: (opts.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
+        lineage: (options.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
         // Read at each call, so a policy added after the rollout began counts.
         isPolicy: (m) => this.#isPolicyOrUnnamed(m),
       },
@@ -326,9 +326,12 @@ export class Recorder {
   /** {@link gatherTrajectoryGroups} with `options.shipper` as the sink. */
   gatherTrajectoryGroups(
     groups: Iterable<GatherGroupInput>,
-    opts: GatherOptions = {},
+    options: GatherOptions = {},
   ): Promise<TrajectoryGroup[]> {
-    return gatherTrajectoryGroups(groups, { ...opts, sink: opts.sink ?? this.options.shipper });
+    return gatherTrajectoryGroups(groups, {
+      ...options,
+      sink: options.sink ?? this.options.shipper,
+    });
   }
 }
 

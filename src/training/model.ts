@@ -236,7 +236,7 @@ export class TrainableModel {
   async train(
     groups: readonly GroupInput[],
     config?: TrainConfig,
-    run: TrainRunOptions & {
+    options: TrainRunOptions & {
       validate?: GroupCheck;
       /** Groups whose rewards are all equal: `"skip"` (default) or `"send"`. */
       noSignal?: NoSignalPolicy;
@@ -246,7 +246,7 @@ export class TrainableModel {
   ): Promise<TrainResult> {
     const started = performance.now();
     const experimental_config = toExperimentalConfig(config, "train");
-    const policy = run.noSignal ?? "skip";
+    const policy = options.noSignal ?? "skip";
     if (policy !== "skip" && policy !== "send")
       throw new InvalidTrainingOptionsError("train", [
         `noSignal: expected "skip" or "send", got ${JSON.stringify(policy)}`,
@@ -259,13 +259,13 @@ export class TrainableModel {
     let prepared = allPrepared(groups);
     let signals: (boolean | undefined)[];
     if (prepared) {
-      if (run.validate === undefined && refuseUntrainable)
+      if (options.validate === undefined && refuseUntrainable)
         refuseUntrainableBytes(prepared, "train");
       signals = groups.map(rewardSignalOf);
     } else {
       const written = await prepareGroups(groups, "train");
       requireTrainableGroups(groups as TrajectoryGroupWire[]);
-      const kept = checkGroups(groups as TrajectoryGroupWire[], run.validate, "train", {
+      const kept = checkGroups(groups as TrajectoryGroupWire[], options.validate, "train", {
         refuseUntrainable,
       }).groups;
       prepared = await keptChunks(groups, written, kept, "train");
@@ -280,12 +280,12 @@ export class TrainableModel {
       const leftOut = prepared.filter((_, i) => signals[i] === false);
       prepared = prepared.filter((_, i) => signals[i] !== false);
       noSignalGroups = leftOut.length;
-      const logger = run.logger ?? STDERR_INFO;
+      const logger = options.logger ?? STDERR_INFO;
       // Still rollouts of this step: logged under "train" (marked), before
       // the job, so the step's history and curves count every rollout.
-      if (leftOut.length > 0) await this.#logLeftOut(leftOut, run.signal);
+      if (leftOut.length > 0) await this.#logLeftOut(leftOut, options.signal);
       if (noSignalGroups > 0 && prepared.length === 0) {
-        const step = await this.getStep({ signal: run.signal });
+        const step = await this.getStep({ signal: options.signal });
         logger.info(
           `train: every one of the ${total} group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step ${step}; they were logged under "train" with metadata.${LEFT_OUT_KEY} = "${LEFT_OUT_NO_SIGNAL}" (noSignal: "send" sends them).`,
         );
@@ -311,16 +311,16 @@ export class TrainableModel {
         "trajectory_recorder.groups": groups.length,
       },
       async (span) => {
-        const stepBefore = await this.getStep({ signal: run.signal });
+        const stepBefore = await this.getStep({ signal: options.signal });
         const job = await createPreparedJob(
           this.client.trainingJobs,
           { model_id: this.id, experimental_config },
           sent,
-          { signal: run.signal },
+          { signal: options.signal },
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
-        await run.onJobCreated?.({ jobId: job.id, stepBefore });
-        const result = await this.#finish(job.id, stepBefore, { ...run, span, kind: "RL" });
+        await options.onJobCreated?.({ jobId: job.id, stepBefore });
+        const result = await this.#finish(job.id, stepBefore, { ...options, span, kind: "RL" });
         // ART's result also summarises the batch handed in, and times the call.
         return { ...result, metrics: withSummary(result.metrics, groups, started), noSignalGroups };
       },
@@ -349,12 +349,13 @@ export class TrainableModel {
    */
   async followJob(
     jobId: string,
-    run: Omit<TrainRunOptions, "onJobCreated"> & { stepBefore: number; kind?: "RL" | "SFT" },
+    options: Omit<TrainRunOptions, "onJobCreated"> & { stepBefore: number; kind?: "RL" | "SFT" },
   ): Promise<TrainResult> {
     return withTrainingSpan(
       "trajectory_recorder.follow_job",
       { "trajectory_recorder.model_id": this.id, "trajectory_recorder.job_id": jobId },
-      (span) => this.#finish(jobId, run.stepBefore, { ...run, span, kind: run.kind ?? "RL" }),
+      (span) =>
+        this.#finish(jobId, options.stepBefore, { ...options, span, kind: options.kind ?? "RL" }),
     );
   }
 
@@ -454,9 +455,9 @@ export class TrainableModel {
   async trainSft(
     data: readonly SftExample[] | string,
     config: SftConfig = {},
-    run: TrainRunOptions & { uploader?: ArtifactUploader } = {},
+    options: TrainRunOptions & { uploader?: ArtifactUploader } = {},
   ): Promise<TrainResult> {
-    if (run.uploader !== undefined && typeof run.uploader?.upload !== "function") {
+    if (options.uploader !== undefined && typeof options.uploader?.upload !== "function") {
       throw new InvalidTrainingOptionsError("trainSft", [
         "uploader: expected an ArtifactUploader (WandbArtifactUploader, LocalFileUploader or PresignedUrlUploader)",
       ]);
@@ -466,12 +467,12 @@ export class TrainableModel {
       throw new InvalidTrainingOptionsError("trainSft", ["data: expected at least one trajectory"]);
     }
     const wireConfig = toSftConfig(config);
-    const uploader = run.uploader ?? defaultSftUploader(this.client);
+    const uploader = options.uploader ?? defaultSftUploader(this.client);
     return withTrainingSpan(
       "trajectory_recorder.train_sft",
       { "trajectory_recorder.model_id": this.id, "trajectory_recorder.examples": lines },
       async (span) => {
-        const stepBefore = await this.getStep({ signal: run.signal });
+        const stepBefore = await this.getStep({ signal: options.signal });
         const url = await uploader.upload(
           {
             name: `${this.name}-sft-data-${randomUUID().replaceAll("-", "").slice(0, 12)}.jsonl`,
@@ -485,17 +486,17 @@ export class TrainableModel {
             },
             metadata: { format: "jsonl", num_trajectories: lines },
           },
-          { signal: run.signal },
+          { signal: options.signal },
         );
         const job = await this.client.sftTrainingJobs.create(
           { model_id: this.id, training_data_url: url, config: wireConfig },
-          { signal: run.signal },
+          { signal: options.signal },
         );
         span.setAttribute("trajectory_recorder.job_id", job.id);
-        await run.onJobCreated?.({ jobId: job.id, stepBefore });
+        await options.onJobCreated?.({ jobId: job.id, stepBefore });
         // As ART, every SFT step reports the number of examples.
         const baseMetrics = { "data/step_num_trajectories": lines };
-        return this.#finish(job.id, stepBefore, { ...run, span, kind: "SFT", baseMetrics });
+        return this.#finish(job.id, stepBefore, { ...options, span, kind: "SFT", baseMetrics });
       },
     );
   }

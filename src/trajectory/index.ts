@@ -67,6 +67,7 @@ export {
   FINISH_REASONS,
   type GroupValidation,
   refuseUntrainableBytes,
+  type TrajectoryValidation,
   type ValidateOptions,
   type ValidationMode,
   validateGroup,

@@ -226,20 +226,40 @@ function report(what: string, problems: ValidationProblem[], options: ValidateOp
  * Checks a trajectory before it is trained on: every tool message answers a
  * call issued earlier in its own history, every Choice has logprobs and
  * token ids (unless allowed) and a `finish_reason` of the schema, and every
- * `metadata` value is a scalar. Returns the problems found (empty when
- * none); in the default `"throw"` mode, throws them.
+ * `metadata` value is a scalar. Returns `{ problems }` (empty when none),
+ * the shape `validateGroup` returns; in the default `"throw"` mode, throws them.
  *
  * @throws TrajectoryCheckError (a `TrajectoryValidationError`) naming the path of each bad item.
  * @example
  * validateTrajectory(t); // throws on a corrupt trajectory
- * const problems = validateTrajectory(t, { mode: "warn", allowMissingTokenIds: true });
+ * const { problems } = validateTrajectory(t, { mode: "warn", allowMissingTokenIds: true });
  */
-export function validateTrajectory(t: unknown, options: ValidateOptions = {}): ValidationProblem[] {
+export function validateTrajectory(
+  t: unknown,
+  options: ValidateOptions = {},
+): TrajectoryValidation {
   checkOptions("validateTrajectory", options);
   const json = toPlain(t);
   const problems = trajectoryProblems(json, options);
   report("The trajectory", problems, options);
-  return problems;
+  // 0.1 returned the array itself: it still is one until 0.3, with `problems`
+  // (not enumerable, so it is not copied, compared or written as JSON).
+  const result = [...problems] as ValidationProblem[] & { problems?: ValidationProblem[] };
+  Object.defineProperty(result, "problems", { value: problems, enumerable: false });
+  return result as TrajectoryValidation;
+}
+
+/**
+ * What {@link validateTrajectory} returns: `{ problems }`, as
+ * {@link validateGroup} returns `{ problems, badTrajectories, refused }`.
+ *
+ * Until 0.3 the result is also the array of problems itself (what 0.1
+ * returned), so `validateTrajectory(t).length` and `for (const p of ...)` keep
+ * working; that use is deprecated: read `.problems`.
+ */
+export interface TrajectoryValidation extends Array<ValidationProblem> {
+  /** Every problem, with its path (`messages_and_choices[3].logprobs`, ...). */
+  readonly problems: ValidationProblem[];
 }
 
 /** What {@link validateGroup} found. */

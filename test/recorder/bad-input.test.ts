@@ -73,13 +73,13 @@ describe("the recorder's own entry points", () => {
       promise = recorder.rollout(5 as never);
     }).not.toThrow();
     await expect(promise).rejects.toThrow(
-      "recorder.rollout(fn, opts): fn: expected a function, received a number.",
+      "recorder.rollout(fn, options): fn: expected a function, received a number.",
     );
     await expect(recorder.rollout(() => {}, null as never)).rejects.toThrow(
-      /recorder\.rollout\(fn, opts\): opts: expected an object, received null/,
+      /recorder\.rollout\(fn, options\): options: expected an object, received null/,
     );
     await expect(recorder.rollout(() => {}, { metadata: 1n as never })).rejects.toThrow(
-      /opts\.metadata: expected a plain object, received a BigInt/,
+      /options\.metadata: expected a plain object, received a BigInt/,
     );
     expect(() => recorder.wrap(null as never)).toThrow(InvalidArgumentError);
     expect(() => recorder.wrap({ chat: { completions: {} } })).toThrow(

@@ -93,10 +93,10 @@ describe("recorder.rollout's signal and timeout", () => {
   it("refuses a signal or timeout it cannot use, naming the option", async () => {
     const recorder = new Recorder();
     for (const [opts, name] of [
-      [{ timeout: -1 }, "opts.timeout"],
-      [{ timeout: Number.NaN }, "opts.timeout"],
-      [{ timeout: "5" }, "opts.timeout"],
-      [{ signal: {} }, "opts.signal"],
+      [{ timeout: -1 }, "options.timeout"],
+      [{ timeout: Number.NaN }, "options.timeout"],
+      [{ timeout: "5" }, "options.timeout"],
+      [{ signal: {} }, "options.signal"],
     ] as const) {
       const error = await recorder.rollout(() => {}, opts as never).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidArgumentError);

@@ -405,3 +405,26 @@ describe("before sending", () => {
     ).toHaveLength(1);
   });
 });
+
+describe("validateTrajectory's result", () => {
+  it("is { problems } as validateGroup's, and until 0.3 still the array of problems", () => {
+    const t = new Trajectory({
+      messages_and_choices: [{ role: "tool", tool_call_id: "nope", content: "x" }],
+    });
+    const result = validateTrajectory(t, { mode: "warn", logger: { warn: () => {} } });
+    expect(result.problems.length).toBeGreaterThan(0);
+    expect(result.problems[0]?.path).toContain("messages_and_choices");
+    // The 0.1 shape: the problems themselves, indexable and iterable.
+    expect([...result]).toEqual(result.problems);
+    expect(result.length).toBe(result.problems.length);
+    // `problems` is not enumerable: not written as JSON, not compared.
+    expect(JSON.parse(JSON.stringify(result))).toEqual(JSON.parse(JSON.stringify(result.problems)));
+    expect(Object.keys(result)).not.toContain("problems");
+    expect(
+      validateGroup(new TrajectoryGroup({ trajectories: [t] }), {
+        mode: "warn",
+        logger: { warn: () => {} },
+      }).problems,
+    ).toEqual(result.problems.map((p) => ({ ...p, path: `trajectories[0].${p.path}` })));
+  });
+});
