@@ -15,16 +15,19 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, invalidData: 3, notFound: 4 }
 
 /** A mistake in how the command was called: printed with a hint, exit code 2. */
 export class UsageError extends Error {
+  /** The class's name, `"UsageError"` (what `error.name` reads). */
   override name = "UsageError";
 }
 
 /** The input data is not what the command can use: exit code 3. */
 export class InvalidDataError extends Error {
+  /** The class's name, `"InvalidDataError"` (what `error.name` reads). */
   override name = "InvalidDataError";
 }
 
 /** The named model, job or checkpoint does not exist: exit code 4. */
 export class NotFoundCliError extends Error {
+  /** The class's name, `"NotFoundError"` (what `error.name` reads). */
   override name = "NotFoundError";
 }
 

@@ -3,7 +3,9 @@ import { InvalidArgumentError } from "../util/argument-error.js";
 
 /** The parsed body of a call together with the HTTP response it came from. */
 export interface WithResponse<T> {
+  /** The parsed, checked body. */
   data: T;
+  /** The HTTP response (its body already read). */
   response: Response;
 }
 
@@ -35,6 +37,7 @@ export class APIPromise<T> extends Promise<T> {
   }
 
   // Derived promises (from then/catch) are plain Promises, not APIPromises.
+  /** Promises derived with `then`/`catch` are plain `Promise`s. */
   static override get [Symbol.species]() {
     return Promise;
   }
@@ -54,6 +57,7 @@ export class APIPromise<T> extends Promise<T> {
     return this.#parsed;
   }
 
+  /** Resolves with the parsed body, as awaiting the call does. */
   // biome-ignore lint/suspicious/noThenProperty: this class is a Promise on purpose.
   override then<R1 = T, R2 = never>(
     onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
@@ -62,12 +66,14 @@ export class APIPromise<T> extends Promise<T> {
     return this.#data().then(onfulfilled, onrejected);
   }
 
+  /** As `Promise.prototype.catch`, on the parsed body. */
   override catch<R = never>(
     onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null,
   ): Promise<T | R> {
     return this.#data().catch(onrejected);
   }
 
+  /** As `Promise.prototype.finally`, on the parsed body. */
   override finally(onfinally?: (() => void) | null): Promise<T> {
     return this.#data().finally(onfinally);
   }

@@ -77,11 +77,17 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 export class TrainingClient {
   /** The base URL every path is appended to. */
   readonly baseURL: string;
+  /** Milliseconds a request may take before it is aborted (and maybe retried). */
   readonly timeout: number;
+  /** How many times a request that may be retried is retried. */
   readonly maxRetries: number;
+  /** Models: create, list, log groups; their checkpoints. */
   readonly models: Models;
+  /** RL training jobs and their events. */
   readonly trainingJobs: TrainingJobs;
+  /** SFT training jobs. */
   readonly sftTrainingJobs: SFTTrainingJobs;
+  /** Inference on trained checkpoints (OpenAI-compatible). */
   readonly chat: Chat;
 
   readonly #apiKey: string;
@@ -185,6 +191,7 @@ export class TrainingClient {
     });
   }
 
+  /** What `JSON.stringify` writes: the settings, never the API key. */
   toJSON(): Record<string, unknown> {
     return { baseURL: this.baseURL, timeout: this.timeout, maxRetries: this.maxRetries };
   }

@@ -14,6 +14,7 @@ export class TrainingClientError extends TrajectoryRecorderError {
   static {
     markError(TrainingClientError, "TrainingClientError");
   }
+  /** The class's name, `"TrainingClientError"` (what `error.name` reads). */
   override name = "TrainingClientError";
 }
 
@@ -27,6 +28,7 @@ export class MissingAPIKeyError extends TrainingClientError {
   static {
     markError(MissingAPIKeyError, "MissingAPIKeyError");
   }
+  /** The class's name, `"MissingAPIKeyError"` (what `error.name` reads). */
   override name = "MissingAPIKeyError";
   constructor() {
     super(
@@ -46,6 +48,7 @@ export class RequestValidationError extends TrainingClientError {
   static {
     markError(RequestValidationError, "RequestValidationError");
   }
+  /** The class's name, `"RequestValidationError"` (what `error.name` reads). */
   override name = "RequestValidationError";
   readonly operation: string;
   readonly issues: z.core.$ZodIssue[];
@@ -82,6 +85,7 @@ export class InvalidBaseURLError extends RequestValidationError {
   static {
     markError(InvalidBaseURLError, "InvalidBaseURLError");
   }
+  /** The class's name, `"InvalidBaseURLError"` (what `error.name` reads). */
   override name = "InvalidBaseURLError";
   constructor(baseURL: string) {
     const shown = baseURL.length > 200 ? `${baseURL.slice(0, 200)}...` : baseURL;
@@ -116,12 +120,19 @@ export class APIError extends TrainingClientError {
   static {
     markError(APIError, "APIError");
   }
+  /** The class's name, `"APIError"` (what `error.name` reads). */
   override name = "APIError";
+  /** The HTTP status, `undefined` when no response came. */
   readonly status: number | undefined;
+  /** The response headers, when there was a response. */
   readonly headers: Headers | undefined;
+  /** The response body, parsed as JSON when it was JSON, else its text. */
   readonly body: unknown;
+  /** The service's `x-request-id` header, for support requests; `null` without one. */
   readonly requestID: string | null;
+  /** The request's HTTP method. */
   readonly method: string;
+  /** The request's path, e.g. `/preview/models/{id}`. */
   readonly path: string;
   constructor(
     target: RequestTarget,
@@ -177,6 +188,7 @@ export class BadRequestError extends APIError {
   static {
     markError(BadRequestError, "BadRequestError");
   }
+  /** The class's name, `"BadRequestError"` (what `error.name` reads). */
   override name = "BadRequestError";
 }
 /** 401: the API key was refused. */
@@ -184,6 +196,7 @@ export class AuthenticationError extends APIError {
   static {
     markError(AuthenticationError, "AuthenticationError");
   }
+  /** The class's name, `"AuthenticationError"` (what `error.name` reads). */
   override name = "AuthenticationError";
 }
 /** 403: the key may not do this. */
@@ -191,6 +204,7 @@ export class PermissionDeniedError extends APIError {
   static {
     markError(PermissionDeniedError, "PermissionDeniedError");
   }
+  /** The class's name, `"PermissionDeniedError"` (what `error.name` reads). */
   override name = "PermissionDeniedError";
 }
 /** 404: the model, job or path does not exist. */
@@ -198,6 +212,7 @@ export class NotFoundError extends APIError {
   static {
     markError(NotFoundError, "NotFoundError");
   }
+  /** The class's name, `"NotFoundError"` (what `error.name` reads). */
   override name = "NotFoundError";
 }
 /** 409: the request conflicts with the resource's state. */
@@ -205,6 +220,7 @@ export class ConflictError extends APIError {
   static {
     markError(ConflictError, "ConflictError");
   }
+  /** The class's name, `"ConflictError"` (what `error.name` reads). */
   override name = "ConflictError";
 }
 /**
@@ -218,6 +234,7 @@ export class UnprocessableEntityError extends APIError {
   static {
     markError(UnprocessableEntityError, "UnprocessableEntityError");
   }
+  /** The class's name, `"UnprocessableEntityError"` (what `error.name` reads). */
   override name = "UnprocessableEntityError";
   get detail(): ValidationErrorItem[] {
     return validationDetail(this.body) ?? [];
@@ -228,6 +245,7 @@ export class RateLimitError extends APIError {
   static {
     markError(RateLimitError, "RateLimitError");
   }
+  /** The class's name, `"RateLimitError"` (what `error.name` reads). */
   override name = "RateLimitError";
 }
 /** Any 5xx answer. */
@@ -235,6 +253,7 @@ export class InternalServerError extends APIError {
   static {
     markError(InternalServerError, "InternalServerError");
   }
+  /** The class's name, `"InternalServerError"` (what `error.name` reads). */
   override name = "InternalServerError";
 }
 
@@ -248,6 +267,7 @@ export class APIConnectionError extends APIError {
   static {
     markError(APIConnectionError, "APIConnectionError");
   }
+  /** The class's name, `"APIConnectionError"` (what `error.name` reads). */
   override name = "APIConnectionError";
   constructor(target: RequestTarget, cause?: unknown, message?: string) {
     super(
@@ -266,6 +286,7 @@ export class APIConnectionTimeoutError extends APIConnectionError {
   static {
     markError(APIConnectionTimeoutError, "APIConnectionTimeoutError");
   }
+  /** The class's name, `"APIConnectionTimeoutError"` (what `error.name` reads). */
   override name = "APIConnectionTimeoutError";
   constructor(target: RequestTarget, timeoutMs: number) {
     super(target, undefined, `${target.method} ${target.path} timed out after ${timeoutMs} ms.`);
@@ -276,6 +297,7 @@ export class APIUserAbortError extends APIError {
   static {
     markError(APIUserAbortError, "APIUserAbortError");
   }
+  /** The class's name, `"APIUserAbortError"` (what `error.name` reads). */
   override name = "APIUserAbortError";
   constructor(target: RequestTarget) {
     super(

@@ -2,8 +2,11 @@ import { InvalidArgumentError, kindOf } from "../util/argument-error.js";
 
 /** Identifies a trained model for chat completions. */
 export interface InferenceModelRef {
+  /** The team or user owning the model. */
   entity: string;
+  /** The model's project. */
   project: string;
+  /** The model's name. */
   name: string;
   /** A checkpoint step; omitted means the latest checkpoint. */
   step?: number | undefined;

@@ -15,8 +15,11 @@ export type PageFetcher<T extends { id: string }> = (after: string) => APIPromis
  * for await (const checkpoint of page) console.log(checkpoint.step);
  */
 export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
+  /** Always `"list"`. */
   readonly object: string;
+  /** The items of this page. */
   readonly data: T[];
+  /** Whether another page follows. */
   readonly has_more: boolean;
   /** Id of the first item of this page; `""` on an empty page, as the service sends it. */
   readonly first_id: string;
@@ -74,6 +77,7 @@ export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
     }
   }
 
+  /** Every item of this page and the pages after it, fetched as needed. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     for await (const page of this.iterPages()) yield* page.data;
   }
@@ -94,6 +98,7 @@ export class PagePromise<T extends { id: string }>
     super(raw);
   }
 
+  /** Every item of every page, from the first, fetched as needed. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     const page = await this;
     yield* page;

@@ -71,7 +71,9 @@ export interface RecordedCompletion {
 
 /** The rollout running in the current async context. */
 export interface ActiveRollout {
+  /** The trajectory this rollout records into. */
   readonly trajectory: Trajectory;
+  /** What the recorder records for this rollout (logprobs, token ids, content, lineage). */
   readonly options: RolloutOptions;
   /** The single path every recorded call goes through. */
   recordCompletion(call: RecordedCompletion): void;
@@ -94,6 +96,7 @@ export interface ActiveRollout {
    * Other models' completions are recorded as plain assistant messages.
    */
   isPolicy(model: string | undefined): boolean;
+  /** Adds a line to the trajectory's `logs` (ignored once the rollout has ended). */
   log(message: string): void;
   /** Appends `message` to the trajectory's logs unless this rollout already logged it. */
   logOnce(message: string): void;

@@ -15,6 +15,7 @@ export class RolloutAbortedError extends TrajectoryRecorderError {
   static {
     markError(RolloutAbortedError, "RolloutAbortedError");
   }
+  /** The class's name, `"RolloutAbortedError"` (what `error.name` reads). */
   override readonly name = "RolloutAbortedError";
   /** The rollout's trajectory, as it was when the rollout was aborted. */
   readonly trajectory: Trajectory;

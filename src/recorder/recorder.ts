@@ -109,6 +109,7 @@ const warned = globalThis as { [WARNED_EMPTY]?: boolean };
  * });
  */
 export class Recorder {
+  /** The options it was made with. */
   readonly options: RecorderOptions;
   #policy: ((model: string) => boolean) | undefined;
   #endpoint: RecordingEndpoint | undefined;
@@ -229,7 +230,8 @@ export class Recorder {
   ): Promise<RolloutTrajectory> {
     const call = "recorder.rollout(fn, options)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
-    if (!isObjectLike(options)) throw new InvalidArgumentError(call, "options", "an object", options);
+    if (!isObjectLike(options))
+      throw new InvalidArgumentError(call, "options", "an object", options);
     const metadata = options.metadata;
     if (metadata !== undefined && (!isObjectLike(metadata) || Array.isArray(metadata)))
       throw new InvalidArgumentError(call, "options.metadata", "a plain object", metadata);

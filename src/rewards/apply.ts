@@ -22,6 +22,7 @@ export class InvalidRewardError extends RangeError {
     // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
     return isMarked(this, value);
   }
+  /** The class's name, `"InvalidRewardError"` (what `error.name` reads). */
   override name = "InvalidRewardError";
 }
 

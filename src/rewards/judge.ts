@@ -9,6 +9,7 @@ import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
 
 /** The part of an `openai` client the judge uses; any OpenAI-compatible client fits. */
 export interface JudgeClient {
+  /** The `chat.completions.create` of an `openai` client (any version), or anything shaped like it. */
   chat: {
     completions: {
       // Loosely typed so that every SDK version's overloads fit.
@@ -58,6 +59,7 @@ export class JudgeResponseError extends TrajectoryRecorderError {
   static {
     markError(JudgeResponseError, "JudgeResponseError");
   }
+  /** The class's name, `"JudgeResponseError"` (what `error.name` reads). */
   override readonly name = "JudgeResponseError";
   constructor(
     message: string,

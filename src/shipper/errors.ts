@@ -20,6 +20,7 @@ export class SpoolLockedError extends TrajectoryRecorderError {
   static {
     markError(SpoolLockedError, "SpoolLockedError");
   }
+  /** The class's name, `"SpoolLockedError"` (what `error.name` reads). */
   override name = "SpoolLockedError";
   /** The spool directory, resolved. */
   readonly dir: string;

@@ -70,6 +70,7 @@ export interface TrajectoryShipperOptions {
    * Default 10000.
    */
   exitTimeoutMs?: number;
+  /** Where warnings and errors go. Default: `console`. */
   logger?: ShipperLogger;
   /**
    * The check run on each group by `add` before it is queued (see

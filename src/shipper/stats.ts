@@ -2,7 +2,9 @@
 
 /** Where the shipper writes what it could not ship. Default: `console`. */
 export interface ShipperLogger {
+  /** Something went wrong and was handled (a retry, a group kept on disk). */
   warn(message: string): void;
+  /** Something was lost or needs action. */
   error(message: string): void;
   /** Notes that need no action (groups left out of training for no reward signal); `warn` when absent. */
   info?(message: string): void;

@@ -10,7 +10,9 @@ export class TrainingFailedError extends TrajectoryRecorderError {
   static {
     markError(TrainingFailedError, "TrainingFailedError");
   }
+  /** The class's name, `"TrainingFailedError"` (what `error.name` reads). */
   override name = "TrainingFailedError";
+  /** The job that failed. */
   readonly jobId: string;
   /** The service's own words, as sent in the event's `error_message`. */
   readonly serviceMessage: string;
@@ -40,6 +42,7 @@ export class InvalidTrainingOptionsError extends TypeError {
     // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
     return isMarked(this, value);
   }
+  /** The class's name, `"InvalidTrainingOptionsError"` (what `error.name` reads). */
   override name = "InvalidTrainingOptionsError";
   constructor(method: string, problems: string[]) {
     super(`Invalid options to ${method}, nothing was sent: ${problems.join("; ")}.`);
@@ -58,7 +61,9 @@ export class CheckpointTimeoutError extends TrajectoryRecorderError {
   static {
     markError(CheckpointTimeoutError, "CheckpointTimeoutError");
   }
+  /** The class's name, `"CheckpointTimeoutError"` (what `error.name` reads). */
   override name = "CheckpointTimeoutError";
+  /** The job that ended without a new checkpoint. */
   readonly jobId: string;
   /** The latest step before the job started; the job should have listed a newer one. */
   readonly stepBefore: number;

@@ -46,12 +46,15 @@ export interface EvaluateCheckpointsOptions<S> {
   concurrency?: number;
   /** The check run on the groups before they are logged (see `model.log`). */
   validate?: GroupCheck;
+  /** Stops the evaluation: no new rollout starts, and the call rejects. */
   signal?: AbortSignal;
 }
 
 /** One checkpoint's answers, as logged. */
 export interface CheckpointEvaluation {
+  /** The checkpoint's step. */
   step: number;
+  /** The split its groups were logged under. */
   split: string;
   /** One group per scenario, in the order of `scenarios`. */
   groups: TrajectoryGroup[];

@@ -18,6 +18,7 @@ import { ART_GRADIENT_STEPS_KEY, artMetricName } from "./metric-names.js";
 export interface TrainingProgress {
   /** The event's type. */
   type: TrainingJobEvent["type"];
+  /** The job being followed. */
   jobId: string;
   /** The event's `data`, as the service sent it. */
   data: Record<string, unknown>;
@@ -57,6 +58,7 @@ export interface FollowResult {
   metrics: Record<string, number>;
   /** The same means under the service's own keys, plus `num_gradient_steps`. */
   rawMetrics: Record<string, number>;
+  /** Gradient steps the job reported (what `metrics` was averaged over). */
   gradientSteps: number;
 }
 

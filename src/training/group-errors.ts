@@ -16,6 +16,7 @@ export class InvalidGroupDataError extends InvalidTrainingOptionsError {
   static {
     markError(InvalidGroupDataError, "InvalidGroupDataError");
   }
+  /** The class's name, `"InvalidGroupDataError"` (what `error.name` reads). */
   override name = "InvalidGroupDataError";
   /** Each bad field, as `path: what is wrong`. */
   readonly problems: string[];

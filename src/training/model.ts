@@ -30,7 +30,9 @@ import { defaultSftUploader } from "./wandb-default.js";
 
 /** What {@link TrainableModel.register} needs. */
 export interface RegisterOptions {
+  /** The project the model belongs to (created when missing). */
   project: string;
+  /** The model's name, unique in its project; registering it again returns the same model. */
   name: string;
   /** The base model to fine-tune, e.g. `OpenPipe/Qwen3-14B-Instruct`. */
   baseModel: string;
@@ -80,6 +82,7 @@ export type GroupCheck = ValidateOptions | ValidationMode | false;
 
 /** A job just created, as given to `onJobCreated`. */
 export interface CreatedJob {
+  /** The new job's id: keep it to `followJob` after a restart. */
   jobId: string;
   /** The model's latest step before the job: `followJob` waits for a newer one. */
   stepBefore: number;
@@ -137,12 +140,19 @@ const STDERR_INFO = { info: (message: string) => console.error(message) };
  * const { step, metrics } = await model.train(groups, { learningRate: 1e-5 });
  */
 export class TrainableModel {
+  /** The client its requests go through. */
   readonly client: TrainingClient;
+  /** The model's id on the service. */
   readonly id: string;
+  /** The team or user that owns it. */
   readonly entity: string;
+  /** Its project. */
   readonly project: string;
+  /** Its name in the project. */
   readonly name: string;
+  /** The base model it fine-tunes. */
   readonly baseModel: string;
+  /** The W&B run its training logs to, when the service reports one. */
   readonly runId: string | null;
 
   private constructor(
@@ -512,6 +522,7 @@ export class TrainableModel {
     return { deletedCheckpoints: out.deleted_checkpoints };
   }
 
+  /** What `JSON.stringify` writes: the model's identity (no client, no key). */
   toJSON(): Record<string, unknown> {
     return {
       id: this.id,

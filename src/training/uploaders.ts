@@ -10,7 +10,9 @@ import { isSafeForCredentials } from "../util/loopback.js";
 export interface Artifact {
   /** A file name, e.g. `agent-001-sft-data-1a2b3c4d5e6f.jsonl`. */
   name: string;
+  /** The bytes (or text) to upload. */
   data: string | Uint8Array;
+  /** Its MIME type, e.g. `application/jsonl`. */
   contentType: string;
   /** Whose data it is: the model's entity, project and W&B run (`trainSft` sets it). */
   owner?: ArtifactOwner;
@@ -36,6 +38,7 @@ export interface ArtifactOwner {
  * const uploader: ArtifactUploader = { upload: async (a) => myStore.put(a.name, a.data) };
  */
 export interface ArtifactUploader {
+  /** Stores `artifact` and resolves with the URL the Training Service reads it from. */
   upload(artifact: Artifact, options?: { signal?: AbortSignal }): Promise<string>;
 }
 
@@ -47,12 +50,14 @@ export interface ArtifactUploader {
  * await model.trainSft(trajectories, {}, { uploader: new LocalFileUploader("./artifacts") });
  */
 export class LocalFileUploader implements ArtifactUploader {
+  /** The directory the files are written into (absolute). */
   readonly dir: string;
   constructor(dir: string) {
     if (typeof dir !== "string" || dir === "")
       throw new InvalidArgumentError("new LocalFileUploader(dir)", "dir", "a directory path", dir);
     this.dir = path.resolve(dir);
   }
+  /** Writes the artifact under {@link LocalFileUploader.dir} and resolves with its `file://` URL. */
   async upload(artifact: Artifact): Promise<string> {
     checkArtifact("LocalFileUploader.upload(artifact)", artifact);
     const file = path.join(this.dir, path.basename(artifact.name));
@@ -75,6 +80,7 @@ export interface PresignedUrlUploaderOptions {
   presign: (name: string) => Promise<PresignedTarget> | PresignedTarget;
   /** Attempts of the PUT on 408/429/5xx or a connection error. Default 3. */
   maxAttempts?: number;
+  /** The `fetch` used for the PUT. Default: the global one. */
   fetch?: typeof fetch;
 }
 
@@ -98,6 +104,7 @@ export class PresignedUrlUploader implements ArtifactUploader {
     this.#options = options;
   }
 
+  /** PUTs the artifact to the URL the signer gave and resolves with the URL to read it from. */
   async upload(artifact: Artifact, options: { signal?: AbortSignal } = {}): Promise<string> {
     checkArtifact("PresignedUrlUploader.upload(artifact)", artifact);
     const target = await this.#options.presign(artifact.name);

@@ -41,6 +41,7 @@ export interface WandbArtifactUploaderOptions {
   baseUrl?: string | undefined;
   /** Entity and project of the artifact when the artifact does not name them (`trainSft` does). */
   entity?: string | undefined;
+  /** Project of the artifact, as `entity`. */
   project?: string | undefined;
   /** W&B run the artifact is logged from. Default: the artifact's owner run. */
   run?: string | undefined;
@@ -83,6 +84,7 @@ export interface WandbArtifactUploaderOptions {
  * await model.trainSft(trajectories, {}, { uploader });
  */
 export class WandbArtifactUploader implements ArtifactUploader {
+  /** The W&B API origin the artifacts go to. */
   readonly baseUrl: string;
   readonly #apiKey: string;
   readonly #options: WandbArtifactUploaderOptions;
@@ -132,10 +134,12 @@ export class WandbArtifactUploader implements ArtifactUploader {
     return `WandbArtifactUploader { baseUrl: ${JSON.stringify(this.baseUrl.replace(/\/\/[^/@]*@/, "//[redacted]@"))}, apiKey: '[redacted]' }`;
   }
 
+  /** What `JSON.stringify` writes: the base URL, never the key. */
   toJSON(): Record<string, unknown> {
     return { baseUrl: this.baseUrl };
   }
 
+  /** Logs the artifact to W&B and resolves with its `wandb-artifact:///entity/project/name:v0` URL. */
   async upload(artifact: Artifact, options: { signal?: AbortSignal } = {}): Promise<string> {
     const entity = artifact.owner?.entity ?? this.#options.entity;
     const project = artifact.owner?.project ?? this.#options.project;

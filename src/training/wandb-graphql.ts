@@ -22,6 +22,7 @@ export class WandbApiError extends TrajectoryRecorderError {
   static {
     markError(WandbApiError, "WandbApiError");
   }
+  /** The class's name, `"WandbApiError"` (what `error.name` reads). */
   override name = "WandbApiError";
   constructor(
     /** The GraphQL operation (`CreateArtifact`, ...), `upload <file>` or `finish run`. */

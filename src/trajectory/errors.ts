@@ -13,6 +13,7 @@ export class TrajectoryValidationError extends TrajectoryRecorderError {
   static {
     markError(TrajectoryValidationError, "TrajectoryValidationError");
   }
+  /** The class's name, `"TrajectoryValidationError"` (what `error.name` reads). */
   override readonly name: string = "TrajectoryValidationError";
   /** The zod issues, each with its `path`. */
   readonly issues: z.core.$ZodIssue[];
@@ -29,7 +30,9 @@ export class TrajectoryValidationError extends TrajectoryRecorderError {
 
 /** One thing the check before training found wrong, at `path` (e.g. `trajectories[1].metadata.tags`). */
 export interface ValidationProblem {
+  /** Where, e.g. `messages_and_choices[3].logprobs`. */
   path: string;
+  /** What is wrong there. */
   message: string;
 }
 
@@ -48,7 +51,9 @@ export class TrajectoryCheckError extends TrajectoryValidationError {
   static {
     markError(TrajectoryCheckError, "TrajectoryCheckError");
   }
+  /** The class's name, `"TrajectoryCheckError"` (what `error.name` reads). */
   override readonly name = "TrajectoryCheckError";
+  /** Every problem found, with its path. */
   readonly problems: ValidationProblem[];
 
   constructor(what: string, problems: ValidationProblem[]) {
@@ -68,17 +73,20 @@ export class TooManyExceptionsError extends TrajectoryRecorderError {
   static {
     markError(TooManyExceptionsError, "TooManyExceptionsError");
   }
+  /** The class's name, `"TooManyExceptionsError"` (what `error.name` reads). */
   override readonly name = "TooManyExceptionsError";
-  constructor(
-    readonly failures: number,
-    readonly limit: number,
-    options: { cause: unknown },
-  ) {
+  /** How many rollouts failed. */
+  readonly failures: number;
+  /** The `maxExceptions` that was crossed. */
+  readonly limit: number;
+  constructor(failures: number, limit: number, options: { cause: unknown }) {
     const cause = options.cause instanceof Error ? options.cause.message : String(options.cause);
     super(
       `${failures} rollouts failed, more than maxExceptions allows (${limit}); the last error was: ${cause}`,
       options,
     );
+    this.failures = failures;
+    this.limit = limit;
   }
 }
 

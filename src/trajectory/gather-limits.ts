@@ -15,6 +15,7 @@ export class GatherTimeoutError extends TrajectoryRecorderError {
   static {
     markError(GatherTimeoutError, "GatherTimeoutError");
   }
+  /** The class's name, `"GatherTimeoutError"` (what `error.name` reads). */
   override readonly name = "GatherTimeoutError";
   /** What overran, e.g. `afterEach of groups[3]`. */
   readonly step: string;

@@ -361,9 +361,11 @@ export interface GatherTrajectoriesOptions {
   maxExceptions?: number;
   /** How many rollouts given as functions run at once. Default `Infinity`. */
   concurrency?: number;
+  /** Called after each rollout ends, with the counts so far. */
   onProgress?: (progress: GatherProgress) => void;
   /** Label of the progress bar. Default `"gather"`. */
   label?: string;
+  /** Where the progress bar is drawn. Default: stderr when it is a terminal, else none. */
   progressStream?: ProgressStream;
   /** Stops the gather when it aborts, as {@link GatherOptions.signal}. */
   signal?: AbortSignal;

@@ -39,6 +39,7 @@ export type Rollout =
  * new TrajectoryGroup({ trajectories: [t1, t2], metadata: { scenario: "q42" } });
  */
 export interface TrajectoryGroupInit extends TrajectoryGroupOptions {
+  /** The group's trajectories; an `Error` among them is recorded in `exceptions`. */
   trajectories?: Iterable<Trajectory | Error>;
 }
 
@@ -46,8 +47,11 @@ export interface TrajectoryGroupInit extends TrajectoryGroupOptions {
 export interface TrajectoryGroupOptions {
   /** Failed rollouts: errors (converted as ART does) or ready records. */
   exceptions?: Iterable<unknown>;
+  /** Facts about the scenario (scalars), e.g. `{ scenario: "q42" }`. */
   metadata?: Record<string, unknown>;
+  /** Numbers about the group, averaged into the step's metrics. */
   metrics?: Record<string, MetricValue>;
+  /** Free-form log lines. */
   logs?: string[];
 }
 
@@ -62,10 +66,15 @@ export interface TrajectoryGroupOptions {
  * const group2 = await TrajectoryGroup.from([rollout(), rollout(), rollout()]);
  */
 export class TrajectoryGroup {
+  /** The rollouts that finished. */
   trajectories: Trajectory[];
+  /** Rollouts that failed, as ART's `{ type, message, traceback }` records. */
   exceptions: ExceptionWire[];
+  /** Facts about the scenario (scalars). */
   metadata: Record<string, unknown>;
+  /** Numbers about the group. */
   metrics: Record<string, MetricValue>;
+  /** Free-form log lines. */
   logs: string[];
   #extra: Record<string, unknown> = {};
 

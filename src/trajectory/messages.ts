@@ -8,7 +8,9 @@ import { choiceJson } from "./choice-json.js";
 
 /** A chat message param of any role: context the model saw. */
 export interface MessageParam {
+  /** `system`, `user`, `assistant`, `tool`, ... */
   role: string;
+  /** Text or content parts, as the OpenAI chat API takes them. */
   content?: unknown;
 }
 

@@ -10,5 +10,6 @@ import type { TrajectoryGroup } from "./group.js";
  * const sink: GroupSink = { add: (g) => { collected.push(g); } };
  */
 export interface GroupSink {
+  /** Takes a finished group (a shipper queues it for training); may return a promise to push back. */
   add(group: TrajectoryGroup): Promise<void> | void;
 }

@@ -53,6 +53,7 @@ export type { MetricValue } from "./fields.js";
 
 /** What a Trajectory is made from; every field is optional and takes ART's default. */
 export interface TrajectoryInit extends Partial<TrajectoryFields> {
+  /** When the rollout began. Default: now. */
   start_time?: Date;
 }
 

@@ -22,6 +22,7 @@ export class InvalidArgumentError extends TypeError {
     // biome-ignore lint/complexity/noThisInStatic: the class isInstance was called on.
     return isMarked(this, value);
   }
+  /** The class's name, `"InvalidArgumentError"` (what `error.name` reads). */
   override name = "InvalidArgumentError";
   /** The argument or field path that was wrong, e.g. `scores[2]` or `options.client`. */
   readonly argument: string;

@@ -47,6 +47,7 @@ export function isMarked(Class: AnyClass, value: unknown): boolean {
  * catch (e) { if (TrajectoryRecorderError.isInstance(e)) console.error(e.name, e.message); else throw e; }
  */
 export class TrajectoryRecorderError extends Error {
+  /** The class's name, `"TrajectoryRecorderError"` (what `error.name` reads). */
   override name = "TrajectoryRecorderError";
   static {
     markError(TrajectoryRecorderError, "TrajectoryRecorderError");

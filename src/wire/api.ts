@@ -3,6 +3,7 @@
 // is sent; responses are loose so fields the service adds later are kept.
 import { z } from "zod";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { sameType } from "./same-type.js";
 import { TrajectoryGroupWireSchema } from "./trajectory.js";
 
 // Every id of the service is a UUID (any version); the service answers 422 otherwise.
@@ -48,9 +49,25 @@ export const ModelSchema = z.looseObject({
   run_id: z.string().nullish(),
 });
 /**
- * A trainable model as the service returns it. Its shape is what `ModelSchema` returns.
+ * A trainable model as the service returns it. Its shape is what `ModelSchema` returns
+ * (fields the service adds later are kept).
  */
-export type Model = z.infer<typeof ModelSchema>;
+export interface Model {
+  /** The model's id (a UUID). */
+  id: string;
+  /** The team or user that owns it. */
+  entity: string;
+  /** Its project. */
+  project: string;
+  /** Its name in the project. */
+  name: string;
+  /** The base model it fine-tunes. */
+  base_model: string;
+  /** The W&B run its training logs to, when there is one. */
+  run_id?: string | null | undefined;
+  [key: string]: unknown;
+}
+sameType<Model, z.infer<typeof ModelSchema>>(true);
 
 /**
  * Response of `DELETE /v1/preview/models/{model_id}`.
@@ -86,7 +103,16 @@ export const CheckpointSchema = z.looseObject({
  * One checkpoint of a model: its training step and free-form metrics. Its shape is what
  * `CheckpointSchema` returns.
  */
-export type Checkpoint = z.infer<typeof CheckpointSchema>;
+export interface Checkpoint {
+  /** The checkpoint's id. */
+  id: string;
+  /** The training step it was saved at. */
+  step: number;
+  /** Free-form metrics of the step (`{}` when the service sent none). */
+  metrics: Record<string, unknown>;
+  [key: string]: unknown;
+}
+sameType<Checkpoint, z.infer<typeof CheckpointSchema>>(true);
 
 /**
  * Query of `GET /v1/preview/models/{model_id}/checkpoints`.
@@ -248,9 +274,23 @@ export const TrainingJobSchema = z.looseObject({
   error_message: z.string().nullish(),
 });
 /**
- * A training job. Its shape is what `TrainingJobSchema` returns.
+ * A training job. Its shape is what `TrainingJobSchema` returns: the spec only
+ * promises `id`, the status fields are kept when the service sends them.
  */
-export type TrainingJob = z.infer<typeof TrainingJobSchema>;
+export interface TrainingJob {
+  /** The job's id. */
+  id: string;
+  /** Its status, e.g. `"running"`, when reported. */
+  status?: string | null | undefined;
+  /** When training began (ISO 8601), when reported. */
+  training_start?: string | null | undefined;
+  /** When training ended (ISO 8601), when reported. */
+  training_end?: string | null | undefined;
+  /** Why it failed, when it did. */
+  error_message?: string | null | undefined;
+  [key: string]: unknown;
+}
+sameType<TrainingJob, z.infer<typeof TrainingJobSchema>>(true);
 
 /** The four kinds of training job event, in the order a job emits them. */
 export const TrainingJobEventTypeSchema = z.enum([
@@ -263,7 +303,12 @@ export const TrainingJobEventTypeSchema = z.enum([
  * The four kinds of training job event, in the order a job emits them. Its shape is what
  * `TrainingJobEventTypeSchema` returns.
  */
-export type TrainingJobEventType = z.infer<typeof TrainingJobEventTypeSchema>;
+export type TrainingJobEventType =
+  | "training_started"
+  | "gradient_step"
+  | "training_ended"
+  | "training_failed";
+sameType<TrainingJobEventType, z.infer<typeof TrainingJobEventTypeSchema>>(true);
 
 /**
  * One event of a training job (`training_started` carries `num_sequences`,
@@ -284,7 +329,16 @@ export const TrainingJobEventSchema = z.looseObject({
  * numeric metrics, `training_failed` an `error_message`). Its shape is what
  * `TrainingJobEventSchema` returns.
  */
-export type TrainingJobEvent = z.infer<typeof TrainingJobEventSchema>;
+export interface TrainingJobEvent {
+  /** The event's id: pass it as `after` to read the events that follow. */
+  id: string;
+  /** One of the four known kinds, or a newer kind kept as its string. */
+  type: TrainingJobEventType | (string & {});
+  /** What the event carries (`{}` when the service sent nothing). */
+  data: Record<string, unknown>;
+  [key: string]: unknown;
+}
+sameType<TrainingJobEvent, z.infer<typeof TrainingJobEventSchema>>(true);
 
 /**
  * Query of `GET /v1/preview/training-jobs/{id}/events`.

@@ -409,7 +409,7 @@ describe("before sending", () => {
 describe("validateTrajectory's result", () => {
   it("is { problems } as validateGroup's, and until 0.3 still the array of problems", () => {
     const t = new Trajectory({
-      messages_and_choices: [{ role: "tool", tool_call_id: "nope", content: "x" }],
+      messages_and_choices: [{ role: "tool", tool_call_id: "nope", content: "x" } as never],
     });
     const result = validateTrajectory(t, { mode: "warn", logger: { warn: () => {} } });
     expect(result.problems.length).toBeGreaterThan(0);

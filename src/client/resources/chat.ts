@@ -84,6 +84,7 @@ function rejected(error: Error): Promise<never> {
 
 /** `client.chat`. */
 export class Chat {
+  /** `client.chat.completions.create(...)`: inference on the service's OpenAI-compatible endpoint. */
   readonly completions: ChatCompletions;
   constructor(openai: () => OpenAI) {
     this.completions = new ChatCompletions(openai);

@@ -10,6 +10,7 @@ export class RedisUnavailableError extends TrajectoryRecorderError {
   static {
     markError(RedisUnavailableError, "RedisUnavailableError");
   }
+  /** The class's name, `"RedisUnavailableError"` (what `error.name` reads). */
   override name = "RedisUnavailableError";
 }
 
@@ -26,6 +27,7 @@ export class InvalidGroupError extends TrajectoryRecorderError {
   static {
     markError(InvalidGroupError, "InvalidGroupError");
   }
+  /** The class's name, `"InvalidGroupError"` (what `error.name` reads). */
   override name = "InvalidGroupError";
 }
 
@@ -43,5 +45,6 @@ export class RolloutResultError extends TrajectoryRecorderError {
   static {
     markError(RolloutResultError, "RolloutResultError");
   }
+  /** The class's name, `"RolloutResultError"` (what `error.name` reads). */
   override name = "RolloutResultError";
 }
