@@ -65,6 +65,7 @@ export interface Model {
   base_model: string;
   /** The W&B run its training logs to, when there is one. */
   run_id?: string | null | undefined;
+  /** Fields the service adds later, kept as sent. */
   [key: string]: unknown;
 }
 sameType<Model, z.infer<typeof ModelSchema>>(true);
@@ -110,6 +111,7 @@ export interface Checkpoint {
   step: number;
   /** Free-form metrics of the step (`{}` when the service sent none). */
   metrics: Record<string, unknown>;
+  /** Fields the service adds later, kept as sent. */
   [key: string]: unknown;
 }
 sameType<Checkpoint, z.infer<typeof CheckpointSchema>>(true);
@@ -288,6 +290,7 @@ export interface TrainingJob {
   training_end?: string | null | undefined;
   /** Why it failed, when it did. */
   error_message?: string | null | undefined;
+  /** Fields the service adds later, kept as sent. */
   [key: string]: unknown;
 }
 sameType<TrainingJob, z.infer<typeof TrainingJobSchema>>(true);
@@ -333,9 +336,10 @@ export interface TrainingJobEvent {
   /** The event's id: pass it as `after` to read the events that follow. */
   id: string;
   /** One of the four known kinds, or a newer kind kept as its string. */
-  type: TrainingJobEventType | (string & {});
+  type: "training_started" | "gradient_step" | "training_ended" | "training_failed" | (string & {});
   /** What the event carries (`{}` when the service sent nothing). */
   data: Record<string, unknown>;
+  /** Fields the service adds later, kept as sent. */
   [key: string]: unknown;
 }
 sameType<TrainingJobEvent, z.infer<typeof TrainingJobEventSchema>>(true);
