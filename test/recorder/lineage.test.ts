@@ -246,7 +246,7 @@ describe("options", () => {
   it("refuse an unknown lineage mode, naming the field", async () => {
     expect(() => new Recorder({ lineage: "strict" as never })).toThrow(/options\.lineage/);
     await expect(new Recorder().rollout(() => {}, { lineage: "exact" as never })).rejects.toThrow(
-      /opts\.lineage/,
+      /options\.lineage/,
     );
   });
 });
