@@ -5,6 +5,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL } from "../training/left-out.js";
 import type { ReportGroup, ReportRun, ReportStep, ReportTraining } from "./run.js";
 
 type Json = Record<string, unknown>;
@@ -81,12 +82,19 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
         metrics: jobMetrics(eventsOf.get(job.id) ?? []),
       });
     }
+    // Steps a job sampled at (the emulator's rule for a step's history): a
+    // shipper logs every group before its job trains on it, so there a
+    // logged `train` group counts only when marked as left out of the job.
+    const trainedAt = new Set(steps.map((s) => s.step));
     for (const log of logs) {
       if (log.model_id !== chosen.id) continue;
       const at = finite(log.step) ? log.step : 0;
       const split = String(log.split ?? "val");
-      for (const g of groupsOf(log.trajectory_groups))
-        steps.push({ step: pinnedStep(g) ?? at, split, groups: [g] });
+      for (const g of groupsOf(log.trajectory_groups)) {
+        const step = pinnedStep(g) ?? at;
+        if (split === "train" && trainedAt.has(step) && !markedLeftOut(g)) continue;
+        steps.push({ step, split, groups: [g] });
+      }
     }
   }
   return {
@@ -155,6 +163,12 @@ function jobMetrics(events: readonly Json[]): Record<string, number> {
   if (out.clipped_fraction === undefined && finite(out.clipped_tokens) && out.num_trainable_tokens)
     out.clipped_fraction = out.clipped_tokens / out.num_trainable_tokens;
   return out;
+}
+
+/** Whether `train` (or a shipper's `trainEvery`) logged the group as left out of its job. */
+function markedLeftOut(group: ReportGroup): boolean {
+  const t = group.trajectories[0];
+  return !!t && isObject(t.metadata) && t.metadata[LEFT_OUT_KEY] === LEFT_OUT_NO_SIGNAL;
 }
 
 /** The checkpoint a logged group was sampled from, when it names one. */

@@ -273,7 +273,7 @@ it("a step with tied groups keeps every rollout in its history: the step's mean 
 });
 
 it("the shipper's trainEvery marks the tied groups it logs, and the step's mean covers every rollout once", async () => {
-  const { at, model, marks } = await persisted("shipper-history");
+  const { at, model, dataDir, marks } = await persisted("shipper-history");
   const shipper = new TrajectoryShipper({
     model,
     flushOnExit: false,
@@ -306,4 +306,12 @@ it("the shipper's trainEvery marks the tied groups it logs, and the step's mean 
     "train/num_trajectories": 8,
     "train/num_groups_left_out": 2,
   });
+  // The report reads the same rule: the two trained groups were logged and
+  // in the job, yet each group is shown once at the step it was sampled on.
+  const run = await loadDataDir(dataDir);
+  const train = run.steps.filter((s) => s.split === "train");
+  expect(train.map((s) => s.step)).toEqual([0]);
+  expect(train[0]?.groups).toHaveLength(4);
+  expect(train[0]?.groups.flatMap((g) => g.trajectories)).toHaveLength(8);
+  expect(await reportMeans(dataDir)).toEqual({ 0: steps[0]?.["train/reward"] });
 });
