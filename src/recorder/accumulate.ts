@@ -9,6 +9,8 @@ interface Acc {
   toolCalls: ToolCall[];
   logprobs: StreamedLogprobs | null;
   finish: RecordedChoice["finish_reason"] | null;
+  /** vLLM's `stop_reason` (stop string, stop token id or null); undefined while none was sent. */
+  stopReason: unknown;
   tokenIds: number[] | null;
   /** Reasoning text by the field the server streams it in (`reasoning_content`, `reasoning`). */
   reasoning: Record<string, string> | null;
@@ -139,6 +141,7 @@ export class StreamAccumulator {
         toolCalls: [],
         logprobs: null,
         finish: null,
+        stopReason: undefined,
         tokenIds: null,
         reasoning: null,
       };
@@ -158,6 +161,9 @@ export class StreamAccumulator {
       a.logprobs.add(lp);
     }
     if (c.finish_reason) a.finish = c.finish_reason;
+    // vLLM sends it on every chunk, null until the one that ends the Choice.
+    const stop = (c as { stop_reason?: unknown }).stop_reason;
+    if (stop !== undefined && (stop !== null || a.stopReason === undefined)) a.stopReason = stop;
     const ids = (c as unknown as { token_ids?: number[] }).token_ids;
     if (ids) {
       a.tokenIds ??= [];
@@ -182,6 +188,9 @@ export class StreamAccumulator {
             ...a.reasoning,
           },
         };
+        // Where a non-streamed Choice has it: the lineage reads it (a stop string is sampled text).
+        if (a.stopReason !== undefined)
+          (choice as RecordedChoice & { stop_reason?: unknown }).stop_reason = a.stopReason;
         if (a.tokenIds) choice.token_ids = a.tokenIds;
         if (this.promptTokenIds) choice.prompt_token_ids = this.promptTokenIds;
         return choice;
