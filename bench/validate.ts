@@ -8,7 +8,11 @@ const TRAJECTORIES = 8;
 const TURNS = 12;
 const TOKENS = 64;
 
-function choice(turn: number, last: boolean) {
+const TOOL_RESULT = [900, 901, 902, 903];
+
+// Each turn's prompt extends the previous one by its sampled tokens and the
+// tool's result, as a real agent's does (the lineage check follows them).
+function choice(turn: number, last: boolean, prompt: number[]) {
   return {
     index: 0,
     finish_reason: last ? "stop" : "tool_calls",
@@ -21,8 +25,8 @@ function choice(turn: number, last: boolean) {
       })),
       refusal: null,
     },
-    token_ids: Array.from({ length: TOKENS }, (_, i) => i),
-    prompt_token_ids: Array.from({ length: 256 }, (_, i) => i),
+    token_ids: sampled(turn),
+    prompt_token_ids: prompt,
     message: {
       role: "assistant",
       content: last ? "done" : null,
@@ -37,14 +41,20 @@ function choice(turn: number, last: boolean) {
   };
 }
 
+function sampled(turn: number): number[] {
+  return Array.from({ length: TOKENS }, (_, i) => 300 + turn * TOKENS + i);
+}
+
 function trajectory() {
   const items: unknown[] = [
     { role: "system", content: "you are an agent" },
     { role: "user", content: "do it" },
   ];
+  let prompt = Array.from({ length: 256 }, (_, i) => i);
   for (let turn = 0; turn < TURNS; turn++) {
     const last = turn === TURNS - 1;
-    items.push(choice(turn, last));
+    items.push(choice(turn, last, prompt));
+    prompt = [...prompt, ...sampled(turn), ...TOOL_RESULT];
     if (!last) items.push({ role: "tool", tool_call_id: `call_${turn}`, content: "result" });
   }
   return { messages_and_choices: items, reward: 1, metadata: { task: "t", attempt: 1 } };
