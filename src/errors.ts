@@ -32,6 +32,7 @@ export {
   RolloutResultError,
 } from "./integrations/bullmq/errors.js";
 export { RolloutAbortedError } from "./recorder/errors.js";
+export { ReportSourceError, type ReportSourceProblem } from "./report/errors.js";
 export { InvalidRewardError } from "./rewards/apply.js";
 export { JudgeResponseError } from "./rewards/judge.js";
 export { SpoolLockedError, type SpoolLockHolder } from "./shipper/errors.js";

@@ -2,6 +2,7 @@
 // to stdout with exit 0; errors to stderr (and, with --json, as JSON on
 // stdout) with the exit codes of EXIT (context.ts; the table in docs/cli.md).
 import { InvalidArgumentError, NotFoundError } from "../client/index.js";
+import { ReportSourceError } from "../report/index.js";
 import { InvalidTrainingOptionsError } from "../training/index.js";
 import { TrajectoryValidationError } from "../trajectory/index.js";
 import { errorMessage } from "../util/error-message.js";
@@ -185,6 +186,12 @@ const ERROR_TYPES: Record<number, string> = {
 /** The exit code of an error a command threw. */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError) return EXIT.usage;
+  if (ReportSourceError.isInstance(error))
+    return error.reason === "invalid"
+      ? EXIT.invalidData
+      : error.reason === "model_not_found"
+        ? EXIT.notFound
+        : EXIT.usage;
   if (error instanceof NotFoundCliError || error instanceof NotFoundError) return EXIT.notFound;
   // The openai SDK's own 404 (chat completions of a missing model or step).
   if ((error as { status?: unknown } | null)?.status === 404) return EXIT.notFound;

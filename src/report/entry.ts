@@ -11,6 +11,8 @@
 export {
   type ReportGroup,
   type ReportRun,
+  ReportSourceError,
+  type ReportSourceProblem,
   type ReportStep,
   type ReportTraining,
   type ReportTrajectory,

@@ -1,11 +1,13 @@
 // The report: one self-contained HTML page of a run's logged groups.
 import { mkdir, open } from "node:fs/promises";
 import path from "node:path";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { loadDataDir, loadJsonl } from "./load.js";
 import { reportParts } from "./render.js";
 import type { ReportRun } from "./run.js";
 import { combineRuns, loadSource, type ReportSource, sourceLabel } from "./sources.js";
 
+export { ReportSourceError, type ReportSourceProblem } from "./errors.js";
 export { loadDataDir, loadJsonl } from "./load.js";
 export { artTrainingMetrics, notTrainedReason, trajectoryMetricStats } from "./metrics.js";
 export { type ReportPageOptions, renderReport, reportParts } from "./render.js";
@@ -70,21 +72,40 @@ export interface WrittenReport {
  * @example
  * const { path, trajectories } = await writeReport({ dataDir: ".emulator-data", out: "report.html" });
  */
+const CALL = "writeReport(options)";
+
 export async function writeReport(options: WriteReportOptions): Promise<WrittenReport> {
   if (!options || typeof options.out !== "string" || options.out === "")
-    throw new TypeError("writeReport: out: expected the path of the HTML file to write");
+    throw new InvalidArgumentError(
+      CALL,
+      "options.out",
+      "the path of the HTML file to write (a non-empty string)",
+      options?.out,
+    );
   const sources = [options.dataDir, options.groupsFile, options.run, options.runs].filter(
     (x) => x !== undefined,
   );
   if (sources.length !== 1)
-    throw new TypeError(
-      "writeReport: pass exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups), run, or runs (sources to compare)",
+    throw new InvalidArgumentError(
+      CALL,
+      "options",
+      "",
+      undefined,
+      `expected exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups), run, or runs (sources to compare), received ${sources.length}`,
     );
   if (options.run !== undefined && !Array.isArray(options.run?.steps))
-    throw new TypeError("writeReport: run.steps: expected an array of { step, split, groups }");
+    throw new InvalidArgumentError(
+      CALL,
+      "options.run.steps",
+      "an array of { step, split, groups }",
+      options.run?.steps,
+    );
   if (options.runs !== undefined && (!Array.isArray(options.runs) || options.runs.length < 1))
-    throw new TypeError(
-      "writeReport: runs: expected an array of sources ({ dataDir, model? } or { groupsFile })",
+    throw new InvalidArgumentError(
+      CALL,
+      "options.runs",
+      "a non-empty array of sources ({ dataDir, model? } or { groupsFile })",
+      options.runs,
     );
   const run: ReportRun =
     options.run !== undefined

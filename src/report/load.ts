@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL } from "../training/left-out.js";
+import { ReportSourceError } from "./errors.js";
 import type { ReportGroup, ReportRun, ReportStep, ReportTraining } from "./run.js";
 
 type Json = Record<string, unknown>;
@@ -27,8 +28,12 @@ export async function loadDataDir(dataDir: string, model?: string): Promise<Repo
   try {
     state = JSON.parse(await readFile(file, "utf8")) as Json;
   } catch (error) {
-    throw new Error(
+    throw new ReportSourceError(
       `Cannot read the emulator's state at ${file} (${(error as Error).message}); pass the --data-dir the emulator ran with, or a JSONL file of groups.`,
+      file,
+      "unreadable",
+      undefined,
+      { cause: error },
     );
   }
   const list = (key: string) =>
@@ -133,11 +138,15 @@ function findModel(models: readonly Json[], ref: string, file: string): Json {
   }
   if (found.length === 1) return found[0] as Json;
   if (found.length > 1)
-    throw new Error(
+    throw new ReportSourceError(
       `The model ${JSON.stringify(ref)} is ambiguous in ${file}: ${found.map((m) => `${fullName(m)} (${String(m.id)})`).join(", ")}; give ENTITY/PROJECT/NAME or the id.`,
+      file,
+      "model_ambiguous",
     );
-  throw new Error(
+  throw new ReportSourceError(
     `No model ${JSON.stringify(ref)} in ${file} (as an id, a unique id prefix, ENTITY/PROJECT/NAME, PROJECT/NAME or a name); it holds ${held()}.`,
+    file,
+    "model_not_found",
   );
 }
 
@@ -203,10 +212,20 @@ export async function loadJsonl(file: string): Promise<ReportRun> {
       try {
         row = JSON.parse(line);
       } catch {
-        throw new Error(`${file}:${i} is not JSON; each line must be one group or trajectory.`);
+        throw new ReportSourceError(
+          `${file}:${i} is not JSON; each line must be one group or trajectory.`,
+          file,
+          "invalid",
+          i,
+        );
       }
       if (!isObject(row))
-        throw new Error(`${file}:${i} is not a JSON object; expected a group or a trajectory.`);
+        throw new ReportSourceError(
+          `${file}:${i} is not a JSON object; expected a group or a trajectory.`,
+          file,
+          "invalid",
+          i,
+        );
       const meta = isObject(row.metadata) ? row.metadata : {};
       const stated = finite(row.step) ? row.step : finite(meta.step) ? meta.step : undefined;
       const split = typeof row.split === "string" ? row.split : "train";
@@ -222,8 +241,11 @@ export async function loadJsonl(file: string): Promise<ReportRun> {
         (s.groups[0] as ReportGroup).trajectories.push(trajectoryOf(row));
         loose.set(key, s);
       } else
-        throw new Error(
+        throw new ReportSourceError(
           `${file}:${i} has neither trajectories, trajectory_groups nor messages_and_choices.`,
+          file,
+          "invalid",
+          i,
         );
     }
   } catch (error) {
@@ -231,8 +253,12 @@ export async function loadJsonl(file: string): Promise<ReportRun> {
       (error as NodeJS.ErrnoException).code === "ENOENT" ||
       (error as NodeJS.ErrnoException).code === "EISDIR"
     )
-      throw new Error(
+      throw new ReportSourceError(
         `Cannot read ${file} (${(error as NodeJS.ErrnoException).code}); pass a JSONL file of groups.`,
+        file,
+        "unreadable",
+        undefined,
+        { cause: error },
       );
     throw error;
   } finally {

@@ -7,6 +7,7 @@ import { stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { InvalidArgumentError, kindOf } from "../util/argument-error.js";
 import { renderReport } from "./render.js";
 import type { ReportRun } from "./run.js";
 import type { ReportSource } from "./sources.js";
@@ -74,15 +75,30 @@ export function sourceFiles(sources: readonly ReportSource[]): string[] {
  */
 export async function serveReport(options: ServeReportOptions): Promise<ReportServer> {
   if (!options || typeof options.load !== "function")
-    throw new TypeError("serveReport: load: expected a function that reads the run");
+    throw new InvalidArgumentError(
+      "serveReport(options)",
+      "options.load",
+      "a function that reads the run",
+      options?.load,
+    );
   const host = options.host ?? "127.0.0.1";
   if (!LOOPBACK.has(host))
-    throw new TypeError(
-      `serveReport: host: expected 127.0.0.1, ::1 or localhost (the report is served to this machine only), got ${JSON.stringify(host)}`,
+    throw new InvalidArgumentError(
+      "serveReport(options)",
+      "options.host",
+      "",
+      undefined,
+      `expected 127.0.0.1, ::1 or localhost (the report is served to this machine only), received ${JSON.stringify(host)}`,
     );
   const interval = options.interval ?? 1000;
   if (!Number.isFinite(interval) || interval < 50)
-    throw new TypeError(`serveReport: interval: expected at least 50 ms, got ${interval}`);
+    throw new InvalidArgumentError(
+      "serveReport(options)",
+      "options.interval",
+      "",
+      undefined,
+      `expected a number of milliseconds of at least 50, received ${typeof interval === "number" ? interval : kindOf(interval)}`,
+    );
   let cached: { version: string; html: string } | undefined;
   let pending: Promise<{ version: string; html: string }> | undefined;
 

@@ -1,6 +1,7 @@
 // Where a report's runs come from, and two or more runs in one report.
 import path from "node:path";
 import type { TrainingClient } from "../client/index.js";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { loadDataDir, loadJsonl } from "./load.js";
 import type { ReportRun, StepStats } from "./run.js";
 
@@ -23,8 +24,12 @@ export interface ReportSource {
 export async function loadSource(source: ReportSource): Promise<ReportRun> {
   const given = [source.dataDir, source.groupsFile].filter((x) => x !== undefined);
   if (given.length !== 1)
-    throw new TypeError(
-      "report source: pass exactly one of dataDir (an emulator data directory) or groupsFile (a JSONL file of groups)",
+    throw new InvalidArgumentError(
+      "loadSource(source)",
+      "source",
+      "",
+      undefined,
+      `expected exactly one of dataDir (an emulator data directory) or groupsFile (a JSONL file of groups), received ${given.length}`,
     );
   return source.dataDir !== undefined
     ? loadDataDir(source.dataDir, source.model)

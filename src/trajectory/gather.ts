@@ -1,5 +1,5 @@
 import PQueue from "p-queue";
-import { InvalidArgumentError } from "../util/argument-error.js";
+import { InvalidArgumentError, kindOf } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { TooManyExceptionsError } from "./errors.js";
 import { abortReason, untilAborted, withTimeout } from "./gather-limits.js";
@@ -216,7 +216,13 @@ export async function gatherTrajectoryGroups(
           "rolloutTimeout",
         );
         if (!(group instanceof TrajectoryGroup))
-          throw new TypeError("A group given as a promise must resolve to a TrajectoryGroup.");
+          throw new InvalidArgumentError(
+            "gatherTrajectoryGroups(groups, options)",
+            `groups[${index}]`,
+            "a promise resolving to a TrajectoryGroup",
+            group,
+            `a group given as a promise must resolve to a TrajectoryGroup; it resolved to ${kindOf(group)}`,
+          );
       } catch (error) {
         fail(error);
         return [];
@@ -284,8 +290,12 @@ async function runAfterEach(
   if (out === undefined || out === null) return [];
   if (out instanceof TrajectoryGroup) return [out];
   if (Array.isArray(out) && out.every((g) => g instanceof TrajectoryGroup)) return [...out];
-  throw new TypeError(
-    `afterEach returned ${Array.isArray(out) ? "a list holding something other than groups" : typeof out}; expected a TrajectoryGroup, a list of them, or nothing to drop the group.`,
+  throw new InvalidArgumentError(
+    "gatherTrajectoryGroups(groups, options)",
+    "options.afterEach",
+    "",
+    undefined,
+    `returned ${Array.isArray(out) ? "a list holding something other than groups" : kindOf(out)}; expected a TrajectoryGroup, a list of them, or null to drop the group`,
   );
 }
 
@@ -442,8 +452,12 @@ export async function gatherTrajectories(
       )
         out = [...(value as Iterable<Trajectory>)];
       else
-        throw new TypeError(
-          "A rollout must resolve to a Trajectory or an iterable of Trajectories.",
+        throw new InvalidArgumentError(
+          "gatherTrajectories(rollouts, options)",
+          `rollouts[${index}]`,
+          "",
+          undefined,
+          `a rollout must resolve to a Trajectory or an iterable of Trajectories; it resolved to ${kindOf(value)}`,
         );
       for (const t of Array.isArray(out) ? out : [out]) {
         state.rewardSum += t.reward;

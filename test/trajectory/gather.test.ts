@@ -256,7 +256,7 @@ describe("gatherTrajectoryGroups afterEach", () => {
     });
     expect(bad).toEqual([]);
     expect(warnings.at(-1)).toMatch(
-      /afterEach returned number; expected a TrajectoryGroup, a list of them, or nothing to drop the group/,
+      /options\.afterEach: returned a number; expected a TrajectoryGroup, a list of them, or null to drop the group/,
     );
   });
 });
