@@ -6,7 +6,7 @@
 // an earlier step of the reader's program made, and are only type-checked
 // (scripts/readme-types.mjs).
 //
-// Usage: node scripts/readme-run.mjs (after `npm run build`).
+// Usage: node scripts/readme-run.mjs (after `npm run build`); --list names the blocks only.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -15,6 +15,11 @@ import { tsBlocks } from "./doc-sources.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const blocks = tsBlocks(root).filter((b) => !b.fragment);
+// --list prints the blocks it would run (FILE:LINE, one a line) and stops.
+if (process.argv.includes("--list")) {
+  for (const b of blocks) console.log(`${b.source}:${b.line}`);
+  process.exit(0);
+}
 if (!existsSync(join(root, "dist/emulator.js"))) {
   console.error("dist/ is missing: run `npm run build` first");
   process.exit(1);

@@ -9,7 +9,7 @@
 // rest of each block is checked as written. A block that declares or imports
 // a name shadows the prelude's.
 //
-// Usage: node scripts/readme-types.mjs (after `npm run build`).
+// Usage: node scripts/readme-types.mjs (after `npm run build`); --list names the blocks only.
 import { execFileSync } from "node:child_process";
 import {
   cpSync,
@@ -73,6 +73,11 @@ const BLOCK_PRELUDES = [
 
 // The README and the guides in docs/: complete blocks and excerpts alike.
 const blocks = tsBlocks(root);
+// --list prints the blocks it would check (FILE:LINE, one a line) and stops.
+if (process.argv.includes("--list")) {
+  for (const b of blocks) console.log(`${b.source}:${b.line}`);
+  process.exit(0);
+}
 if (blocks.length === 0) {
   console.error("README.md has no ```ts block");
   process.exit(1);
