@@ -6,6 +6,6 @@
  */
 // trajectory-recorder/ai-sdk: record Vercel AI SDK (and Mastra) model calls.
 // Framework packages are imported as types only.
-export { recordMastraAgent } from "./mastra.js";
+export { type RecordMastraAgentOptions, recordMastraAgent } from "./mastra.js";
 export { type RecorderMiddlewareOptions, recorderMiddleware } from "./middleware.js";
 export { recorderTelemetry } from "./telemetry.js";

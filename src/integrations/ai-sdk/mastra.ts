@@ -10,6 +10,7 @@ import { type ActiveRollout, currentRollout, InvalidArgumentError } from "../../
 import { errorMessage } from "../../util/index.js";
 import { recordGenerate } from "./generate.js";
 import { noteAnswered } from "./ledger.js";
+import { warnIfUntrainableMastra } from "./mastra-version.js";
 import { callState, prepareParams } from "./params.js";
 import { recordStream } from "./stream.js";
 
@@ -159,6 +160,16 @@ function instrument(model: MastraModel): void {
   };
 }
 
+/** Options of {@link recordMastraAgent}. */
+export interface RecordMastraAgentOptions {
+  /**
+   * Where it warns, once per process, when the application's `@mastra/core`
+   * is older than 1.0 (its models forward neither logprobs nor token ids, so
+   * its rollouts cannot be trained on). Default `console`.
+   */
+  logger?: { warn(message: string): void };
+}
+
 /**
  * Makes a Mastra `Agent` record every model call it makes inside
  * `recorder.rollout()`, whatever model form it was given: a
@@ -185,7 +196,10 @@ function instrument(model: MastraModel): void {
  *   await agent.generate("What is the weather in Paris?");
  * });
  */
-export function recordMastraAgent<A extends object>(agent: A): A {
+export function recordMastraAgent<A extends object>(
+  agent: A,
+  options: RecordMastraAgentOptions = {},
+): A {
   const a = agent as A & MastraAgentLike & { [ATTACHED]?: true };
   if (a === null || typeof a !== "object" || typeof a.resolveModelConfig !== "function")
     throw new InvalidArgumentError(
@@ -195,6 +209,7 @@ export function recordMastraAgent<A extends object>(agent: A): A {
       agent,
     );
   if (a[ATTACHED]) return agent;
+  warnIfUntrainableMastra(options.logger ?? console);
   const resolve = a.resolveModelConfig;
   const name = a.name ?? "agent";
   a.resolveModelConfig = async (config, requestContext) => {
