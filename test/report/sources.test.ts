@@ -110,7 +110,7 @@ it("serves on loopback only, refuses other Host names and methods, and says when
     "host: expected 127.0.0.1, ::1 or localhost",
   );
   await expect(serveReport({ load: async () => ({ steps: [] }), interval: 1 })).rejects.toThrow(
-    "interval: expected at least 50 ms",
+    "options.interval: expected a number of milliseconds of at least 50, received 1.",
   );
   let fail = true;
   const server = await serveReport({
