@@ -64,6 +64,8 @@ export interface WrittenReport {
   bytes: number;
 }
 
+const CALL = "writeReport(options)";
+
 /**
  * Writes the HTML report of a run (streamed to disk, so runs of any size fit)
  * and says how much it drew. A run with no trajectory still gets a page,
@@ -72,8 +74,6 @@ export interface WrittenReport {
  * @example
  * const { path, trajectories } = await writeReport({ dataDir: ".emulator-data", out: "report.html" });
  */
-const CALL = "writeReport(options)";
-
 export async function writeReport(options: WriteReportOptions): Promise<WrittenReport> {
   if (!options || typeof options.out !== "string" || options.out === "")
     throw new InvalidArgumentError(
