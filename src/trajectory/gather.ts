@@ -55,7 +55,7 @@ export interface GatherOptions {
    * first), as ART's `max_metrics`. Default: all.
    */
   maxMetrics?: number;
-  /** Where a failed `afterEach` is logged. Default `console`. */
+  /** Where a group left out (its `afterEach` or its promise failed) is logged. Default `console`. */
   logger?: { warn(message: string): void };
   /** Receives each group as soon as it finishes (e.g. the shipper). */
   sink?: GroupSink;
@@ -225,6 +225,11 @@ export async function gatherTrajectoryGroups(
           );
       } catch (error) {
         fail(error);
+        // Within maxExceptions the gather goes on without this group: say so,
+        // as for a group whose afterEach failed (nothing is dropped unsaid).
+        (options.logger ?? console).warn(
+          `gatherTrajectoryGroups: groups[${index}] failed and is left out (${state.exceptions} failure(s) so far, maxExceptions ${limit}): ${errorMessage(error)}`,
+        );
         return [];
       }
       // A promised group counts as one step of the bar.

@@ -148,15 +148,19 @@ describe("gatherTrajectoryGroups", () => {
     expect(sunk).toHaveLength(0);
   });
 
-  it("drops a promised group that rejects within the limit, counting it as one failure", async () => {
+  it("drops a promised group that rejects within the limit, counting it as one failure and logging it", async () => {
+    const warnings: string[] = [];
     const groups = await gatherTrajectoryGroups(
       [
         Promise.reject(new Error("scenario failed")),
         new TrajectoryGroup([new Trajectory({ reward: 1 })]),
       ],
-      { maxExceptions: 1 },
+      { maxExceptions: 1, logger: { warn: (m) => warnings.push(m) } },
     );
     expect(groups).toHaveLength(1);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("groups[0] failed and is left out");
+    expect(warnings[0]).toContain("scenario failed");
   });
 
   it("fails the gather when the sink fails, so no group is lost silently", async () => {
