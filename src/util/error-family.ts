@@ -73,9 +73,13 @@ export class TrajectoryRecorderError extends Error {
    * every error of the family, the `TypeError` and `RangeError` ones included.
    * For the subclasses `instanceof` is the usual prototype check.
    */
+  // `this` is the class `instanceof` was asked about (a subclass inherits this
+  // method), which the rule below needs: not replaceable by the class name.
   static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore-start lint/complexity/noThisInStatic: the receiver is the point
     return this === TrajectoryRecorderError
       ? isMarked(TrajectoryRecorderError, value)
       : Function.prototype[Symbol.hasInstance].call(this, value);
+    // biome-ignore-end lint/complexity/noThisInStatic: the receiver is the point
   }
 }
