@@ -14,6 +14,12 @@
 // in `trajectory-recorder/wire`, what plugins and advanced code build on in
 // `trajectory-recorder/core`.
 
+// The root exports the errors a program catches most, each beside its topic;
+// `TrajectoryRecorderError.isInstance(e)` says whether any error is one of the
+// library's (all of them are in `trajectory-recorder/errors`). They come from
+// their own modules, not from ./errors.js, which gathers the integrations'
+// errors too: the root must not load the integrations.
+export { APIError } from "./client/errors.js";
 // The Training Service client; its resources are reached through it
 // (`client.models`, ...) and their types are exported as types.
 export {
@@ -34,21 +40,6 @@ export {
   type TrainingJobs,
   type WithResponse,
 } from "./client/index.js";
-// The errors a program catches most; `TrajectoryRecorderError.isInstance(e)`
-// says whether any error is one of the library's (all of them are in
-// `trajectory-recorder/errors`).
-export {
-  APIError,
-  CheckpointTimeoutError,
-  InvalidArgumentError,
-  InvalidTrainingOptionsError,
-  SpoolLockedError,
-  TooManyExceptionsError,
-  TrainingFailedError,
-  TrajectoryCheckError,
-  TrajectoryRecorderError,
-  TrajectoryValidationError,
-} from "./errors.js";
 // Recording rollouts.
 export {
   type ActiveRollout,
@@ -75,6 +66,7 @@ export {
   type TrajectoryReward,
   zScores,
 } from "./rewards/index.js";
+export { SpoolLockedError } from "./shipper/errors.js";
 // Shipping rollouts in the background.
 export {
   type ShipperLogger,
@@ -82,6 +74,11 @@ export {
   TrajectoryShipper,
   type TrajectoryShipperOptions,
 } from "./shipper/index.js";
+export {
+  CheckpointTimeoutError,
+  InvalidTrainingOptionsError,
+  TrainingFailedError,
+} from "./training/errors.js";
 // Training: the model handle, its options and results, SFT uploaders.
 export {
   type Artifact,
@@ -110,6 +107,11 @@ export {
   WandbArtifactUploader,
   type WandbArtifactUploaderOptions,
 } from "./training/index.js";
+export {
+  TooManyExceptionsError,
+  TrajectoryCheckError,
+  TrajectoryValidationError,
+} from "./trajectory/errors.js";
 // Trajectories and groups: the data model, gathering, the check before training.
 export {
   type GatherOptions,
@@ -134,6 +136,8 @@ export {
   validateGroup,
   validateTrajectory,
 } from "./trajectory/index.js";
+export { InvalidArgumentError } from "./util/argument-error.js";
+export { TrajectoryRecorderError } from "./util/error-family.js";
 // The service's objects a program holds most (every request and response
 // shape, with its zod schema, is in `trajectory-recorder/wire`).
 export type { Checkpoint, Model, TrainingJob, TrainingJobEvent } from "./wire/index.js";
