@@ -6,8 +6,9 @@
  * @packageDocumentation
  * @module trajectory-recorder/errors
  */
-// The `trajectory-recorder/errors` entry point (and what the root re-exports
-// its most caught errors from). A file of its own: no folder imports it.
+// The `trajectory-recorder/errors` entry point. A file of its own: no folder
+// imports it, and neither does the root (which takes its few errors from
+// their own modules), since this one loads the integrations' errors too.
 export {
   APIConnectionError,
   APIConnectionTimeoutError,
