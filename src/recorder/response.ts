@@ -1,6 +1,6 @@
 // What the recorder keeps of a chat completion response, shared by the wrapped
 // client and the framework plugins that see the raw response body.
-import { compactChoice } from "../trajectory/index.js";
+import { type CompactLogprobs, compactChoice } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import type { RecordedChoice, RecordedCompletion } from "./context.js";
 
@@ -24,6 +24,19 @@ export interface ChatCompletionBody {
  * rollout.recordCompletion({ request, choices: recordedChoices(body), response: recordedResponse(body) });
  */
 export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
+  return choicesWith(res, undefined);
+}
+
+/**
+ * {@link recordedChoices}, with the logprobs a scan of the answer's text
+ * found (by the Choice's place): those are kept as they are, in place of the
+ * parsed ones (which the caller may not have asked for: then they were
+ * stripped and are null).
+ */
+export function choicesWith(
+  res: ChatCompletionBody,
+  scanned: readonly (CompactLogprobs | undefined)[] | undefined,
+): RecordedChoice[] {
   const call = "recordedChoices(res)";
   checkBody(call, res);
   const promptIds = res.prompt_token_ids;
@@ -42,10 +55,16 @@ export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
     // One literal (no key added afterwards), so every copy has one shape.
     // Logprobs in columns: a tenth of the SDK objects' heap until the group ships.
     const message = { ...choice.message };
-    if (!promptIds) return compactChoice({ ...choice, message }, true);
-    const copy: RecordedChoice = { prompt_token_ids: promptIds, ...choice, message };
+    const logprobs = scanned?.[i];
+    if (!promptIds)
+      return logprobs
+        ? ({ ...choice, message, logprobs } as RecordedChoice)
+        : compactChoice({ ...choice, message }, true);
+    const copy: RecordedChoice = logprobs
+      ? ({ prompt_token_ids: promptIds, ...choice, message, logprobs } as RecordedChoice)
+      : { prompt_token_ids: promptIds, ...choice, message };
     if (!copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return compactChoice(copy, true);
+    return logprobs ? copy : compactChoice(copy, true);
   });
 }
 

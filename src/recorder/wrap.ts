@@ -1,4 +1,6 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { CompactLogprobs } from "../trajectory/compact-logprobs.js";
+import { type ScannedAnswer, scanAnswer } from "../trajectory/logprob-scan.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { deriveLike } from "../util/derive-client.js";
 import { findJsonProblem } from "../util/json-check.js";
@@ -10,7 +12,7 @@ import {
   type RolloutOptions,
   type RolloutState,
 } from "./context.js";
-import { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
+import { type ChatCompletionBody, choicesWith, recordedResponse } from "./response.js";
 import {
   endChatSpan,
   type ServerAddress,
@@ -132,6 +134,12 @@ function recordingCreate(
       // never by throwing: so does the recorder (`create(body).catch(h)` runs h).
       return rejectedCall(error);
     }
+    // An answer with logprobs is scanned from its text as the SDK reads it
+    // (see scanBody); when only the recorder asked for them, the caller's
+    // answer comes without them, as it would unrecorded.
+    const scanning = !body.stream && body.logprobs === true;
+    const strip = scanning && body0.logprobs !== true;
+    let scanned: ScannedAnswer | undefined;
     const content = rollout.options.recordContent === true;
     const span = (state ? state.traced : tracingEnabled())
       ? startChatSpan(request, content, server)
@@ -173,7 +181,7 @@ function recordingCreate(
             traced: true,
           }),
         );
-      else record(completedCall(request, result as ChatCompletion));
+      else record(completedCall(request, result as ChatCompletion, scanned?.logprobs));
       return result;
     };
     args[0] = body;
@@ -197,7 +205,24 @@ function recordingCreate(
     // helper built on _thenUnwrap (which calls this parseResponse) reads it
     // again ("Body is unusable"). The caller gets the SDK's own APIPromise.
     promise.parseResponse = function parseAndRecord(this: unknown, ...a: unknown[]) {
-      return Promise.resolve(parse.apply(this, a)).then(onResult);
+      // The response is the last argument's (openai 4 passes one, 5 to 7 two).
+      const undo = scanning
+        ? scanBody(a[a.length - 1], strip, (found) => {
+            scanned = found;
+          })
+        : undefined;
+      const parsed = Promise.resolve(parse.apply(this, a));
+      if (!undo) return parsed.then(onResult);
+      return parsed.then(
+        (result) => {
+          undo();
+          return onResult(result);
+        },
+        (error) => {
+          undo();
+          throw error;
+        },
+      );
     };
     // openai 7.5+ gives each promise its own _thenUnwrap, which parses through
     // a captured function rather than parseResponse: record in its transform.
@@ -247,14 +272,75 @@ function rejectedCall(error: unknown): Promise<never> {
   return promise;
 }
 
+/** The parts of a fetch `Response` the scan reads. */
+interface ResponseLike {
+  text: () => Promise<string>;
+  json?: unknown;
+  headers?: { get?: (name: string) => string | null };
+}
+
+/**
+ * Has the SDK's read of a JSON answer (`response.json()` in openai 4 to 6,
+ * `response.text()` then JSON.parse in 7) read the text once, scan it for
+ * logprobs (`found` gets what the scan read, straight into the compact
+ * form) and hand on the text, or, with `strip`, the text without them. The
+ * scan gives up at anything unexpected and the SDK gets the text as it came.
+ * Returns how to put the response back as it was (undefined: nothing to undo).
+ */
+function scanBody(
+  props: unknown,
+  strip: boolean,
+  found: (scanned: ScannedAnswer) => void,
+): (() => void) | undefined {
+  const p = props as { response?: ResponseLike; options?: { stream?: unknown } } | null;
+  const response = p?.response;
+  if (!response || typeof response.text !== "function" || p?.options?.stream) return undefined;
+  const type = response.headers?.get?.("content-type");
+  if (typeof type !== "string" || !type.toLowerCase().includes("json")) return undefined;
+  const text = response.text;
+  const undo = () => {
+    delete response.json;
+    delete (response as { text?: unknown }).text;
+  };
+  const read = async (): Promise<string> => {
+    undo();
+    const raw = await text.call(response);
+    let scan: ScannedAnswer | undefined;
+    try {
+      scan = scanAnswer(raw, strip);
+    } catch {
+      // A defect of the scan must not fail the caller's call: read the objects.
+      scan = undefined;
+    }
+    if (!scan) return raw;
+    found(scan);
+    return scan.text;
+  };
+  try {
+    Object.defineProperties(response, {
+      json: {
+        configurable: true,
+        writable: true,
+        value: async () => JSON.parse(await read()),
+      },
+      text: { configurable: true, writable: true, value: read },
+    });
+  } catch {
+    // A frozen Response: the SDK reads it, the recorder reads the objects.
+    return undefined;
+  }
+  return undo;
+}
+
 function completedCall(
   request: RecordedCompletion["request"],
   res: ChatCompletion,
+  scanned?: readonly (CompactLogprobs | undefined)[],
 ): RecordedCompletion {
   const body = res as unknown as ChatCompletionBody;
   return {
     request,
-    choices: recordedChoices(body),
+    choices: choicesWith(body, scanned),
     response: recordedResponse(body),
     status: "complete",
     traced: true,

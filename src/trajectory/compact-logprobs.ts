@@ -47,7 +47,7 @@ function bytesOf(token: string): number[] {
  * asked for. Columns hold ids into a table; a full table is left to the
  * columns that use it (and freed with them) and a new one is started.
  */
-class TokenTable {
+export class TokenTable {
   /** Past this many tokens, new columns go to a new table: more than any tokenizer's vocabulary. */
   static readonly MAX = 1 << 18;
   static #current = new TokenTable();
@@ -61,7 +61,14 @@ class TokenTable {
   // Frozen: shared by every token written with them (undefined until asked for).
   readonly #bytes: (readonly number[] | null | undefined)[] = [];
   readonly #prefixes: (Uint8Array | undefined)[] = [];
+  readonly #bytesJson: (string | undefined)[] = [];
+  readonly #numberedOdd = new Map<number, number[]>();
   readonly #plain = new Map<string, number>();
+  // The ids of `token_id:N` tokens (vLLM's spelling with
+  // return_tokens_as_token_ids) whose bytes are their text's UTF-8, by N,
+  // plus one (0: not met yet): a scan of the answer's bytes finds them without
+  // making the text.
+  #numbered = new Uint32Array(1024);
   // Tokens whose bytes are not their text's UTF-8 (a character split over
   // tokens), or null: the ids of each text's variants.
   readonly #odd = new Map<string, number[]>();
@@ -76,7 +83,28 @@ class TokenTable {
     return id;
   }
 
-  /** The id of a token whose bytes are not its text's UTF-8 (or null). */
+  /** The id of the token `token_id:N` whose bytes are its text's UTF-8 (N a safe integer ≥ 0). */
+  numberedId(n: number): number {
+    let slots = this.#numbered;
+    if (n < slots.length) {
+      const slot = slots[n] as number;
+      if (slot !== 0) return slot - 1;
+    } else if (n < 1 << 20) {
+      let size = slots.length * 2;
+      while (size <= n) size *= 2;
+      const grown = new Uint32Array(size);
+      grown.set(slots);
+      this.#numbered = slots = grown;
+    } else return this.plainId(`token_id:${n}`);
+    const id = this.plainId(`token_id:${n}`);
+    slots[n] = id + 1;
+    return id;
+  }
+
+  /**
+   * The id of a token whose bytes are not its text's UTF-8 (or null).
+   * `bytes` is copied only when the variant is new.
+   */
   oddId(token: string, bytes: readonly number[] | null): number {
     let same = this.#odd.get(token);
     if (same === undefined) {
@@ -98,6 +126,38 @@ class TokenTable {
       this.#bytes[id] = bytes;
     }
     return bytes;
+  }
+
+  /** The token's bytes as compact JSON (`[…]` or `null`), as a server writes them. */
+  bytesJson(id: number): string {
+    let json = this.#bytesJson[id];
+    if (json === undefined) {
+      const bytes = this.sharedBytes(id);
+      json = bytes === null ? "null" : `[${bytes.join(",")}]`;
+      this.#bytesJson[id] = json;
+    }
+    return json;
+  }
+
+  /**
+   * The id of the token `token_id:N` with `bytes` that are not its text's
+   * UTF-8 (or null). `bytes` is copied only when the variant is new.
+   */
+  /** The ids of the variants of `token_id:N` met so far (bytes not its text's UTF-8). */
+  numberedVariants(n: number): readonly number[] | undefined {
+    return this.#numberedOdd.get(n);
+  }
+
+  numberedOddId(n: number, bytes: readonly number[] | null): number {
+    let same = this.#numberedOdd.get(n);
+    if (same === undefined) {
+      same = [];
+      this.#numberedOdd.set(n, same);
+    }
+    for (const id of same) if (sameList(this.#bytes[id], bytes)) return id;
+    const id = this.oddId(`token_id:${n}`, bytes);
+    same.push(id);
+    return id;
   }
 
   /** `{"token":…,"bytes":[…],"logprob":` of the token, as UTF-8. */
@@ -122,7 +182,7 @@ function sameList(a: readonly number[] | null | undefined, b: readonly number[] 
 }
 
 /** Tokens in columns; `top` holds the alternatives of all tokens, `topEnds[i]` where token i's end. */
-interface Columns {
+export interface Columns {
   table: TokenTable;
   ids: Uint32Array;
   logprobs: Float64Array;
@@ -156,6 +216,30 @@ function toColumns(capture: TokenCapture, table: TokenTable): Columns {
     }
   const top = capture.top && toColumns(capture.top, table);
   return { table, ids, logprobs, top, topEnds };
+}
+
+/**
+ * Columns from ids of `table` and logprobs gathered in plain arrays (a scan
+ * of the answer's bytes): one buffer, laid out as {@link toColumns} does.
+ */
+export function columnsOf(
+  table: TokenTable,
+  ids: readonly number[],
+  logprobs: readonly number[],
+  top?: { columns: Columns; ends: readonly number[] },
+): Columns {
+  const n = ids.length;
+  const buffer = new ArrayBuffer(n * (top ? 16 : 12));
+  const lp = new Float64Array(buffer, 0, n);
+  const idColumn = new Uint32Array(buffer, n * 8, n);
+  lp.set(logprobs);
+  idColumn.set(ids);
+  let topEnds: Uint32Array | undefined;
+  if (top) {
+    topEnds = new Uint32Array(buffer, n * 12, n);
+    topEnds.set(top.ends);
+  }
+  return { table, ids: idColumn, logprobs: lp, top: top?.columns, topEnds };
 }
 
 /**
@@ -404,6 +488,12 @@ export class CompactLogprobs {
     const compact = new CompactLogprobs(content, refusal);
     if (!later) compact.compact();
     return compact;
+  }
+
+  /** Lists already in columns (a scan of the answer's bytes; null: the list is null). */
+  static fromColumns(content: Columns | null, refusal: Columns | null): CompactLogprobs {
+    const list = (c: Columns | null): List => (c ? { columns: c } : { plain: null });
+    return new CompactLogprobs(list(content), list(refusal));
   }
 
   /** Streamed tokens, captured chunk by chunk (null: the list never came), compacted later. */

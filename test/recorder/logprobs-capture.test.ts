@@ -8,6 +8,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import OpenAI from "openai";
 import { currentRollout, Recorder, Trajectory, TrajectoryGroup } from "trajectory-recorder";
+import { recordedChoices, recordedResponse } from "trajectory-recorder/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toWireGroups } from "../../src/training/index.js";
 import { CompactLogprobs, MAX_WAITING_TOKENS } from "../../src/trajectory/compact-logprobs.js";
@@ -94,10 +95,13 @@ const wireLogprobs = (t: Trajectory) =>
 const expected = { content: TOKENS, refusal: null };
 
 describe("recorded logprobs", () => {
-  it("are read from the answer when the rollout ends: editing it afterwards changes nothing recorded", async () => {
+  it("are read from the answer's text: editing the parsed answer changes nothing recorded", async () => {
     let answer: OpenAI.ChatCompletion | undefined;
     const t = await recorder.rollout(async () => {
-      answer = await client().chat.completions.create({ model: "m", messages });
+      // Asked for by the caller: the answer keeps them (see the next test).
+      answer = await client().chat.completions.create({ model: "m", messages, logprobs: true });
+      // Edited inside the rollout, before it ends.
+      answer.choices[0]!.logprobs!.content![0]!.logprob = 4;
     });
     const choice = t.messages_and_choices[1] as { logprobs: unknown };
     expect(choice.logprobs).toBeInstanceOf(CompactLogprobs);
@@ -112,6 +116,33 @@ describe("recorded logprobs", () => {
     expect(answer!.choices[0]!.logprobs!.content![0]!.logprob).toBe(5);
   });
 
+  it("are left out of the answer when only the recorder asked for them, and kept in the trajectory", async () => {
+    const asked: (OpenAI.ChatCompletion.Choice["logprobs"] | undefined)[] = [];
+    const t = await recorder.rollout(async () => {
+      const c = client();
+      const plain = await c.chat.completions.create({ model: "m", messages });
+      asked.push(plain.choices[0]!.logprobs);
+      const { data, response } = await c.chat.completions
+        .create({ model: "m", messages })
+        .withResponse();
+      asked.push(data.choices[0]!.logprobs);
+      expect(response.status).toBe(200);
+      expect(response.bodyUsed).toBe(true);
+      const own = await c.chat.completions.create({ model: "m", messages, logprobs: true });
+      asked.push(own.choices[0]!.logprobs);
+    });
+    expect(asked.slice(0, 2)).toEqual([null, null]);
+    expect(asked[2]).toEqual(expected);
+    const recorded = [t, ...t.additional_histories].flatMap((h) =>
+      JSON.parse(JSON.stringify(h)).messages_and_choices.filter((m: object) => "logprobs" in m),
+    );
+    expect(recorded.map((c: { logprobs: unknown }) => c.logprobs)).toEqual([
+      expected,
+      expected,
+      expected,
+    ]);
+  });
+
   it("hold nothing of the answer once the rollout has ended", async () => {
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
@@ -120,7 +151,11 @@ describe("recorded logprobs", () => {
       collected = true;
     });
     const t = await recorder.rollout(async () => {
-      const answer = await client().chat.completions.create({ model: "m", messages });
+      const answer = await client().chat.completions.create({
+        model: "m",
+        messages,
+        logprobs: true,
+      });
       registry.register(answer.choices[0]!.logprobs!.content!, "content");
     });
     for (let i = 0; i < 20 && !collected; i++) {
@@ -132,13 +167,34 @@ describe("recorded logprobs", () => {
     expect(wireLogprobs(t)).toEqual(expected);
   });
 
-  it("are compacted when the rollout ends, never in the turns between its calls", async () => {
+  it("are compact as the call returns when read from the answer's text", async () => {
+    const t = await recorder.rollout(async () => {
+      await client().chat.completions.create({ model: "m", messages });
+      const recorded = currentRollout()!.trajectory.messages_and_choices[1] as {
+        logprobs: CompactLogprobs;
+      };
+      expect(recorded.logprobs.isCompacted()).toBe(true);
+    });
+    expect(wireLogprobs(t)).toEqual(expected);
+  });
+
+  it("given as objects, are compacted when the rollout ends, never in the turns between its calls", async () => {
     // Work left for "after the call" would run before the SDK sends the next
     // request, on that call's path: the rollout's end is where it waits.
+    // Objects are what the framework integrations hand over (recordedChoices).
+    const answer = await new OpenAI({ apiKey: "k", baseURL }).chat.completions.create({
+      model: "m",
+      messages,
+      logprobs: true,
+    });
     const held: CompactLogprobs[] = [];
     const t = await recorder.rollout(async () => {
       for (let turn = 0; turn < 3; turn++) {
-        await client().chat.completions.create({ model: "m", messages });
+        currentRollout()!.recordCompletion({
+          request: { model: "m", messages },
+          choices: recordedChoices(answer as never),
+          response: recordedResponse(answer as never),
+        });
         await nextTurn();
         await nextTurn();
       }
