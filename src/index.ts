@@ -19,13 +19,14 @@
 // library's (all of them are in `trajectory-recorder/errors`). They come from
 // their own modules, not from ./errors.js, which gathers the integrations'
 // errors too: the root must not load the integrations.
-export { APIError } from "./client/errors.js";
+export { APIError, TrainingClientError } from "./client/errors.js";
 // The Training Service client; its resources are reached through it
 // (`client.models`, ...) and their types are exported as types.
 export {
   type APIPromise,
   type BackoffOptions,
   type Chat,
+  type ChatCompletions,
   type Checkpoints,
   type CreateOpenAIOptions,
   type CursorPage,
@@ -35,10 +36,11 @@ export {
   type Models,
   type PagePromise,
   type RequestOptions,
+  type SFTTrainingJobs,
   TrainingClient,
   type TrainingClientOptions,
+  type TrainingJobEvents,
   type TrainingJobs,
-  type WithResponse,
 } from "./client/index.js";
 // Recording rollouts.
 export {
@@ -46,10 +48,7 @@ export {
   currentRollout,
   Recorder,
   type RecorderOptions,
-  type RolloutCallOptions,
-  type RolloutContext,
-  type RolloutOptions,
-  type WrapOptions,
+  type RolloutTrajectory,
 } from "./recorder/index.js";
 // Rewards.
 export {
@@ -88,8 +87,6 @@ export {
   type EvaluateCheckpointsOptions,
   type EvaluationContext,
   evaluateCheckpoints,
-  type FollowOptions,
-  type FollowResult,
   type GroupInput,
   LocalFileUploader,
   type NoSignalPolicy,
@@ -124,6 +121,7 @@ export {
   hasRewardSignal,
   type MessageOrChoice,
   type MessageParam,
+  type PendingGroup,
   type Rollout,
   Trajectory,
   TrajectoryGroup,

@@ -1,13 +1,8 @@
 // A Promise of the parsed body that can also hand back the raw Response.
 import { InvalidArgumentError } from "../util/argument-error.js";
 
-/** The parsed body of a call together with the HTTP response it came from. */
-export interface WithResponse<T> {
-  /** The parsed, checked body. */
-  data: T;
-  /** The HTTP response (its body already read). */
-  response: Response;
-}
+/** The parsed body of a call with its HTTP response ({@link APIPromise.WithResponse}). */
+export type WithResponse<T> = APIPromise.WithResponse<T>;
 
 /**
  * What every client call returns: a real Promise of the parsed body, plus
@@ -19,10 +14,10 @@ export interface WithResponse<T> {
  * console.log(response.headers.get("x-request-id"));
  */
 export class APIPromise<T> extends Promise<T> {
-  readonly #raw: Promise<WithResponse<T>>;
+  readonly #raw: Promise<APIPromise.WithResponse<T>>;
   #parsed: Promise<T> | undefined;
 
-  constructor(raw: Promise<WithResponse<T>>) {
+  constructor(raw: Promise<APIPromise.WithResponse<T>>) {
     // Checked here: a bad `raw` would otherwise surface at the first await, far from its cause.
     if (typeof (raw as { then?: unknown } | null)?.then !== "function")
       throw new InvalidArgumentError(
@@ -43,7 +38,7 @@ export class APIPromise<T> extends Promise<T> {
   }
 
   /** The parsed body and the `Response`. */
-  withResponse(): Promise<WithResponse<T>> {
+  withResponse(): Promise<APIPromise.WithResponse<T>> {
     return this.#raw;
   }
 
@@ -76,5 +71,16 @@ export class APIPromise<T> extends Promise<T> {
   /** As `Promise.prototype.finally`, on the parsed body. */
   override finally(onfinally?: (() => void) | null): Promise<T> {
     return this.#data().finally(onfinally);
+  }
+}
+
+/** The types {@link APIPromise} uses. */
+export declare namespace APIPromise {
+  /** The parsed body of a call together with the HTTP response it came from. */
+  export interface WithResponse<T> {
+    /** The parsed, checked body. */
+    data: T;
+    /** The HTTP response (its body already read). */
+    response: Response;
   }
 }

@@ -6,8 +6,9 @@ import {
   type SystemCheckResponse,
   SystemCheckResponseSchema,
 } from "../wire/index.js";
+import { sameType } from "../wire/same-type.js";
 import type { APIPromise } from "./api-promise.js";
-import { RequestCore, type RequestOptions } from "./core.js";
+import { buildResource, RequestCore, type RequestOptions } from "./core.js";
 import { InvalidBaseURLError, MissingAPIKeyError, RequestValidationError } from "./errors.js";
 import { Chat, serviceErrorFetch } from "./resources/chat.js";
 import { Models } from "./resources/models.js";
@@ -125,9 +126,9 @@ export class TrainingClient {
       defaultHeaders: this.#defaultHeaders,
       userAgent: USER_AGENT,
     });
-    this.models = new Models(this.#core);
-    this.trainingJobs = new TrainingJobs(this.#core);
-    this.sftTrainingJobs = new SFTTrainingJobs(this.#core);
+    this.models = buildResource(Models, this.#core);
+    this.trainingJobs = buildResource(TrainingJobs, this.#core);
+    this.sftTrainingJobs = buildResource(SFTTrainingJobs, this.#core);
     this.chat = new Chat(() => {
       this.#openai ??= this.createOpenAI();
       return this.#openai;
@@ -163,7 +164,7 @@ export class TrainingClient {
    * @example
    * await client.health();
    */
-  health(options?: RequestOptions): APIPromise<HealthResponse> {
+  health(options?: RequestOptions): APIPromise<TrainingClient.HealthResponse> {
     return this.#core.request({
       operation: "health",
       method: "GET",
@@ -180,7 +181,7 @@ export class TrainingClient {
    * @example
    * const report = await client.systemCheck({ maxRetries: 0 });
    */
-  systemCheck(options?: RequestOptions): APIPromise<SystemCheckResponse> {
+  systemCheck(options?: RequestOptions): APIPromise<TrainingClient.SystemCheckResponse> {
     return this.#core.request({
       operation: "systemCheck",
       method: "GET",
@@ -196,6 +197,35 @@ export class TrainingClient {
     return { baseURL: this.baseURL, timeout: this.timeout, maxRetries: this.maxRetries };
   }
 }
+
+/**
+ * The response types of {@link TrainingClient}'s own calls; each resource's
+ * request and response types are in its own namespace (`Models.ModelCreateParams`,
+ * `Checkpoints.CheckpointListParams`, `TrainingJobs.TrainingJobCreateParams`, ...).
+ */
+export declare namespace TrainingClient {
+  /** Response of `GET /v1/health`; its shape is not documented, so every key is kept. */
+  export interface HealthResponse {
+    /** The service's status, e.g. `"ok"`, when it says one. */
+    status?: string | undefined;
+    /** Fields the service sends, kept as sent. */
+    [key: string]: unknown;
+  }
+  /**
+   * Response of `GET /v1/system-check` (a failed check answers 503). The contract
+   * names `api`, `database`, `cpu_queue` and `gpu_queue` without their shapes, so
+   * every key is kept as sent.
+   */
+  export interface SystemCheckResponse {
+    /** The overall status, when the service says one. */
+    status?: string | undefined;
+    /** The checks, kept as sent. */
+    [key: string]: unknown;
+  }
+}
+// Each one exactly the type of its schema in the wire folder.
+sameType<TrainingClient.HealthResponse, HealthResponse>(true);
+sameType<TrainingClient.SystemCheckResponse, SystemCheckResponse>(true);
 
 /** Fails at construction, not at the first call, on a URL fetch cannot use. */
 function checkBaseURL(value: string): string {

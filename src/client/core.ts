@@ -80,6 +80,15 @@ export interface RequestSpec<Out> {
   safeToRetry?: boolean;
 }
 
+/**
+ * Builds one of the client's resources (`Models`, `TrainingJobs`, ...). Their
+ * constructors are private, so that their declarations do not name this
+ * module's `RequestCore`: only the client and the resources build them, here.
+ */
+export function buildResource<R>(resource: { prototype: R }, core: RequestCore): R {
+  return new (resource as unknown as new (core: RequestCore) => R)(core);
+}
+
 /** Runs requests for the client. Holds the key in a private field only. */
 export class RequestCore {
   readonly #apiKey: string;

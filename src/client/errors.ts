@@ -103,11 +103,8 @@ export class InvalidBaseURLError extends RequestValidationError {
   }
 }
 
-/** Where a failed request was going: used to build messages. */
-export interface RequestTarget {
-  method: string;
-  path: string;
-}
+/** Where a failed request was going ({@link APIError.RequestTarget}). */
+export type RequestTarget = APIError.RequestTarget;
 
 /**
  * The service answered with an error status. Subclasses exist per status; the
@@ -135,7 +132,7 @@ export class APIError extends TrainingClientError {
   /** The request's path, e.g. `/preview/models/{id}`. */
   readonly path: string;
   constructor(
-    target: RequestTarget,
+    target: APIError.RequestTarget,
     status: number | undefined,
     body: unknown,
     headers: Headers | undefined,
@@ -171,7 +168,7 @@ export class APIError extends TrainingClientError {
    * throw APIError.generate({ method: "GET", path: "/v1/health" }, 503, body, headers);
    */
   static generate(
-    target: RequestTarget,
+    target: APIError.RequestTarget,
     status: number,
     body: unknown,
     headers: Headers,
@@ -180,6 +177,17 @@ export class APIError extends TrainingClientError {
     const Class = classForStatus(status);
     const message = note ? `${describeFailure(target, status, body)} ${note}` : undefined;
     return new Class(target, status, body, headers, message);
+  }
+}
+
+/** The types of {@link APIError}'s arguments. */
+export declare namespace APIError {
+  /** Where a failed request was going: its method and path, as the error messages name them. */
+  export interface RequestTarget {
+    /** The HTTP method, e.g. `"POST"`. */
+    method: string;
+    /** The URL's path, e.g. `"/v1/preview/training-jobs"`. */
+    path: string;
   }
 }
 
@@ -269,7 +277,7 @@ export class APIConnectionError extends APIError {
   }
   /** The class's name, `"APIConnectionError"` (what `error.name` reads). */
   override name = "APIConnectionError";
-  constructor(target: RequestTarget, cause?: unknown, message?: string) {
+  constructor(target: APIError.RequestTarget, cause?: unknown, message?: string) {
     super(
       target,
       undefined,
@@ -288,7 +296,7 @@ export class APIConnectionTimeoutError extends APIConnectionError {
   }
   /** The class's name, `"APIConnectionTimeoutError"` (what `error.name` reads). */
   override name = "APIConnectionTimeoutError";
-  constructor(target: RequestTarget, timeoutMs: number) {
+  constructor(target: APIError.RequestTarget, timeoutMs: number) {
     super(target, undefined, `${target.method} ${target.path} timed out after ${timeoutMs} ms.`);
   }
 }
@@ -299,7 +307,7 @@ export class APIUserAbortError extends APIError {
   }
   /** The class's name, `"APIUserAbortError"` (what `error.name` reads). */
   override name = "APIUserAbortError";
-  constructor(target: RequestTarget) {
+  constructor(target: APIError.RequestTarget) {
     super(
       target,
       undefined,
@@ -311,7 +319,7 @@ export class APIUserAbortError extends APIError {
 }
 
 type APIErrorClass = new (
-  target: RequestTarget,
+  target: APIError.RequestTarget,
   status: number,
   body: unknown,
   headers: Headers,
@@ -375,7 +383,11 @@ export function serverMessage(body: unknown): string | undefined {
   return JSON.stringify(body).slice(0, 500);
 }
 
-function describeFailure(target: RequestTarget, status: number | undefined, body: unknown): string {
+function describeFailure(
+  target: APIError.RequestTarget,
+  status: number | undefined,
+  body: unknown,
+): string {
   const said = serverMessage(body);
   const head = `${target.method} ${target.path} failed with status ${status ?? "unknown"}`;
   return said ? `${head}: ${sentence(said)}` : `${head} and no error body.`;

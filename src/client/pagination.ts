@@ -35,7 +35,8 @@ export class CursorPage<T extends { id: string }> implements AsyncIterable<T> {
       first_id?: string | null;
       last_id?: string | null;
     },
-    fetchAfter: PageFetcher<T>,
+    // Written out, not PageFetcher: the declaration names no unexported type.
+    fetchAfter: (after: string) => APIPromise<CursorPage<T>>,
   ) {
     checkPage(body, fetchAfter);
     this.object = body.object ?? "list";
@@ -94,7 +95,7 @@ export class PagePromise<T extends { id: string }>
   extends APIPromise<CursorPage<T>>
   implements AsyncIterable<T>
 {
-  constructor(raw: Promise<WithResponse<CursorPage<T>>>) {
+  constructor(raw: Promise<APIPromise.WithResponse<CursorPage<T>>>) {
     super(raw);
   }
 

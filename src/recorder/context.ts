@@ -19,64 +19,27 @@ import { copyJson } from "../util/copy-json.js";
 import { errorMessage } from "../util/error-message.js";
 import { checkLineage } from "./lineage.js";
 import { isPrefix, sameTools } from "./match.js";
+import type { RecorderOptions } from "./recorder.js";
 import { traceCompletion } from "./spans.js";
 import { ToolResults } from "./tool-results.js";
 
-/** Options a rollout records with. */
-export interface RolloutOptions {
-  /** Ask for `logprobs: true` on every call inside the rollout. Default `true`. */
-  logprobs: boolean;
-  /**
-   * Ask for `return_token_ids: true` and `return_tokens_as_token_ids: true` on
-   * every call inside the rollout, as ART does. Default `true`.
-   */
-  tokenIds: boolean;
-  /** Put message content on telemetry spans. Default `false`. */
-  recordContent?: boolean;
-  /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
-  isPolicy?: (model: string | undefined) => boolean;
-  /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
-  lineage?: LineageMode;
-}
+/** Options a rollout records with ({@link ActiveRollout.RolloutOptions}). */
+export type RolloutOptions = ActiveRollout.RolloutOptions;
 
-/** A recorded Choice, with the token ids a vLLM-style server returns. */
-export type RecordedChoice = ChatCompletion.Choice & {
-  token_ids?: number[];
-  prompt_token_ids?: number[];
-};
+/** A recorded Choice, with the token ids a vLLM-style server returns ({@link ActiveRollout.RecordedChoice}). */
+export type RecordedChoice = ActiveRollout.RecordedChoice;
 
-/** One completion as the recorder saw it: the request snapshot and the sampled choices. */
-export interface RecordedCompletion {
-  request: {
-    model?: string;
-    messages: ChatCompletionMessageParam[];
-    tools?: ChatCompletionTool[];
-    [k: string]: unknown;
-  };
-  choices: RecordedChoice[];
-  response?: { id?: string; model?: string; usage?: CompletionUsage; prompt_token_ids?: number[] };
-  status?: "complete" | "incomplete" | "aborted" | "error";
-  error?: unknown;
-  streamed?: boolean;
-  /**
-   * When the call started (ms since the epoch). Framework plugins set it: the
-   * rollout then emits the call's GenAI `chat` span from this time to now.
-   */
-  startTime?: number;
-  /** The call already has its span (the wrapped client traces its own calls). */
-  traced?: boolean;
-  /** Sampled by the policy, whatever the model's name (a client wrapped as the policy's). */
-  policy?: boolean;
-}
+/** One completion as the recorder saw it ({@link ActiveRollout.RecordedCompletion}). */
+export type RecordedCompletion = ActiveRollout.RecordedCompletion;
 
 /** The rollout running in the current async context. */
 export interface ActiveRollout {
   /** The trajectory this rollout records into. */
   readonly trajectory: Trajectory;
   /** What the recorder records for this rollout (logprobs, token ids, content, lineage). */
-  readonly options: RolloutOptions;
+  readonly options: ActiveRollout.RolloutOptions;
   /** The single path every recorded call goes through. */
-  recordCompletion(call: RecordedCompletion): void;
+  recordCompletion(call: ActiveRollout.RecordedCompletion): void;
   /**
    * Records a tool's result for the conversation (main or additional) whose
    * assistant turn issued `tool_call_id`. It is held until a later request of
@@ -108,6 +71,77 @@ export interface ActiveRollout {
    * module may lack it.
    */
   onEnd?(callback: () => void): void;
+}
+
+/** The types {@link ActiveRollout} uses. */
+export declare namespace ActiveRollout {
+  /** Options a rollout records with. */
+  export interface RolloutOptions {
+    /** Ask for `logprobs: true` on every call inside the rollout. Default `true`. */
+    logprobs: boolean;
+    /**
+     * Ask for `return_token_ids: true` and `return_tokens_as_token_ids: true` on
+     * every call inside the rollout, as ART does. Default `true`.
+     */
+    tokenIds: boolean;
+    /** Put message content on telemetry spans. Default `false`. */
+    recordContent?: boolean;
+    /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
+    isPolicy?: (model: string | undefined) => boolean;
+    /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
+    lineage?: RecorderOptions.LineageMode;
+  }
+
+  /** A recorded Choice, with the token ids a vLLM-style server returns. */
+  export type RecordedChoice = ChatCompletion.Choice & {
+    /** The sampled tokens' ids. */
+    token_ids?: number[];
+    /** The prompt's token ids. */
+    prompt_token_ids?: number[];
+  };
+
+  /** One completion as the recorder saw it: the request snapshot and the sampled choices. */
+  export interface RecordedCompletion {
+    /** The request as sent (a snapshot: later changes of the caller's objects do not reach it). */
+    request: {
+      /** The model asked for. */
+      model?: string;
+      /** The messages sent. */
+      messages: ChatCompletionMessageParam[];
+      /** The tools offered. */
+      tools?: ChatCompletionTool[];
+      /** The request's other parameters. */
+      [k: string]: unknown;
+    };
+    /** The choices the call sampled. */
+    choices: RecordedChoice[];
+    /** What the response said besides its choices. */
+    response?: {
+      /** The completion's id. */
+      id?: string;
+      /** The model that answered. */
+      model?: string;
+      /** Its token usage. */
+      usage?: CompletionUsage;
+      /** The prompt's token ids, when the server returns them. */
+      prompt_token_ids?: number[];
+    };
+    /** How the call ended. Default `"complete"`. */
+    status?: "complete" | "incomplete" | "aborted" | "error";
+    /** The error it ended with, when it failed. */
+    error?: unknown;
+    /** The response was streamed. */
+    streamed?: boolean;
+    /**
+     * When the call started (ms since the epoch). Framework plugins set it: the
+     * rollout then emits the call's GenAI `chat` span from this time to now.
+     */
+    startTime?: number;
+    /** The call already has its span (the wrapped client traces its own calls). */
+    traced?: boolean;
+    /** Sampled by the policy, whatever the model's name (a client wrapped as the policy's). */
+    policy?: boolean;
+  }
 }
 
 // One store per process, shared through a global symbol: the CommonJS builds of

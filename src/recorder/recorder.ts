@@ -1,6 +1,6 @@
 import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import type OpenAI from "openai";
 import {
-  type GatherGroupInput,
   type GatherOptions,
   type GroupSink,
   gatherTrajectoryGroups,
@@ -9,17 +9,17 @@ import {
   type Trajectory,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
-
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
+import { sameType } from "../wire/same-type.js";
 import { RolloutState, runInRollout } from "./context.js";
-import { type EndpointOptions, resolveEndpointOptions } from "./endpoint/options.js";
+import { resolveEndpointOptions } from "./endpoint/options.js";
 import { attachEndpoint, extraRoutesOf, RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
 import { RecordingEndpoint } from "./endpoint/server.js";
-import { checkUpstream, type RecordingUpstream } from "./endpoint/upstream.js";
+import { checkUpstream } from "./endpoint/upstream.js";
 import { RolloutAbortedError } from "./errors.js";
 import { tracer, tracingEnabled } from "./spans.js";
-import { type WrapOptions, wrapClient } from "./wrap.js";
+import { wrapClient } from "./wrap.js";
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -56,7 +56,7 @@ export interface RecorderOptions {
    * text (ART's text-equivalent reconciliation), still said in `logs`.
    * `"off"`: no token check. A rollout may override it.
    */
-  lineage?: LineageMode;
+  lineage?: RecorderOptions.LineageMode;
   /**
    * What `t.baseURL` forwards to (see {@link RolloutTrajectory}): a
    * `TrainableModel` (its latest checkpoint fills in `model: ""`, every
@@ -64,33 +64,106 @@ export interface RecorderOptions {
    * OpenAI-compatible server `{ baseURL, apiKey?, model?, policy? }`. The
    * endpoint starts with the first rollout, on loopback; `recorder.close()` stops it.
    */
-  upstream?: RecordingUpstream;
+  upstream?: RecorderOptions.RecordingUpstream;
   /** Where and how the endpoint behind `t.baseURL` listens (loopback, a free port by default). */
-  endpoint?: EndpointOptions;
+  endpoint?: RecorderOptions.EndpointOptions;
 }
 
-/** Options of {@link Recorder.rollout}. */
-export interface RolloutCallOptions {
-  /** Copied into the trajectory's `metadata`. */
-  metadata?: Record<string, unknown>;
+/** The types {@link RecorderOptions}, {@link ActiveRollout.RolloutOptions} and {@link Recorder.RolloutCallOptions} use. */
+export declare namespace RecorderOptions {
+  /** Options of the recording endpoint behind `t.baseURL` (and of the standalone proxy). */
+  export interface EndpointOptions {
+    /**
+     * The address to listen on. Default `127.0.0.1`: only this machine can
+     * connect. Another address needs `allowRemote: true`.
+     */
+    host?: string;
+    /** TCP port; default 0 (a free one). */
+    port?: number;
+    /**
+     * Lets `host` be an address other machines can reach (a container's
+     * interface, `0.0.0.0`). Every call still needs its rollout's key.
+     * Default `false`.
+     */
+    allowRemote?: boolean;
+    /** Largest request body read, in bytes; a larger one answers 413. Default 32 MiB. */
+    maxBodyBytes?: number;
+    /**
+     * How long the upstream may take to answer a call (to its headers), in ms,
+     * as the `openai` client's `timeout`. Default 600,000 (10 minutes), the
+     * SDK's own. Past it the agent gets 504.
+     */
+    timeoutMs?: number;
+    /**
+     * Tries again when the upstream could not be reached at all (refused, reset
+     * before any answer): up to this many times, with backoff. Answers the
+     * upstream gave (429, 500, ...) go back to the agent as they are, so its
+     * own client decides, as it would against the upstream. Default 2.
+     */
+    maxRetries?: number;
+    /** Where the endpoint says what it refused or could not forward. Default `console`. */
+    logger?: { warn(message: string): void };
+  }
+
   /**
-   * Ends the rollout when it aborts: `rollout()` rejects with
-   * {@link RolloutAbortedError}, whose `trajectory` holds what was recorded and
-   * logs why it ended. Given to `fn` (combined with `timeout`) to pass on to
-   * its own calls.
+   * How the recorder builds histories from the token ids a server returns:
+   * `"tokens"` (default) splits a history where the tokens diverge, `"text"`
+   * keeps turns whose messages match as text in one history, `"off"` checks no
+   * tokens (the full rules: `LineageMode` in src/trajectory/lineage.ts).
    */
-  signal?: AbortSignal;
-  /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
-  timeout?: number;
-  /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
-  lineage?: LineageMode;
-}
+  export type LineageMode = "tokens" | "text" | "off";
 
-/** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
-export interface RolloutContext {
-  /** Aborts when the rollout is aborted (its `signal`, or its `timeout`): pass it on to your own calls. */
-  signal: AbortSignal;
+  /**
+   * A TrainableModel, or anything shaped like one: its client makes the
+   * `openai` client for the service's inference, and `inferenceName()` names
+   * the latest checkpoint.
+   */
+  export interface TrainableModelLike {
+    /** The Training Service client the model was registered with. */
+    readonly client: {
+      /** An `openai` client aimed at the service's inference. */
+      createOpenAI(options?: {
+        fetch?: typeof fetch;
+        maxRetries?: number;
+        timeout?: number;
+      }): OpenAI;
+    };
+    /** The inference name of a checkpoint (default: the latest). */
+    inferenceName(step?: number): string;
+  }
+
+  /** Any OpenAI-compatible server. */
+  export interface UrlUpstream {
+    /** Its base URL, ending in `/v1` (e.g. `http://127.0.0.1:8000/v1`). */
+    baseURL: string;
+    /** Its bearer key; never shown to the agent, nor written in a log, an error or a trajectory. */
+    apiKey?: string;
+    /** The model a request with `model: ""` (or none) gets. Default: sent as the agent sent it. */
+    model?: string;
+    /**
+     * Every completion through it is the policy's, whatever model name the
+     * server answers with (as `recorder.wrap(client, { policy: true })`).
+     * Default `false`: the recorder's `policy` decides.
+     */
+    policy?: boolean;
+  }
+
+  /**
+   * Where the recording endpoint forwards chat completions: a TrainableModel
+   * (the Training Service's inference, `model: ""` filled in with its latest
+   * checkpoint as `model.openai()` does, every completion the policy's), or any
+   * OpenAI-compatible server (the emulator, vLLM, OpenAI).
+   */
+  export type RecordingUpstream = TrainableModelLike | UrlUpstream;
 }
+// The same modes as the trajectory folder's, which validates them.
+sameType<RecorderOptions.LineageMode, LineageMode>(true);
+
+/** Options of {@link Recorder.rollout} ({@link Recorder.RolloutCallOptions}). */
+export type RolloutCallOptions = Recorder.RolloutCallOptions;
+
+/** What `fn` of {@link Recorder.rollout} is given besides its trajectory ({@link Recorder.RolloutContext}). */
+export type RolloutContext = Recorder.RolloutContext;
 
 // Shared across the copies of this module (see context.ts): once per process.
 const WARNED_EMPTY = Symbol.for("trajectory-recorder.warned-empty-rollout");
@@ -207,7 +280,7 @@ export class Recorder {
    * same client. With `{ policy: true }` every completion of this client is
    * the policy's, whatever model name the server answers with.
    */
-  wrap<T extends object>(client: T, options?: WrapOptions): T {
+  wrap<T extends object>(client: T, options?: Recorder.WrapOptions): T {
     return wrapClient(client, options);
   }
 
@@ -225,8 +298,8 @@ export class Recorder {
    * for this rollout.
    */
   async rollout(
-    fn: (trajectory: RolloutTrajectory, context: RolloutContext) => unknown,
-    options: RolloutCallOptions = {},
+    fn: (trajectory: RolloutTrajectory, context: Recorder.RolloutContext) => unknown,
+    options: Recorder.RolloutCallOptions = {},
   ): Promise<RolloutTrajectory> {
     const call = "recorder.rollout(fn, options)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
@@ -327,13 +400,48 @@ export class Recorder {
 
   /** {@link gatherTrajectoryGroups} with `options.shipper` as the sink. */
   gatherTrajectoryGroups(
-    groups: Iterable<GatherGroupInput>,
+    groups: Iterable<GatherOptions.GatherGroupInput>,
     options: GatherOptions = {},
   ): Promise<TrajectoryGroup[]> {
     return gatherTrajectoryGroups(groups, {
       ...options,
       sink: options.sink ?? this.options.shipper,
     });
+  }
+}
+
+/** The types {@link Recorder}'s methods take. */
+export declare namespace Recorder {
+  /** Options of {@link Recorder.rollout}. */
+  export interface RolloutCallOptions {
+    /** Copied into the trajectory's `metadata`. */
+    metadata?: Record<string, unknown>;
+    /**
+     * Ends the rollout when it aborts: `rollout()` rejects with
+     * {@link RolloutAbortedError}, whose `trajectory` holds what was recorded and
+     * logs why it ended. Given to `fn` (combined with `timeout`) to pass on to
+     * its own calls.
+     */
+    signal?: AbortSignal;
+    /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
+    timeout?: number;
+    /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
+    lineage?: RecorderOptions.LineageMode;
+  }
+
+  /** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
+  export interface RolloutContext {
+    /** Aborts when the rollout is aborted (its `signal`, or its `timeout`): pass it on to your own calls. */
+    signal: AbortSignal;
+  }
+
+  /** Options of {@link wrapClient}. */
+  export interface WrapOptions {
+    /**
+     * Every completion of this client is the policy's, whatever model name the
+     * server answers with (`model.openai({ recorder })` sets it).
+     */
+    policy?: boolean;
   }
 }
 

@@ -12,6 +12,7 @@ import {
   type RolloutOptions,
   type RolloutState,
 } from "./context.js";
+import type { Recorder } from "./recorder.js";
 import { type ChatCompletionBody, choicesWith, recordedResponse } from "./response.js";
 import {
   endChatSpan,
@@ -400,14 +401,8 @@ function teeStream(
   };
 }
 
-/** Options of {@link wrapClient}. */
-export interface WrapOptions {
-  /**
-   * Every completion of this client is the policy's, whatever model name the
-   * server answers with (`model.openai({ recorder })` sets it).
-   */
-  policy?: boolean;
-}
+/** Options of `recorder.wrap` ({@link Recorder.WrapOptions}). */
+export type WrapOptions = Recorder.WrapOptions;
 
 /**
  * Wraps `client.chat.completions` so `create` records inside a rollout. Returns

@@ -36,20 +36,30 @@ export interface JudgeOptions {
    * `afterEach` drops the group. `"keep"` logs the failure on each
    * trajectory and keeps the group with its rewards unchanged.
    */
-  onError?: JudgeErrorPolicy;
+  onError?: JudgeOptions.JudgeErrorPolicy;
   /** Where `"skip"` and `"keep"` log a failure. Default `console`. */
   logger?: { warn(message: string): void };
 }
 
-/** What a failed judgement does: see {@link JudgeOptions.onError}. */
-export type JudgeErrorPolicy = "throw" | "skip" | "keep";
+/** The types {@link JudgeOptions} and `judgeGroup` use. */
+export declare namespace JudgeOptions {
+  /** What a failed judgement does: see {@link JudgeOptions.onError}. */
+  export type JudgeErrorPolicy = "throw" | "skip" | "keep";
 
-/** The judge's verdict on one trajectory. */
-export interface JudgeScore {
-  /** Between 0 and 1, relative to the other trajectories of the group. */
-  reward: number;
-  explanation: string;
+  /** The judge's verdict on one trajectory. */
+  export interface JudgeScore {
+    /** Between 0 and 1, relative to the other trajectories of the group. */
+    reward: number;
+    /** The judge's reasons, in its words. */
+    explanation: string;
+  }
 }
+
+/** What a failed judgement does ({@link JudgeOptions.JudgeErrorPolicy}). */
+export type JudgeErrorPolicy = JudgeOptions.JudgeErrorPolicy;
+
+/** The judge's verdict on one trajectory ({@link JudgeOptions.JudgeScore}). */
+export type JudgeScore = JudgeOptions.JudgeScore;
 
 /**
  * Thrown when the judge model's answer could not be used, even after one retry.
@@ -94,7 +104,7 @@ const JudgeAnswerSchema = z.object({
 export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions & { onError: "skip" | "keep" },
-): Promise<JudgeScore[] | null>;
+): Promise<JudgeOptions.JudgeScore[] | null>;
 /**
  * Scores a group's trajectories against each other; throws when the judge's
  * answer stays unusable (the default `onError: "throw"`).
@@ -105,7 +115,7 @@ export async function judgeGroup(
 export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions,
-): Promise<JudgeScore[]>;
+): Promise<JudgeOptions.JudgeScore[]>;
 export async function judgeGroup(
   group: TrajectoryGroup,
   options: JudgeOptions,

@@ -2,11 +2,8 @@
 import { hostname } from "node:os";
 import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
-/** The process holding a spool directory's lock, as its lock file names it. */
-export interface SpoolLockHolder {
-  pid: number;
-  host: string;
-}
+/** The process holding a spool directory's lock ({@link SpoolLockedError.SpoolLockHolder}). */
+export type SpoolLockHolder = SpoolLockedError.SpoolLockHolder;
 
 /**
  * Another shipper holds the spool directory: two shippers on one directory
@@ -27,8 +24,8 @@ export class SpoolLockedError extends TrajectoryRecorderError {
   /** The lock file; delete it only if no shipper uses the directory any more. */
   readonly lockFile: string;
   /** Who holds the lock; undefined when its lock file could not be read. */
-  readonly holder: SpoolLockHolder | undefined;
-  constructor(dir: string, lockFile: string, holder: SpoolLockHolder | undefined) {
+  readonly holder: SpoolLockedError.SpoolLockHolder | undefined;
+  constructor(dir: string, lockFile: string, holder: SpoolLockedError.SpoolLockHolder | undefined) {
     super(
       `The spool directory ${dir} is in use by another shipper (${describe(holder, lockFile)}). ` +
         "Close that shipper first or give this one its own spoolDir; " +
@@ -37,6 +34,17 @@ export class SpoolLockedError extends TrajectoryRecorderError {
     this.dir = dir;
     this.lockFile = lockFile;
     this.holder = holder;
+  }
+}
+
+/** The types of {@link SpoolLockedError}'s fields. */
+export declare namespace SpoolLockedError {
+  /** The process holding a spool directory's lock, as its lock file names it. */
+  export interface SpoolLockHolder {
+    /** Its process id. */
+    pid: number;
+    /** The host it runs on. */
+    host: string;
   }
 }
 

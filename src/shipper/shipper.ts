@@ -79,7 +79,7 @@ export interface TrajectoryShipperOptions {
    * reject it; with `"drop"` bad trajectories and refused groups are logged
    * and left out.
    */
-  validate?: ValidateOptions | ValidationMode | false;
+  validate?: ValidateOptions | ValidateOptions.ValidationMode | false;
 }
 
 interface Item {

@@ -6,6 +6,7 @@ import {
   type SFTTrainingConfig,
   SFTTrainingConfigSchema,
 } from "../wire/index.js";
+import { sameType } from "../wire/same-type.js";
 import { InvalidTrainingOptionsError } from "./errors.js";
 import { refuseArtConflicts, withArtDefaults } from "./train-defaults.js";
 
@@ -13,16 +14,79 @@ type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
   ? `${H}${Capitalize<CamelCase<T>>}`
   : S;
 
+/** `experimental_config`'s keys in camelCase, as `TrainConfig` writes them out. */
+type CamelConfig = {
+  [K in keyof ExperimentalTrainingConfig as CamelCase<K & string>]?: ExperimentalTrainingConfig[K];
+};
+
 /**
  * Options of an RL training job: the service's `experimental_config` keys in
  * camelCase (`learningRate`, `importanceSamplingLevel`, `klPenaltyCoef`, ...).
  * A key left out (or `null`) takes the default ART's serverless backend sends
  * (see `ART_TRAIN_DEFAULTS` in `trajectory-recorder/wire`): `train(groups)` sends the same body as
- * ART's `model.train(groups)`.
+ * ART's `model.train(groups)`. Each key is the snake_case one of the service.
  */
-export type TrainConfig = {
-  [K in keyof ExperimentalTrainingConfig as CamelCase<K & string>]?: ExperimentalTrainingConfig[K];
-};
+// Written out (checked below to be exactly the camelCase form of the wire's
+// schema) so that the published declaration names no internal helper type.
+export interface TrainConfig {
+  /** Scales non-positive (> 0) or non-negative (< 0) advantages, in [-1, 1]; 1 trains on positive advantages only. */
+  advantageBalance?: number | null | undefined;
+  /** Trains without sampler logprobs (their ratio is taken as 1). */
+  allowTrainingWithoutLogprobs?: boolean | null | undefined;
+  /** The lower clip width (0.2 with PPO, 1.0 with CISPO when left out). */
+  epsilon?: number | null | undefined;
+  /** The upper clip width (ε with PPO, 4.0 with CISPO when left out). */
+  epsilonHigh?: number | null | undefined;
+  /** Where importance sampling weights are taken: per token, per sequence, or their (geometric) average. */
+  importanceSamplingLevel?:
+    | "token"
+    | "sequence"
+    | "average"
+    | "geometric_average"
+    | null
+    | undefined;
+  /** The Kimi-K2-style advantage adjustment τ. */
+  kimiK2Tau?: number | null | undefined;
+  /** The weight of the KL-shaped advantage; 0 disables it. */
+  klPenaltyCoef?: number | null | undefined;
+  /** The checkpoint step the KL penalty compares with (the base model when left out). */
+  klPenaltyReferenceStep?: number | null | undefined;
+  /** What the KL penalty is measured against: the current learner, or the sampler (`"sample"`, for off-policy use). */
+  klPenaltySource?: "current_learner" | "sample" | null | undefined;
+  /** How many steps the KL reference lags behind (at least 1; preview only). */
+  klPenaltyStepLag?: number | null | undefined;
+  /** A reference adapter's path for the KL penalty (the service refuses a client-side path). */
+  klRefAdapterPath?: string | null | undefined;
+  /** The optimizer's learning rate for this step (ART's default 5e-6). */
+  learningRate?: number | null | undefined;
+  /** How many tokens the trainer computes logprobs for at a time (memory). */
+  logprobCalculationChunkSize?: number | null | undefined;
+  /** The objective: `"cispo"` (ART's default) or `"ppo"`. */
+  lossFn?: "cispo" | "ppo" | null | undefined;
+  /** Zeroes out the tokens whose ratio leaves the clip band. */
+  maskProbRatio?: boolean | null | undefined;
+  /** An upper cap on the importance sampling ratio of negative-advantage tokens. */
+  maxNegativeAdvantageImportanceSamplingWeight?: number | null | undefined;
+  /** Divides the group-centred rewards by the group's standard deviation (`false` also turns `scaleRewards` off). */
+  normalizeAdvantages?: boolean | null | undefined;
+  /** Scales the learning rate by a power of the number of trajectories. */
+  numTrajectoriesLearningRateMultiplierPower?: number | null | undefined;
+  /** The length of a packed row of sequences. */
+  packedSequenceLength?: number | null | undefined;
+  /** Plots the trainer's tensors (a debugging aid of ART's local backend). */
+  plotTensors?: boolean | null | undefined;
+  /** The older API's choice of PPO (`lossFn` says it now). */
+  ppo?: boolean | null | undefined;
+  /** Recomputes the logprobs under the current weights before the batch's first gradient step. */
+  precalculateLogprobs?: boolean | null | undefined;
+  /** Scales the learning rate by a factor from the rewards' standard deviation. */
+  scaleLearningRateByRewardStdDev?: boolean | null | undefined;
+  /** Divides the group-centred rewards by the group's standard deviation. */
+  scaleRewards?: boolean | null | undefined;
+  /** A cap on the sampler-to-trainer ratio correction (truncated importance sampling). */
+  truncatedImportanceSampling?: number | null | undefined;
+}
+sameType<TrainConfig, CamelConfig>(true);
 
 /** Options of an SFT job, in camelCase. */
 export interface SftConfig {

@@ -4,7 +4,7 @@ import type OpenAI from "openai";
 import PQueue from "p-queue";
 import { type Trajectory, TrajectoryGroup } from "../trajectory/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
-import type { GroupCheck, OpenAIWrapper, TrainableModel } from "./model.js";
+import type { TrainableModel } from "./model.js";
 
 /** What a rollout of {@link evaluateCheckpoints} is given. */
 export interface EvaluationContext {
@@ -32,7 +32,7 @@ export interface EvaluateCheckpointsOptions<S> {
    */
   rollout: (scenario: S, ctx: EvaluationContext) => Promise<Trajectory>;
   /** Records the calls of `ctx.openai` (your `Recorder`). */
-  recorder?: OpenAIWrapper;
+  recorder?: TrainableModel.OpenAIWrapper;
   /**
    * The scenario's name in the report and in `metadata.scenario`. Default:
    * its `id`, `name` or `scenario` field when it has one, else its position.
@@ -45,7 +45,7 @@ export interface EvaluateCheckpointsOptions<S> {
   /** Rollouts running at once. Default 8. */
   concurrency?: number;
   /** The check run on the groups before they are logged (see `model.log`). */
-  validate?: GroupCheck;
+  validate?: TrainableModel.GroupCheck;
   /** Stops the evaluation: no new rollout starts, and the call rejects. */
   signal?: AbortSignal;
 }

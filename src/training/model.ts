@@ -9,15 +9,11 @@ import {
   prepareGroups,
   rewardSignalOf,
 } from "../trajectory/group-wire.js";
-import {
-  checkGroups,
-  refuseUntrainableBytes,
-  type ValidateOptions,
-  type ValidationMode,
-} from "../trajectory/index.js";
+import { checkGroups, refuseUntrainableBytes, type ValidateOptions } from "../trajectory/index.js";
 import { PreparedGroup } from "../trajectory/prepared.js";
 import { fillModelName } from "../util/derive-client.js";
 import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
+import { sameType } from "../wire/same-type.js";
 import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
@@ -42,6 +38,7 @@ export interface RegisterOptions {
 
 /** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
 export interface OpenAIWrapper {
+  /** Returns `client` with its calls recorded; `policy: true` marks its models as the policy's. */
   wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
   /** Marks a model as the policy being trained (a `Recorder` has it). */
   addPolicy?(test: (model: string) => boolean): void;
@@ -70,15 +67,8 @@ export interface TrainRunOptions {
   onJobCreated?: (job: CreatedJob) => void | Promise<void>;
 }
 
-/**
- * The check run on groups before `train` and `log` send them (see
- * `validateGroup`): a mode, full options, or `false` to skip it. Default
- * `"warn"` (through `console`, and the groups are sent); `"throw"` refuses them.
- * One exception to the default: `train` throws `TrajectoryCheckError` when no
- * group holds a trainable Choice (the job would train on nothing); an explicit
- * mode (`"warn"`), `false`, or `allowTrainingWithoutLogprobs` lets them through.
- */
-export type GroupCheck = ValidateOptions | ValidationMode | false;
+/** The check run on groups before `train` and `log` send them ({@link TrainableModel.GroupCheck}). */
+export type GroupCheck = TrainableModel.GroupCheck;
 
 /** A job just created, as given to `onJobCreated`. */
 export interface CreatedJob {
@@ -224,7 +214,7 @@ export class TrainableModel {
    * const openai = model.openai({ recorder });
    * await openai.chat.completions.create({ model: "", messages, logprobs: true });
    */
-  openai(options: { recorder?: OpenAIWrapper; step?: number } = {}): OpenAI {
+  openai(options: { recorder?: TrainableModel.OpenAIWrapper; step?: number } = {}): OpenAI {
     const name = this.inferenceName(options.step);
     const openai = this.client.createOpenAI();
     fillModelName(openai, name);
@@ -247,7 +237,7 @@ export class TrainableModel {
     groups: readonly GroupInput[],
     config?: TrainConfig,
     options: TrainRunOptions & {
-      validate?: GroupCheck;
+      validate?: TrainableModel.GroupCheck;
       /** Groups whose rewards are all equal: `"skip"` (default) or `"send"`. */
       noSignal?: NoSignalPolicy;
       /** Where the line about groups left out goes. Default: stderr (as `console.error`), never stdout, which is the program's own. */
@@ -377,7 +367,7 @@ export class TrainableModel {
    */
   async log(
     groups: readonly GroupInput[],
-    options: { split?: string; signal?: AbortSignal; validate?: GroupCheck } = {},
+    options: { split?: string; signal?: AbortSignal; validate?: TrainableModel.GroupCheck } = {},
   ): Promise<void> {
     const split = options.split ?? "val";
     let prepared = allPrepared(groups);
@@ -550,6 +540,30 @@ export class TrainableModel {
     return { jobId, step, metrics, rawMetrics };
   }
 }
+
+/** The types {@link TrainableModel}'s methods take. */
+export declare namespace TrainableModel {
+  /** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
+  export interface OpenAIWrapper {
+    /** Returns `client` with its calls recorded; `policy: true` marks its models as the policy's. */
+    wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
+    /** Marks a model as the policy being trained (a `Recorder` has it). */
+    addPolicy?(test: (model: string) => boolean): void;
+  }
+
+  /**
+   * The check run on groups before `train` and `log` send them (see
+   * `validateGroup`): a mode, full options, or `false` to skip it. Default
+   * `"warn"` (through `console`, and the groups are sent); `"throw"` refuses them.
+   * One exception to the default: `train` throws `TrajectoryCheckError` when no
+   * group holds a trainable Choice (the job would train on nothing); an explicit
+   * mode (`"warn"`), `false`, or `allowTrainingWithoutLogprobs` lets them through.
+   */
+  export type GroupCheck = ValidateOptions | ValidateOptions.ValidationMode | false;
+}
+// The namespace's copy is the interface above, written again so that the
+// root's declarations name no type the root does not export.
+sameType<TrainableModel.OpenAIWrapper, OpenAIWrapper>(true);
 
 /** `train` needs something to learn from; say so before the service does, in its words. */
 function requireTrainableGroups(groups: readonly TrajectoryGroupWire[]): void {

@@ -15,20 +15,28 @@ export interface Artifact {
   /** Its MIME type, e.g. `application/jsonl`. */
   contentType: string;
   /** Whose data it is: the model's entity, project and W&B run (`trainSft` sets it). */
-  owner?: ArtifactOwner;
+  owner?: Artifact.ArtifactOwner;
   /** Facts about the data; `trainSft` sets `{ format: "jsonl", num_trajectories }`. */
   metadata?: Record<string, unknown>;
 }
 
-/** The entity, project and W&B run an artifact belongs to. */
-export interface ArtifactOwner {
-  entity: string;
-  project: string;
-  /** The W&B run the data is logged from (a model's `runId`, else its name). */
-  run: string;
-  /** The run's display name (the model's name, as ART's `wandb.init(name=...)`). */
-  displayName?: string;
+/** The types of {@link Artifact}'s fields. */
+export declare namespace Artifact {
+  /** The entity, project and W&B run an artifact belongs to. */
+  export interface ArtifactOwner {
+    /** The team or user. */
+    entity: string;
+    /** The project. */
+    project: string;
+    /** The W&B run the data is logged from (a model's `runId`, else its name). */
+    run: string;
+    /** The run's display name (the model's name, as ART's `wandb.init(name=...)`). */
+    displayName?: string;
+  }
 }
+
+/** The entity, project and W&B run an artifact belongs to ({@link Artifact.ArtifactOwner}). */
+export type ArtifactOwner = Artifact.ArtifactOwner;
 
 /**
  * Puts a training file somewhere the service can read it, and returns the URL
@@ -66,18 +74,28 @@ export class LocalFileUploader implements ArtifactUploader {
   }
 }
 
-/** A pre-signed upload target: where to PUT, and the URL the service reads from. */
-export interface PresignedTarget {
-  /** The pre-signed URL that accepts a PUT. */
-  uploadUrl: string;
-  /** The URL given to the job. Default: `uploadUrl` without its query string. */
-  url?: string;
+/** The types {@link PresignedUrlUploaderOptions} uses. */
+export declare namespace PresignedUrlUploaderOptions {
+  /** A pre-signed upload target: where to PUT, and the URL the service reads from. */
+  export interface PresignedTarget {
+    /** The pre-signed URL that accepts a PUT. */
+    uploadUrl: string;
+    /** The URL given to the job. Default: `uploadUrl` without its query string. */
+    url?: string;
+  }
 }
+
+/** A pre-signed upload target ({@link PresignedUrlUploaderOptions.PresignedTarget}). */
+export type PresignedTarget = PresignedUrlUploaderOptions.PresignedTarget;
 
 /** Options of {@link PresignedUrlUploader}. */
 export interface PresignedUrlUploaderOptions {
   /** Returns a fresh pre-signed target for a file name. */
-  presign: (name: string) => Promise<PresignedTarget> | PresignedTarget;
+  presign: (
+    name: string,
+  ) =>
+    | Promise<PresignedUrlUploaderOptions.PresignedTarget>
+    | PresignedUrlUploaderOptions.PresignedTarget;
   /** Attempts of the PUT on 408/429/5xx or a connection error. Default 3. */
   maxAttempts?: number;
   /** The `fetch` used for the PUT. Default: the global one. */

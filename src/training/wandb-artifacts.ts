@@ -23,11 +23,7 @@ import {
   WandbApiError,
   type WandbConnection,
 } from "./wandb-graphql.js";
-import {
-  DEFAULT_WANDB_MAX_ANSWER_BYTES,
-  DEFAULT_WANDB_TIMEOUTS,
-  type WandbTimeouts,
-} from "./wandb-http.js";
+import { DEFAULT_WANDB_MAX_ANSWER_BYTES, DEFAULT_WANDB_TIMEOUTS } from "./wandb-http.js";
 
 /** Options of {@link WandbArtifactUploader}. */
 export interface WandbArtifactUploaderOptions {
@@ -56,7 +52,7 @@ export interface WandbArtifactUploaderOptions {
    * `requestMs` (the whole exchange, 300 s). A request past one fails (and
    * is retried) with a {@link WandbApiError} naming the deadline.
    */
-  timeouts?: WandbTimeouts;
+  timeouts?: WandbArtifactUploaderOptions.WandbTimeouts;
   /** Largest answer read, in bytes; a larger one fails the call. Default 4 MiB. */
   maxAnswerBytes?: number;
   /**
@@ -69,6 +65,19 @@ export interface WandbArtifactUploaderOptions {
    * connecting has its own deadline; with one, `timeouts.headersMs` covers it.
    */
   fetch?: typeof fetch;
+}
+
+/** The types {@link WandbArtifactUploaderOptions} uses. */
+export declare namespace WandbArtifactUploaderOptions {
+  /** Deadlines of each W&B request, in milliseconds. */
+  export interface WandbTimeouts {
+    /** Until the TCP (and TLS) connection is up. Default 10 000. */
+    connectMs?: number;
+    /** Until the answer's status and headers arrive. Default 60 000. */
+    headersMs?: number;
+    /** The whole exchange: sending, waiting and reading the answer. Default 300 000. */
+    requestMs?: number;
+  }
 }
 
 /**

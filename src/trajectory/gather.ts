@@ -5,19 +5,15 @@ import { TooManyExceptionsError } from "./errors.js";
 import { abortReason, untilAborted, withTimeout } from "./gather-limits.js";
 import { checkGatherOptions, checkGatherTrajectoriesOptions } from "./gather-options.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
-import { createProgressBar, type GatherProgress, type ProgressStream } from "./progress.js";
+import { createProgressBar, type GatherProgress } from "./progress.js";
 import type { GroupSink } from "./sink.js";
 import { Trajectory } from "./trajectory.js";
 
-/** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
-export type GatherGroupInput =
-  | PendingGroup
-  | TrajectoryGroup
-  | PromiseLike<TrajectoryGroup>
-  | readonly Rollout[];
+/** A group to gather ({@link GatherOptions.GatherGroupInput}). */
+export type GatherGroupInput = GatherOptions.GatherGroupInput;
 
-/** What `afterEach` returns: a group, groups to keep in its place, or nothing to drop it. */
-export type AfterEachResult = TrajectoryGroup | readonly TrajectoryGroup[] | null | undefined;
+/** What `afterEach` returns ({@link GatherOptions.AfterEachResult}). */
+export type AfterEachResult = GatherOptions.AfterEachResult;
 
 /** Options of {@link gatherTrajectoryGroups}. */
 export interface GatherOptions {
@@ -49,7 +45,9 @@ export interface GatherOptions {
    *   sink: shipper,
    * });
    */
-  afterEach?: (group: TrajectoryGroup) => AfterEachResult | PromiseLike<AfterEachResult>;
+  afterEach?: (
+    group: TrajectoryGroup,
+  ) => GatherOptions.AfterEachResult | PromiseLike<GatherOptions.AfterEachResult>;
   /**
    * How many trajectory metrics the progress shows (their means, first seen
    * first), as ART's `max_metrics`. Default: all.
@@ -62,7 +60,7 @@ export interface GatherOptions {
   /** Label of the progress bar. Default `"gather"`. */
   label?: string;
   /** Where the progress bar draws; it draws only if this is a TTY. Default `process.stderr`. */
-  progressStream?: ProgressStream;
+  progressStream?: GatherOptions.ProgressStream;
   /**
    * Stops the gather when it aborts: nothing new starts, and the gather
    * rejects with the signal's reason (as `fetch` does). Rollouts already
@@ -84,6 +82,33 @@ export interface GatherOptions {
   hookTimeout?: number;
 }
 
+/** The types {@link GatherOptions}, {@link gatherTrajectoryGroups} and {@link gatherTrajectories} use. */
+export declare namespace GatherOptions {
+  /** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
+  export type GatherGroupInput =
+    | PendingGroup
+    | TrajectoryGroup
+    | PromiseLike<TrajectoryGroup>
+    | readonly Rollout[];
+
+  /** What `afterEach` returns: a group, groups to keep in its place, or nothing to drop it. */
+  export type AfterEachResult = TrajectoryGroup | readonly TrajectoryGroup[] | null | undefined;
+
+  /** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
+  export type TrajectoriesRollout =
+    | Rollout
+    | PromiseLike<Iterable<Trajectory>>
+    | (() => PromiseLike<Iterable<Trajectory>> | Iterable<Trajectory>);
+
+  /** The stream the progress bar draws on, when it is a terminal. */
+  export interface ProgressStream {
+    /** Whether it is a terminal: the bar draws only then. */
+    isTTY?: boolean;
+    /** Writes a chunk of text. */
+    write(chunk: string): unknown;
+  }
+}
+
 /**
  * Runs groups of rollouts with bounded concurrency and returns the finished
  * groups in input order. A failed rollout is recorded in its group's
@@ -100,7 +125,7 @@ export interface GatherOptions {
  * );
  */
 export async function gatherTrajectoryGroups(
-  groups: Iterable<GatherGroupInput>,
+  groups: Iterable<GatherOptions.GatherGroupInput>,
   options: GatherOptions = {},
 ): Promise<TrajectoryGroup[]> {
   if (typeof (groups as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
@@ -381,18 +406,15 @@ export interface GatherTrajectoriesOptions {
   /** Label of the progress bar. Default `"gather"`. */
   label?: string;
   /** Where the progress bar is drawn. Default: stderr when it is a terminal, else none. */
-  progressStream?: ProgressStream;
+  progressStream?: GatherOptions.ProgressStream;
   /** Stops the gather when it aborts, as {@link GatherOptions.signal}. */
   signal?: AbortSignal;
   /** How long one rollout may take, in ms, as {@link GatherOptions.rolloutTimeout}. */
   rolloutTimeout?: number;
 }
 
-/** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
-export type TrajectoriesRollout =
-  | Rollout
-  | PromiseLike<Iterable<Trajectory>>
-  | (() => PromiseLike<Iterable<Trajectory>> | Iterable<Trajectory>);
+/** One rollout of {@link gatherTrajectories} ({@link GatherOptions.TrajectoriesRollout}). */
+export type TrajectoriesRollout = GatherOptions.TrajectoriesRollout;
 
 /**
  * Runs rollouts that are not grouped and returns one result per input, in
@@ -405,7 +427,7 @@ export type TrajectoriesRollout =
  * const trajectories = results.filter((r) => r instanceof Trajectory);
  */
 export async function gatherTrajectories(
-  rollouts: Iterable<TrajectoriesRollout>,
+  rollouts: Iterable<GatherOptions.TrajectoriesRollout>,
   options: GatherTrajectoriesOptions = {},
 ): Promise<(Trajectory | Trajectory[] | Error)[]> {
   const call = "gatherTrajectories(rollouts, options)";

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import type { GatherOptions } from "./gather.js";
 
 /** A snapshot of a gather, passed to `onProgress` and drawn by the progress bar. */
 export interface GatherProgress {
@@ -76,11 +77,8 @@ function checkProgress(call: string, p: unknown): asserts p is GatherProgress {
     throw new InvalidArgumentError(call, "p.rewardMean", "a number or null", p.rewardMean);
 }
 
-/** The stream the progress bar draws on, when it is a terminal. */
-export interface ProgressStream {
-  isTTY?: boolean;
-  write(chunk: string): unknown;
-}
+/** The stream the progress bar draws on ({@link GatherOptions.ProgressStream}). */
+export type ProgressStream = GatherOptions.ProgressStream;
 
 /**
  * A progress bar on `stream` (stderr by default) that draws only when the

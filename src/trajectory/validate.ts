@@ -4,16 +4,11 @@
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
-import {
-  checkLineage,
-  checkTokenCount,
-  groupTokenSharing,
-  type TokenSharing,
-} from "./validate-lineage.js";
+import { checkLineage, checkTokenCount, groupTokenSharing } from "./validate-lineage.js";
 import { logprobProblems } from "./validate-logprobs.js";
 
-/** What to do with a trajectory that fails the check. */
-export type ValidationMode = "throw" | "drop" | "warn";
+/** What to do with a trajectory that fails the check ({@link ValidateOptions.ValidationMode}). */
+export type ValidationMode = ValidateOptions.ValidationMode;
 
 /** Options of {@link validateTrajectory} and {@link validateGroup}. */
 export interface ValidateOptions {
@@ -23,7 +18,7 @@ export interface ValidateOptions {
    * caller leaves them out and counts them. `"warn"`: warn through `logger`
    * and keep everything.
    */
-  mode?: ValidationMode;
+  mode?: ValidateOptions.ValidationMode;
   /** Accept Choices without `logprobs` (the trainer treats them as context). Default `false`. */
   allowMissingLogprobs?: boolean;
   /**
@@ -41,6 +36,12 @@ export interface ValidateOptions {
   requireTrainable?: boolean;
   /** Where `"warn"` and `"drop"` report. Default `console`. */
   logger?: { warn(message: string): void };
+}
+
+/** The types {@link ValidateOptions} uses. */
+export declare namespace ValidateOptions {
+  /** What to do with a trajectory that fails the check: see {@link ValidateOptions.mode}. */
+  export type ValidationMode = "throw" | "drop" | "warn";
 }
 
 /** The `finish_reason` values the Training Service's schema accepts. */
@@ -271,7 +272,26 @@ export interface GroupValidation {
   /** The whole group is refused (no trainable Choice in any trajectory). */
   refused: boolean;
   /** The group's histories in tokens: how many, the splits, the prefix tokens read more than once. */
-  tokens: TokenSharing;
+  tokens: GroupValidation.TokenSharing;
+}
+
+/** The types {@link GroupValidation} uses. */
+export declare namespace GroupValidation {
+  /** What the histories of a group share, in tokens (see `groupTokenSharing`). */
+  export interface TokenSharing {
+    /** Histories (main and additional) whose last Choice carries token ids. */
+    histories: number;
+    /** Splits the recorder made where the tokens diverged (counted from `logs`). */
+    splits: number;
+    /**
+     * Tokens a prefix tree of the histories would hold once but a trainer
+     * reading each history as its own sequence reads again: shared system
+     * prompts, the turns before a split, the prompt of n > 1 samples. The
+     * Training Service's format has no way to say a prefix is shared, so they
+     * are counted, not left out.
+     */
+    duplicatePrefixTokens: number;
+  }
 }
 
 /**

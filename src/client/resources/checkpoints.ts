@@ -8,6 +8,7 @@ import {
   CheckpointListParamsSchema,
   CheckpointPageSchema,
 } from "../../wire/index.js";
+import { sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { type RequestCore, type RequestOptions, segment } from "../core.js";
 import { CursorPage, PagePromise } from "../pagination.js";
@@ -20,7 +21,8 @@ import { CursorPage, PagePromise } from "../pagination.js";
  */
 export class Checkpoints {
   readonly #core: RequestCore;
-  constructor(core: RequestCore) {
+  // Private: built by the client (`buildResource`), never by user code.
+  private constructor(core: RequestCore) {
     this.#core = core;
   }
 
@@ -33,7 +35,7 @@ export class Checkpoints {
    */
   list(
     modelId: string,
-    params: CheckpointListParams = {},
+    params: Checkpoints.CheckpointListParams = {},
     options?: RequestOptions,
   ): PagePromise<Checkpoint> {
     const fetchPage = (
@@ -67,9 +69,9 @@ export class Checkpoints {
    */
   delete(
     modelId: string,
-    params: CheckpointDeleteParams,
+    params: Checkpoints.CheckpointDeleteParams,
     options?: RequestOptions,
-  ): APIPromise<CheckpointDeleteResponse> {
+  ): APIPromise<Checkpoints.CheckpointDeleteResponse> {
     return this.#core.request({
       operation: "models.checkpoints.delete",
       method: "DELETE",
@@ -84,3 +86,37 @@ export class Checkpoints {
     });
   }
 }
+
+/**
+ * The request and response types of {@link Checkpoints} (their zod schemas, in
+ * the same names with `Schema`, are in `trajectory-recorder/wire`).
+ */
+export declare namespace Checkpoints {
+  /** Query of `GET /v1/preview/models/{model_id}/checkpoints`. */
+  export interface CheckpointListParams {
+    /** The cursor: the id of the last checkpoint already seen. */
+    after?: string | undefined;
+    /** How many checkpoints a page holds, 1 to 100. */
+    limit?: number | undefined;
+    /** By step, ascending or descending. */
+    order?: "asc" | "desc" | undefined;
+  }
+  /** Body of `DELETE /v1/preview/models/{model_id}/checkpoints`. */
+  export interface CheckpointDeleteParams {
+    /** The training steps whose checkpoints go. */
+    steps: number[];
+  }
+  /** Response of `DELETE /v1/preview/models/{model_id}/checkpoints`. */
+  export interface CheckpointDeleteResponse {
+    /** How many checkpoints were deleted. */
+    deleted_count: number;
+    /** The steps asked for that had no checkpoint (not an error). */
+    not_found_steps: number[];
+    /** Fields the service adds later, kept as sent. */
+    [key: string]: unknown;
+  }
+}
+// Each one exactly the type of its schema in the wire folder.
+sameType<Checkpoints.CheckpointListParams, CheckpointListParams>(true);
+sameType<Checkpoints.CheckpointDeleteParams, CheckpointDeleteParams>(true);
+sameType<Checkpoints.CheckpointDeleteResponse, CheckpointDeleteResponse>(true);

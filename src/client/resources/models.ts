@@ -10,8 +10,9 @@ import {
   ModelDeleteResponseSchema,
   ModelSchema,
 } from "../../wire/index.js";
+import { sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
-import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { registerCore } from "../prepared.js";
 import { Checkpoints } from "./checkpoints.js";
@@ -27,9 +28,10 @@ export class Models {
   /** The model's checkpoints. */
   readonly checkpoints: Checkpoints;
 
-  constructor(core: RequestCore) {
+  // Private: built by the client (`buildResource`), never by user code.
+  private constructor(core: RequestCore) {
     this.#core = core;
-    this.checkpoints = new Checkpoints(core);
+    this.checkpoints = buildResource(Checkpoints, core);
     registerCore(this, core);
   }
 
@@ -40,7 +42,7 @@ export class Models {
    * @example
    * const { id } = await client.models.create({ project: "demo", name: "agent-001", base_model: "Qwen/Qwen3-4B", return_existing: true });
    */
-  create(params: ModelCreateParams, options?: RequestOptions): APIPromise<Model> {
+  create(params: Models.ModelCreateParams, options?: RequestOptions): APIPromise<Model> {
     return this.#core.request({
       operation: "models.create",
       method: "POST",
@@ -60,7 +62,7 @@ export class Models {
    * @example
    * const { deleted_checkpoints } = await client.models.delete(modelId);
    */
-  delete(modelId: string, options?: RequestOptions): APIPromise<ModelDeleteResponse> {
+  delete(modelId: string, options?: RequestOptions): APIPromise<Models.ModelDeleteResponse> {
     return this.#core.request({
       operation: "models.delete",
       method: "DELETE",
@@ -83,7 +85,7 @@ export class Models {
     modelId: string,
     params: WithGroupParams<LogParams>,
     options?: RequestOptions,
-  ): APIPromise<LogResponse> {
+  ): APIPromise<Models.LogResponse> {
     const wire = groupsToWire(params);
     return this.#core.request({
       operation: "models.log",
@@ -98,3 +100,43 @@ export class Models {
     });
   }
 }
+
+/**
+ * The request and response types of {@link Models} (their zod schemas, in the
+ * same names with `Schema`, are in `trajectory-recorder/wire`).
+ */
+export declare namespace Models {
+  /** Body of `POST /v1/preview/models`. */
+  export interface ModelCreateParams {
+    /** The project the model belongs to. */
+    project: string;
+    /** Its name in the project. */
+    name: string;
+    /** The base model it fine-tunes, e.g. `"OpenPipe/Qwen3-14B-Instruct"`. */
+    base_model: string;
+    /** The team or user that owns it (the key's default entity when left out). */
+    entity?: string | null | undefined;
+    /** Returns the model of the same name when there is one, instead of failing. */
+    return_existing?: boolean | undefined;
+  }
+  /** Response of `DELETE /v1/preview/models/{model_id}`. */
+  export interface ModelDeleteResponse {
+    /** The deleted model's id. */
+    model_id: string;
+    /** How many of its checkpoints were deleted. */
+    deleted_checkpoints: number;
+    /** Whether its tracking run was deleted. */
+    deleted_run: boolean;
+    /** Fields the service adds later, kept as sent. */
+    [key: string]: unknown;
+  }
+  /** Response of `POST /v1/preview/models/{model_id}/log`: the service documents it as "anything". */
+  export interface LogResponse {
+    /** Whatever the service sends, kept as sent. */
+    [key: string]: unknown;
+  }
+}
+// Each one exactly the type of its schema in the wire folder.
+sameType<Models.ModelCreateParams, ModelCreateParams>(true);
+sameType<Models.ModelDeleteResponse, ModelDeleteResponse>(true);
+sameType<Models.LogResponse, LogResponse>(true);

@@ -11,7 +11,7 @@ import {
   TrainingJobSchema,
 } from "../../wire/index.js";
 import type { APIPromise } from "../api-promise.js";
-import { type RequestCore, type RequestOptions, segment } from "../core.js";
+import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
 import { registerCore } from "../prepared.js";
@@ -24,7 +24,8 @@ import { registerCore } from "../prepared.js";
  */
 export class TrainingJobEvents {
   readonly #core: RequestCore;
-  constructor(core: RequestCore) {
+  // Private: built by the client (`buildResource`), never by user code.
+  private constructor(core: RequestCore) {
     this.#core = core;
   }
 
@@ -74,9 +75,10 @@ export class TrainingJobs {
   /** The job's event log. */
   readonly events: TrainingJobEvents;
 
-  constructor(core: RequestCore) {
+  // Private: built by the client (`buildResource`), never by user code.
+  private constructor(core: RequestCore) {
     this.#core = core;
-    this.events = new TrainingJobEvents(core);
+    this.events = buildResource(TrainingJobEvents, core);
     registerCore(this, core);
   }
 
@@ -133,7 +135,8 @@ export class TrainingJobs {
  */
 export class SFTTrainingJobs {
   readonly #core: RequestCore;
-  constructor(core: RequestCore) {
+  // Private: built by the client (`buildResource`), never by user code.
+  private constructor(core: RequestCore) {
     this.#core = core;
   }
 
