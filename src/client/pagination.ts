@@ -1,6 +1,6 @@
 // Cursor pages: one page of items, the way to the next, and iteration over all.
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import { APIPromise, type WithResponse } from "./api-promise.js";
+import { APIPromise } from "./api-promise.js";
 import { TrainingClientError } from "./errors.js";
 
 /** Fetches the page that follows `after` (the id of the last item seen). */

@@ -23,10 +23,9 @@ const SLICE_MS = 8;
 const CHUNK_CHARS = 256 * 1024;
 
 /** A trajectory group: a `TrajectoryGroup` (anything with `toJSON()`) or its wire JSON. */
-export type GroupInput =
-  | z.input<typeof TrajectoryGroupWireSchema>
-  | { toJSON(): unknown }
-  | PreparedGroup;
+// A PreparedGroup is one too (it has toJSON()); it is not named here, so the
+// root's declarations do not name a class the root does not export.
+export type GroupInput = z.input<typeof TrajectoryGroupWireSchema> | { toJSON(): unknown };
 
 /**
  * The wire JSON of each group, validated; a bad group throws naming its index

@@ -5,6 +5,7 @@ import {
   TrajectoryGroupJsonSchema,
   type TrajectoryGroupWire,
 } from "../wire/index.js";
+import { sameType } from "../wire/same-type.js";
 import { unwrapArtJson } from "./art-payload.js";
 import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
@@ -50,7 +51,7 @@ export interface TrajectoryGroupOptions {
   /** Facts about the scenario (scalars), e.g. `{ scenario: "q42" }`. */
   metadata?: Record<string, unknown>;
   /** Numbers about the group, averaged into the step's metrics. */
-  metrics?: Record<string, MetricValue>;
+  metrics?: Record<string, TrajectoryGroup.MetricValue>;
   /** Free-form log lines. */
   logs?: string[];
 }
@@ -69,11 +70,11 @@ export class TrajectoryGroup {
   /** The rollouts that finished. */
   trajectories: Trajectory[];
   /** Rollouts that failed, as ART's `{ type, message, traceback }` records. */
-  exceptions: ExceptionWire[];
+  exceptions: TrajectoryGroup.ExceptionWire[];
   /** Facts about the scenario (scalars). */
   metadata: Record<string, unknown>;
   /** Numbers about the group. */
-  metrics: Record<string, MetricValue>;
+  metrics: Record<string, TrajectoryGroup.MetricValue>;
   /** Free-form log lines. */
   logs: string[];
   #extra: Record<string, unknown> = {};
@@ -216,6 +217,31 @@ export class TrajectoryGroup {
 }
 
 /**
+ * The types of {@link TrajectoryGroup}'s fields (each one the same type as the
+ * wire folder's of that name, checked below).
+ */
+export declare namespace TrajectoryGroup {
+  /** A metric value: ART accepts numbers and booleans only. */
+  export type MetricValue = number | boolean;
+  /**
+   * A failed rollout as ART records it on its group (`PydanticException`):
+   * `type` is `"<class 'Name'>"`, `traceback` the formatted stack.
+   */
+  export interface ExceptionWire {
+    /** The error's class, as Python writes it: `"<class 'TimeoutError'>"`. */
+    type: string;
+    /** The error's message. */
+    message: string;
+    /** The formatted stack (`""` when there is none). */
+    traceback: string;
+    /** Keys ART adds later, kept as read. */
+    [key: string]: unknown;
+  }
+}
+sameType<TrajectoryGroup.MetricValue, MetricValue>(true);
+sameType<TrajectoryGroup.ExceptionWire, ExceptionWire>(true);
+
+/**
  * A group from wire JSON this library wrote (a GroupCollector's, kept in
  * Redis): read without a second check, its objects taken over rather than
  * copied. Input from elsewhere goes through `TrajectoryGroup.fromJSON`.
@@ -244,7 +270,11 @@ export class PendingGroup implements PromiseLike<TrajectoryGroup> {
     checkGroupOptions(call, options);
   }
 
-  // Runs lazily, on first await, so that gather can run the rollouts itself.
+  /**
+   * Runs the rollouts (on the first `await`, not before) and resolves with the
+   * finished group, failed rollouts in its `exceptions`.
+   */
+  // Lazily, so that gather can run the rollouts itself.
   // biome-ignore lint/suspicious/noThenProperty: a pending group is meant to be awaited.
   then<A = TrajectoryGroup, B = never>(
     onfulfilled?: ((value: TrajectoryGroup) => A | PromiseLike<A>) | null,

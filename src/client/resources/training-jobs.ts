@@ -1,6 +1,7 @@
 import {
   type EventListParams,
   EventListParamsSchema,
+  type SFTTrainingConfig,
   type SFTTrainingJobCreateParams,
   SFTTrainingJobCreateParamsSchema,
   type TrainingJob,
@@ -10,6 +11,7 @@ import {
   TrainingJobEventPageSchema,
   TrainingJobSchema,
 } from "../../wire/index.js";
+import { sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
@@ -37,7 +39,7 @@ export class TrainingJobEvents {
    */
   list(
     jobId: string,
-    params: EventListParams = {},
+    params: TrainingJobEvents.EventListParams = {},
     options?: RequestOptions,
   ): PagePromise<TrainingJobEvent> {
     const fetchPage = (
@@ -63,6 +65,22 @@ export class TrainingJobEvents {
     return new PagePromise(fetchPage(params));
   }
 }
+
+/**
+ * The request types of {@link TrainingJobEvents} (their zod schemas, in the
+ * same names with `Schema`, are in `trajectory-recorder/wire`).
+ */
+export declare namespace TrainingJobEvents {
+  /** Query of `GET /v1/preview/training-jobs/{training_job_id}/events`. */
+  export interface EventListParams {
+    /** The cursor: the id of the last event already seen (exclusive). */
+    after?: string | undefined;
+    /** How many events a page holds, 1 to 100. */
+    limit?: number | undefined;
+  }
+}
+// Exactly the type of its schema in the wire folder.
+sameType<TrainingJobEvents.EventListParams, EventListParams>(true);
 
 /**
  * RL training jobs: `client.trainingJobs`.
@@ -147,7 +165,10 @@ export class SFTTrainingJobs {
    * @example
    * await client.sftTrainingJobs.create({ model_id, training_data_url: "wandb-artifact:///me/demo/data:v0", config: { learning_rate: 5e-5 } });
    */
-  create(params: SFTTrainingJobCreateParams, options?: RequestOptions): APIPromise<TrainingJob> {
+  create(
+    params: SFTTrainingJobs.SFTTrainingJobCreateParams,
+    options?: RequestOptions,
+  ): APIPromise<TrainingJob> {
     return this.#core.request({
       operation: "sftTrainingJobs.create",
       method: "POST",
@@ -160,3 +181,45 @@ export class SFTTrainingJobs {
     });
   }
 }
+
+/**
+ * The request types of {@link SFTTrainingJobs} (their zod schemas, in the
+ * same names with `Schema`, are in `trajectory-recorder/wire`).
+ */
+export declare namespace SFTTrainingJobs {
+  /** Body of `POST /v1/preview/sft-training-jobs`. */
+  export interface SFTTrainingJobCreateParams {
+    /** The model to train (its id, a UUID). */
+    model_id: string;
+    /** Where the service reads the JSONL training file (an uploader's URL). */
+    training_data_url: string;
+    /** The job's settings. */
+    config?: SFTTrainingConfig | null | undefined;
+    /** Settings the service has not made official, passed through as given. */
+    experimental_config?: Record<string, unknown> | null | undefined;
+  }
+  /** Settings of an SFT job, as the service takes them (`SftConfig` is the camelCase form). */
+  export interface SFTTrainingConfig {
+    /** Examples per batch, or `"auto"` for the service's choice. */
+    batch_size?: number | "auto" | null | undefined;
+    /** One learning rate, or one per batch. */
+    learning_rate?: number | number[] | null | undefined;
+    /** The service's metric logging of the job. */
+    metric_logging?:
+      | {
+          /** Whether the job logs metrics. */
+          enabled?: boolean | undefined;
+          /** The step the metrics are logged at. */
+          target_training_step?: number | undefined;
+          /** Keys the service adds later, passed through. */
+          [key: string]: unknown;
+        }
+      | null
+      | undefined;
+    /** Keys the service adds later, passed through. */
+    [key: string]: unknown;
+  }
+}
+// Each one exactly the type of its schema in the wire folder.
+sameType<SFTTrainingJobs.SFTTrainingJobCreateParams, SFTTrainingJobCreateParams>(true);
+sameType<SFTTrainingJobs.SFTTrainingConfig, SFTTrainingConfig>(true);
