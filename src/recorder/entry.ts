@@ -13,6 +13,7 @@
 
 export {
   APIPromise,
+  type BackoffOptions,
   type ChatCompletions,
   CursorPage,
   PagePromise,
@@ -23,12 +24,16 @@ export {
   type TrajectoryGroupParam,
   VERSION,
   type WithGroupParams,
+  type WithResponse,
 } from "../client/index.js";
 export type { JudgeErrorPolicy, JudgeScore } from "../rewards/index.js";
 export type {
   ArtifactOwner,
+  FollowOptions,
+  FollowResult,
   OpenAIWrapper,
   PresignedTarget,
+  TrainingProgress,
   WandbTimeouts,
 } from "../training/index.js";
 export {
@@ -47,4 +52,5 @@ export {
   type ValidationMode,
 } from "../trajectory/index.js";
 export { TrajectoryRecorderError } from "../util/error-family.js";
+export type { TrainingJob, TrainingJobEvent } from "../wire/index.js";
 export * from "./index.js";
