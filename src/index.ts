@@ -118,6 +118,7 @@ export {
   type GroupValidation,
   gatherTrajectories,
   gatherTrajectoryGroups,
+  type History,
   hasRewardSignal,
   type MessageOrChoice,
   type MessageParam,

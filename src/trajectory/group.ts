@@ -150,7 +150,7 @@ export class TrajectoryGroup {
    * ART's `model_dump(mode="json")` of the group, in ART's key order (see
    * `Trajectory.toJSON` for what `key` changes).
    */
-  toJSON(key?: unknown): TrajectoryGroupWire {
+  toJSON(key?: unknown): TrajectoryGroup.TrajectoryGroupWire {
     return {
       trajectories: this.trajectories.map((t) => t.toJSON(key)),
       exceptions: copyJson(this.exceptions, "exceptions"),
@@ -158,7 +158,7 @@ export class TrajectoryGroup {
       metrics: { ...this.metrics },
       logs: [...this.logs],
       ...copyJson(this.#extra),
-    } as TrajectoryGroupWire;
+    } as TrajectoryGroup.TrajectoryGroupWire;
   }
 
   /**
@@ -221,6 +221,24 @@ export class TrajectoryGroup {
  * wire folder's of that name, checked below).
  */
 export declare namespace TrajectoryGroup {
+  /**
+   * A group of trajectories for the same scenario, as ART serializes it and
+   * `toJSON()` returns it.
+   */
+  export interface TrajectoryGroupWire {
+    /** Its trajectories' JSON. */
+    trajectories: Trajectory.TrajectoryWire[];
+    /** Its failed rollouts. */
+    exceptions: ExceptionWire[];
+    /** Facts about the scenario. */
+    metadata: Record<string, unknown>;
+    /** Numbers about the group. */
+    metrics: Record<string, MetricValue>;
+    /** Free-form log lines. */
+    logs: string[];
+    /** Keys ART adds later, kept as read. */
+    [key: string]: unknown;
+  }
   /** A metric value: ART accepts numbers and booleans only. */
   export type MetricValue = number | boolean;
   /**
@@ -240,6 +258,7 @@ export declare namespace TrajectoryGroup {
 }
 sameType<TrajectoryGroup.MetricValue, MetricValue>(true);
 sameType<TrajectoryGroup.ExceptionWire, ExceptionWire>(true);
+sameType<TrajectoryGroup.TrajectoryGroupWire, TrajectoryGroupWire>(true);
 
 /**
  * A group from wire JSON this library wrote (a GroupCollector's, kept in

@@ -5,14 +5,12 @@ import { checkInit } from "./init-check.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { itemsJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
+import type { Trajectory } from "./trajectory.js";
 
 const KNOWN = ["messages_and_choices", "tools"] as const;
 
-/** What a History is made from; every field is optional. */
-export interface HistoryInit {
-  messages_and_choices?: MessageOrChoice[];
-  tools?: ToolParam[] | null;
-}
+/** What a History is made from ({@link History.HistoryInit}). */
+export type HistoryInit = History.HistoryInit;
 
 let fromValid: (raw: Record<string, unknown>, mode: "checked" | "written") => History;
 let shell: (h: History) => Record<string, unknown>;
@@ -25,11 +23,13 @@ let shell: (h: History) => Record<string, unknown>;
  * t.additional_histories.push(new History({ messages_and_choices: [{ role: "user", content: "sum up" }, choice] }));
  */
 export class History {
+  /** The conversation: messages, and the Choices the model sampled. */
   messages_and_choices: MessageOrChoice[];
-  tools: ToolParam[] | null;
+  /** The tools offered in it, or `null`. */
+  tools: History.ToolParam[] | null;
   #extra: Record<string, unknown> | undefined;
 
-  constructor(init: HistoryInit = {}) {
+  constructor(init: History.HistoryInit = {}) {
     checkInit("new History(init)", init, { messages_and_choices: "array", tools: "array or null" });
     this.messages_and_choices = init.messages_and_choices ?? [];
     this.tools = init.tools ?? null;
@@ -41,7 +41,7 @@ export class History {
   }
 
   /** ART's wire JSON: `{ messages_and_choices, tools }` plus any unknown keys read in. */
-  toJSON(key?: unknown): HistoryWire {
+  toJSON(key?: unknown): Trajectory.HistoryWire {
     return {
       // As Trajectory.toJSON: shared bytes arrays only when JSON.stringify asks.
       messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
@@ -77,6 +77,22 @@ export class History {
       tools: h.tools,
       ...h.#extra,
     });
+  }
+}
+
+/** The types {@link History} takes. */
+export declare namespace History {
+  /** What a History is made from; every field is optional. */
+  export interface HistoryInit {
+    /** The conversation. Default `[]`. */
+    messages_and_choices?: MessageOrChoice[];
+    /** The tools offered in it. Default `null`. */
+    tools?: ToolParam[] | null;
+  }
+  /** A tool definition as sent to the model (OpenAI `ChatCompletionTool`). */
+  export interface ToolParam {
+    /** `"function"`. */
+    type: string;
   }
 }
 

@@ -2,6 +2,7 @@ import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
 import { sameType } from "../wire/same-type.js";
 import { choiceJson } from "./choice-json.js";
+import type { History } from "./history.js";
 
 // In-memory shapes of `messages_and_choices`. They are structural on purpose,
 // so that the `openai` SDK's own message params and `Choice` objects (of any
@@ -50,10 +51,8 @@ export declare namespace MessageOrChoice {
 // The same type as ChoiceLike above, which `trajectory-recorder/wire` exports.
 sameType<MessageOrChoice.ChoiceLike, ChoiceLike>(true);
 
-/** A tool definition as sent to the model (OpenAI `ChatCompletionTool`). */
-export interface ToolParam {
-  type: string;
-}
+/** A tool definition as sent to the model ({@link History.ToolParam}). */
+export type ToolParam = History.ToolParam;
 
 /**
  * Tells a Choice (it has a `message` key) from a plain message param.

@@ -1,5 +1,6 @@
 import { copyJson } from "../util/copy-json.js";
-import { type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
+import { type HistoryWire, type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
+import { sameType } from "../wire/same-type.js";
 import { unwrapArtJson } from "./art-payload.js";
 import { TrajectoryValidationError } from "./errors.js";
 import {
@@ -8,8 +9,9 @@ import {
   TRAJECTORY_KEYS,
   type TrajectoryFields,
 } from "./fields.js";
+import type { History } from "./history.js";
 import { checkInit, type FieldKind } from "./init-check.js";
-import type { MessageParam } from "./messages.js";
+import type { MessageOrChoice, MessageParam } from "./messages.js";
 import { toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
 
@@ -52,7 +54,7 @@ export function trajectoryShell(t: Trajectory): Record<string, unknown> {
 export type { MetricValue } from "./fields.js";
 
 /** What a Trajectory is made from; every field is optional and takes ART's default. */
-export interface TrajectoryInit extends Partial<TrajectoryFields> {
+export interface TrajectoryInit extends Partial<Trajectory.TrajectoryFields> {
   /** When the rollout began. Default: now. */
   start_time?: Date;
 }
@@ -70,7 +72,7 @@ const INIT_KINDS = {
  * `final_policy_version`, `metrics`, `metadata`, `logs`), declared once in
  * `src/trajectory/fields.ts`, with ART's names, order and defaults.
  */
-export interface Trajectory extends TrajectoryFields {}
+export interface Trajectory extends Trajectory.TrajectoryFields {}
 
 /**
  * One rollout: the conversation as the model saw it (plain messages for what
@@ -127,14 +129,14 @@ export class Trajectory {
    * are shared, frozen ones, which is what lets a group stringify at close to
    * the cost of its wire JSON.
    */
-  toJSON(key?: unknown): TrajectoryWire {
+  toJSON(key?: unknown): Trajectory.TrajectoryWire {
     const out: Record<string, unknown> = {};
     const forStringify = typeof key === "string";
     for (const k of TRAJECTORY_KEYS) {
       const f = TRAJECTORY_FIELDS[k] as { json: (v: unknown, s: boolean, key: unknown) => unknown };
       out[k] = f.json(this[k], forStringify, key);
     }
-    return Object.assign(out, copyJson(this.#extra)) as TrajectoryWire;
+    return Object.assign(out, copyJson(this.#extra)) as Trajectory.TrajectoryWire;
   }
 
   /**
@@ -186,6 +188,247 @@ export class Trajectory {
     return t;
   }
 }
+
+/**
+ * The trajectory's JSON as ART serializes it and `toJSON()` returns it: the same
+ * types as the wire folder's of these names (`trajectory-recorder/wire`, with
+ * their zod schemas), checked below.
+ */
+export declare namespace Trajectory {
+  /**
+   * A Trajectory's wire fields as they are in memory (the class's own fields),
+   * written out from `TRAJECTORY_FIELDS` in src/trajectory/fields.ts, checked below.
+   */
+  export interface TrajectoryFields {
+    /** The conversation: messages the model saw, and the Choices it sampled. Default `[]`. */
+    messages_and_choices: MessageOrChoice[];
+    /** The tools offered to the model. Default `null`. */
+    tools: History.ToolParam[] | null;
+    /** Extra conversations (a sub-agent, a judge), trained with this reward. Default `[]`. */
+    additional_histories: History[];
+    /** The trajectory's reward. Default `0`. */
+    reward: number;
+    /** The policy version (checkpoint step) the rollout started with. Default `null`. */
+    initial_policy_version: number | null;
+    /** The policy version it ended with. Default `null`. */
+    final_policy_version: number | null;
+    /** Numbers and flags about the rollout (ART takes numbers and booleans only). Default `{}`. */
+    metrics: Record<string, number | boolean>;
+    /** Facts about the rollout. Default `{}`. */
+    metadata: Record<string, unknown>;
+    /** Free-form log lines. Default `[]`. */
+    logs: string[];
+  }
+  /** A trajectory as ART serializes it. */
+  export interface TrajectoryWire {
+    /** The conversation: messages the model saw, and the Choices it sampled. */
+    messages_and_choices: MessageOrChoiceWire[];
+    /** The tools offered to the model, or `null`. */
+    tools: ToolWire[] | null;
+    /** Extra conversations (a sub-agent, a judge), trained with this reward. */
+    additional_histories: HistoryWire[];
+    /** The trajectory's reward. */
+    reward: number;
+    /** The policy version (checkpoint step) the rollout started with, or `null`. */
+    initial_policy_version: number | null;
+    /** The policy version it ended with, or `null`. */
+    final_policy_version: number | null;
+    /** Numbers and flags about the rollout. */
+    metrics: Record<string, number | boolean>;
+    /** Facts about the rollout. */
+    metadata: Record<string, unknown>;
+    /** Free-form log lines. */
+    logs: string[];
+    /** When the rollout started (ISO 8601), when the JSON read had it. */
+    start_time?: string | undefined;
+    /** Keys ART adds later, kept as read. */
+    [key: string]: unknown;
+  }
+  /** An extra conversation of a trajectory (ART's `History`). */
+  export interface HistoryWire {
+    /** Its messages and Choices. */
+    messages_and_choices: MessageOrChoiceWire[];
+    /** The tools offered in it, or `null`. */
+    tools: ToolWire[] | null;
+    /** Keys ART adds later, kept as read. */
+    [key: string]: unknown;
+  }
+  /** One item of `messages_and_choices`: a Choice the model sampled, or a message. */
+  export type MessageOrChoiceWire = ChoiceWire | MessageWire;
+  /** A chat message of any role: context the model saw, never trained on. */
+  export type MessageWire =
+    | SystemMessageWire
+    | DeveloperMessageWire
+    | UserMessageWire
+    | AssistantMessageWire
+    | ToolMessageWire
+    | FunctionMessageWire;
+  /** A system message. */
+  export interface SystemMessageWire {
+    /** Always `"system"`. */
+    role: "system";
+    /** Its text, or content parts. */
+    content?: string | unknown[] | null | undefined;
+    /** The speaker's name. */
+    name?: string | undefined;
+    /** Keys a message may carry besides (`reasoning_content`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** A developer message. */
+  export interface DeveloperMessageWire {
+    /** Always `"developer"`. */
+    role: "developer";
+    /** Its text, or content parts. */
+    content?: string | unknown[] | null | undefined;
+    /** The speaker's name. */
+    name?: string | undefined;
+    /** Keys a message may carry besides (`reasoning_content`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** A user message. */
+  export interface UserMessageWire {
+    /** Always `"user"`. */
+    role: "user";
+    /** Its text, or content parts. */
+    content?: string | unknown[] | null | undefined;
+    /** The speaker's name. */
+    name?: string | undefined;
+    /** Keys a message may carry besides (`reasoning_content`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** An assistant message given as context (not a sampled Choice). */
+  export interface AssistantMessageWire {
+    /** Always `"assistant"`. */
+    role: "assistant";
+    /** Its text, or content parts. */
+    content?: string | unknown[] | null | undefined;
+    /** The speaker's name. */
+    name?: string | undefined;
+    /** The model's refusal, when it refused. */
+    refusal?: string | null | undefined;
+    /** The tool calls it made. */
+    tool_calls?: ToolCallWire[] | undefined;
+    /** Keys a message may carry besides (`reasoning_content`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** A tool's result. */
+  export interface ToolMessageWire {
+    /** Always `"tool"`. */
+    role: "tool";
+    /** Its text, or content parts. */
+    content?: string | unknown[] | null | undefined;
+    /** The id of the tool call it answers. */
+    tool_call_id: string;
+    /** Keys a message may carry besides (`reasoning_content`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** A function's result (the older form of a tool's). */
+  export interface FunctionMessageWire {
+    /** Always `"function"`. */
+    role: "function";
+    /** Its text, or content parts. */
+    content?: string | unknown[] | null | undefined;
+    /** The function's name. */
+    name: string;
+    /** Keys a message may carry besides (`reasoning_content`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** A model-sampled assistant turn: OpenAI's `Choice` with its logprobs (what the trainer learns from). */
+  export interface ChoiceWire {
+    /** Why sampling stopped, or `null`. */
+    finish_reason: string | null;
+    /** Its index among the completion's choices. */
+    index: number;
+    /** The sampled tokens' logprobs, or `null`. */
+    logprobs: {
+      /** One entry per sampled token of the content. */
+      content: TokenLogprobWire[] | null;
+      /** One entry per sampled token of a refusal. */
+      refusal: TokenLogprobWire[] | null;
+      /** Keys the engine adds, kept. */
+      [key: string]: unknown;
+    } | null;
+    /** The message it produced. */
+    message: {
+      /** Its text, or `null`. */
+      content: string | null;
+      /** The refusal, or `null`. */
+      refusal: string | null;
+      /** Always `"assistant"`. */
+      role: "assistant";
+      /** The tool calls it made. */
+      tool_calls?: ToolCallWire[] | null | undefined;
+      /** Keys the engine adds (`reasoning_content`, ...), kept. */
+      [key: string]: unknown;
+    };
+    /** Keys the engine adds (`token_ids`, `prompt_token_ids`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** One sampled token with its logprob (OpenAI's `ChatCompletionTokenLogprob`). */
+  export interface TokenLogprobWire {
+    /** The token's text. */
+    token: string;
+    /** Its UTF-8 bytes, or `null`. */
+    bytes: number[] | null;
+    /** Its log probability. */
+    logprob: number;
+    /** The likeliest tokens at this position. */
+    top_logprobs: {
+      /** The token's text. */
+      token: string;
+      /** Its UTF-8 bytes, or `null`. */
+      bytes: number[] | null;
+      /** Its log probability. */
+      logprob: number;
+      /** Keys the engine adds, kept. */
+      [key: string]: unknown;
+    }[];
+    /** Keys the engine adds, kept. */
+    [key: string]: unknown;
+  }
+  /** A tool call made by an assistant message or a Choice. */
+  export interface ToolCallWire {
+    /** The call's id. */
+    id: string;
+    /** `"function"`. */
+    type: string;
+    /** The function called. */
+    function: {
+      /** Its name. */
+      name: string;
+      /** Its arguments, as JSON text. */
+      arguments: string;
+      /** Keys the engine adds, kept. */
+      [key: string]: unknown;
+    };
+    /** Keys the engine adds, kept. */
+    [key: string]: unknown;
+  }
+  /** A function tool offered to the model (OpenAI's `ChatCompletionTool`). */
+  export interface ToolWire {
+    /** `"function"`. */
+    type: string;
+    /** The function. */
+    function: {
+      /** Its name. */
+      name: string;
+      /** What it does. */
+      description?: string | undefined;
+      /** Its parameters' JSON schema. */
+      parameters?: Record<string, unknown> | undefined;
+      /** Whether calls must follow the schema exactly. */
+      strict?: boolean | null | undefined;
+      /** Other keys, kept. */
+      [key: string]: unknown;
+    };
+    /** Other keys, kept. */
+    [key: string]: unknown;
+  }
+}
+// The same types as the wire folder's (the whole tree is compared).
+sameType<Trajectory.TrajectoryWire, TrajectoryWire>(true);
+sameType<Trajectory.HistoryWire, HistoryWire>(true);
+sameType<Trajectory.TrajectoryFields, TrajectoryFields>(true);
 
 // Python's isoformat may carry microseconds and no zone (naive local time);
 // JavaScript's Date wants at most milliseconds.
