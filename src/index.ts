@@ -13,6 +13,11 @@
 // report in `trajectory-recorder/report`, the wire schemas and the ART helpers
 // in `trajectory-recorder/wire`, what plugins and advanced code build on in
 // `trajectory-recorder/core`.
+// A type a root declaration takes or returns and that is not named here is
+// declared in the namespace of the class or interface that uses it
+// (`Checkpoints.CheckpointListParams`, `Recorder.RolloutCallOptions`, ...;
+// docs/development.md, "Types reached through a namespace"), so that the
+// root's API report names no type the root does not export.
 
 // The root exports the errors a program catches most, each beside its topic;
 // `TrajectoryRecorderError.isInstance(e)` says whether any error is one of the
