@@ -105,6 +105,8 @@ class Scan {
   // What readTokenText read: N of `token_id:N` (else -1), or the text.
   numbered = -1;
   text = "";
+  // Where tokenNumber's digits ended (the closing quote's place).
+  numberEnd = 0;
 
   start(text: string): void {
     this.s = text;
@@ -304,23 +306,9 @@ class Scan {
     const s = this.s;
     const start = this.p;
     if (!at(s, start, '{"token":"token_id:')) return false;
-    let q = start + 19;
-    const first = q;
-    let n = 0;
-    for (;;) {
-      const d = s.charCodeAt(q) - 48;
-      if (!(d >= 0 && d <= 9)) break;
-      n = n * 10 + d;
-      q++;
-    }
-    const digits = q - first;
-    if (
-      digits === 0 ||
-      digits > 9 ||
-      (digits > 1 && s.charCodeAt(first) === 48) ||
-      !at(s, q, '","logprob":')
-    )
-      return false;
+    const n = this.tokenNumber(start + 19);
+    let q = this.numberEnd;
+    if (n < 0 || !at(s, q, '","logprob":')) return false;
     this.p = q + 12;
     const logprob = this.number();
     if (!at(s, this.p, ',"bytes":')) {
@@ -467,6 +455,27 @@ class Scan {
     return key;
   }
 
+  /**
+   * N of `token_id:N` from its first digit at `from`: -1 unless N is
+   * spelled canonically (1 to 9 digits, no leading zero, so N gives back the
+   * text) and followed by the closing quote, whose place goes to `numberEnd`.
+   */
+  tokenNumber(from: number): number {
+    const s = this.s;
+    let q = from;
+    let n = 0;
+    for (;;) {
+      const d = s.charCodeAt(q) - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      n = n * 10 + d;
+      q++;
+    }
+    const digits = q - from;
+    this.numberEnd = q;
+    if (s.charCodeAt(q) !== QUOTE || digits === 0 || digits > 9) return -1;
+    return digits > 1 && s.charCodeAt(from) === 48 ? -1 : n;
+  }
+
   /** Reads a token's text: sets `numbered` (N of `token_id:N`, else -1) and `text`. */
   tokenText(): void {
     this.skipSpace();
@@ -476,25 +485,10 @@ class Scan {
     this.numbered = -1;
     this.text = "";
     if (at(s, p + 1, "token_id:")) {
-      let q = p + 10;
-      let n = 0;
-      const first = q;
-      for (;;) {
-        const d = s.charCodeAt(q) - 48;
-        if (!(d >= 0 && d <= 9)) break;
-        n = n * 10 + d;
-        q++;
-      }
-      const digits = q - first;
-      // The canonical spelling only (no leading zero), so N gives back the text.
-      if (
-        s.charCodeAt(q) === QUOTE &&
-        digits > 0 &&
-        digits <= 9 &&
-        (digits === 1 || s.charCodeAt(first) !== 48)
-      ) {
+      const n = this.tokenNumber(p + 10);
+      if (n >= 0) {
         this.numbered = n;
-        this.p = q + 1;
+        this.p = this.numberEnd + 1;
         return;
       }
     }
