@@ -22,7 +22,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Extractor, ExtractorConfig, ExtractorLogLevel } from "@microsoft/api-extractor";
 
 // --root DIR: another package (the tests run this on small fixtures).
@@ -44,7 +44,41 @@ const entries = Object.entries(pkg.exports)
     subpath: subpath === "." ? pkg.name : `${pkg.name}/${subpath.slice(2)}`,
     report: subpath === "." ? pkg.name : `${pkg.name}-${subpath.slice(2)}`,
     dts: join(root, target.import.types),
+    js: target.import.default ? join(root, target.import.default) : undefined,
+    isRoot: subpath === ".",
   }));
+
+// The root's bounds (docs/development.md, "Entry points"): a reader takes it in
+// at a glance, and every type its declarations use is one it exports.
+const ROOT_MAX_NAMES = 100;
+const ROOT_MAX_VALUES = 40;
+
+/** What breaks the root's bounds in its report's text (and its built module's values). */
+async function rootProblems(entry, reportText) {
+  const problems = [];
+  for (const m of reportText.matchAll(/The symbol "(\w+)" needs to be exported/g))
+    problems.push(
+      `${entry.subpath} uses the type "${m[1]}" without exporting it (ae-forgotten-export): export it, or declare it in the namespace of the root name that uses it`,
+    );
+  const names = new Set();
+  for (const m of reportText.matchAll(
+    /^export (?:declare )?(?:abstract )?(?:class|function|const|let|var|enum|interface|type|namespace) (\w+)/gm,
+  ))
+    names.add(m[1]);
+  if (names.size > ROOT_MAX_NAMES)
+    problems.push(
+      `${entry.subpath} exports ${names.size} names, more than ${ROOT_MAX_NAMES}: move some to another entry point or into a namespace`,
+    );
+  // Values as a program sees them (a class exported as a type only is not one).
+  if (entry.js && existsSync(entry.js)) {
+    const values = Object.keys(await import(pathToFileURL(entry.js).href)).length;
+    if (values > ROOT_MAX_VALUES)
+      problems.push(
+        `${entry.subpath} exports ${values} values, more than ${ROOT_MAX_VALUES}: move some to another entry point`,
+      );
+  }
+  return problems;
+}
 
 const missing = entries.filter((e) => !existsSync(e.dts));
 if (missing.length > 0) {
@@ -154,6 +188,9 @@ try {
           console.warn(`  ${entry.subpath}: ${message.formatMessageWithLocation(root)}`);
       },
     });
+    const written = join(update ? reportFolder : temp, reportFileName);
+    if (entry.isRoot && existsSync(written))
+      problems.push(...(await rootProblems(entry, readFileSync(written, "utf8"))));
     for (const p of problems) console.error(`  ${p}`);
     // result.succeeded is not used: outside a local build API Extractor counts
     // every warning (an undocumented member among them) as a failure.

@@ -96,6 +96,63 @@ describe("npm run api:check / api:update", () => {
   }, 240_000);
 });
 
+describe("the root's bounds in api:check", () => {
+  function rootFixture(dts: string, js = "") {
+    const dir = fixture({ "package.json": pkg, "dist/index.d.ts": dts, "dist/index.js": js });
+    symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"));
+    return dir;
+  }
+  const consts = (n: number) => ({
+    dts: Array.from(
+      { length: n },
+      (_, i) => `/** Value ${i}. */\nexport declare const v${i}: number;\n`,
+    ).join(""),
+    js: Array.from({ length: n }, (_, i) => `export const v${i} = ${i};\n`).join(""),
+  });
+
+  it("fails on a type the root uses without exporting it, naming it", async () => {
+    const dir = rootFixture(
+      `import type { Hidden } from "./hidden.js";\n/** Returns a type of another file. */\nexport declare function f(): Hidden;\n`,
+    );
+    writeFileSync(
+      join(dir, "dist/hidden.d.ts"),
+      "/** Not exported by the entry point. */\nexport interface Hidden {\n  a: number;\n}\n",
+    );
+    const r = await script("api-report.mjs", ["--root", dir, "--update"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('fixture-pkg uses the type "Hidden" without exporting it');
+  }, 240_000);
+
+  it("takes 40 values, and fails on 41 as the built module has them", async () => {
+    const forty = consts(40);
+    const ok = await script("api-report.mjs", [
+      "--root",
+      rootFixture(forty.dts, forty.js),
+      "--update",
+    ]);
+    expect(ok).toMatchObject({ code: 0 });
+    const more = consts(41);
+    const r = await script("api-report.mjs", [
+      "--root",
+      rootFixture(more.dts, more.js),
+      "--update",
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("fixture-pkg exports 41 values, more than 40");
+  }, 240_000);
+
+  it("fails on more than 100 names, types included", async () => {
+    const types = Array.from(
+      { length: 101 },
+      (_, i) => `/** Type ${i}. */\nexport type T${i} = number;\n`,
+    );
+    const r = await script("api-report.mjs", ["--root", rootFixture(types.join("")), "--update"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("fixture-pkg exports 101 names, more than 100");
+    expect(r.out).not.toContain("values, more than");
+  }, 240_000);
+});
+
 describe("the guides' link check", () => {
   it("passes when every relative link and anchor resolves", async () => {
     const dir = fixture({

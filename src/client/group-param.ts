@@ -1,18 +1,17 @@
 // Trajectory groups as callers hold them: wire JSON, or an object that turns
-// itself into it (a `TrajectoryGroup`). The client cannot import the data
-// model (dependencies point the other way), so it takes anything with toJSON().
-import type { z } from "zod";
-import type { TrajectoryGroupWireSchema } from "../wire/index.js";
-
-type GroupWireInput = z.input<typeof TrajectoryGroupWireSchema>;
+// itself into it (a `TrajectoryGroup`). The client does not import the data
+// model's code (dependencies point the other way), so it takes anything with
+// toJSON(); it names the group's types only, which the build erases.
+import type { TrajectoryGroup } from "../trajectory/group.js";
 
 /**
- * One trajectory group in a request: its wire JSON or a `TrajectoryGroup`.
+ * One trajectory group in a request: its wire JSON or a `TrajectoryGroup`
+ * ({@link TrajectoryGroup.TrajectoryGroupParam}).
  *
  * @example
  * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
  */
-export type TrajectoryGroupParam = GroupWireInput | { toJSON(): GroupWireInput };
+export type TrajectoryGroupParam = TrajectoryGroup.TrajectoryGroupParam;
 
 /**
  * `params` with its `trajectory_groups` widened to {@link TrajectoryGroupParam}.

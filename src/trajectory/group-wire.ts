@@ -4,15 +4,11 @@
 // the shape it writes, since only trajectory/ knows that shape.
 
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { z } from "zod";
 import { InvalidGroupDataError } from "../training/group-errors.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { findJsonProblem } from "../util/json-check.js";
-import {
-  formatZodPath,
-  type TrajectoryGroupWire,
-  type TrajectoryGroupWireSchema,
-} from "../wire/index.js";
+import { formatZodPath, type TrajectoryGroupWire } from "../wire/index.js";
+import type { TrajectoryGroup } from "./group.js";
 import { PreparedGroup } from "./prepared.js";
 import { hasRewardSignal } from "./signal.js";
 import { groupWirePieces, type WireIssue } from "./wire-writer.js";
@@ -25,7 +21,7 @@ const CHUNK_CHARS = 256 * 1024;
 /** A trajectory group: a `TrajectoryGroup` (anything with `toJSON()`) or its wire JSON. */
 // A PreparedGroup is one too (it has toJSON()); it is not named here, so the
 // root's declarations do not name a class the root does not export.
-export type GroupInput = z.input<typeof TrajectoryGroupWireSchema> | { toJSON(): unknown };
+export type GroupInput = TrajectoryGroup.TrajectoryGroupWireInput | { toJSON(): unknown };
 
 /**
  * The wire JSON of each group, validated; a bad group throws naming its index

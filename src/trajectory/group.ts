@@ -1,9 +1,12 @@
+import type { z } from "zod";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
 import {
   type ExceptionWire,
+  type ExceptionWireSchema,
   TrajectoryGroupJsonSchema,
   type TrajectoryGroupWire,
+  type TrajectoryGroupWireSchema,
 } from "../wire/index.js";
 import { sameType } from "../wire/same-type.js";
 import { unwrapArtJson } from "./art-payload.js";
@@ -255,8 +258,52 @@ export declare namespace TrajectoryGroup {
     /** Keys ART adds later, kept as read. */
     [key: string]: unknown;
   }
+  /**
+   * A group's JSON as `trainingJobs.create`, `models.log` and `train()` take it:
+   * a {@link TrajectoryGroupWire} in which every key with ART's default may be left out.
+   *
+   * @example
+   * const group: TrajectoryGroup.TrajectoryGroupWireInput = { trajectories: [{ reward: 1 }, { reward: 0 }] };
+   */
+  export interface TrajectoryGroupWireInput {
+    /** Its trajectories' JSON. */
+    trajectories: Trajectory.TrajectoryWireInput[];
+    /** Its failed rollouts. Default `[]`. */
+    exceptions?: ExceptionWireInput[] | undefined;
+    /** Facts about the scenario. Default `{}`. */
+    metadata?: Record<string, unknown> | undefined;
+    /** Numbers about the group. Default `{}`. */
+    metrics?: Record<string, MetricValue> | undefined;
+    /** Free-form log lines. Default `[]`. */
+    logs?: string[] | undefined;
+    /** Keys ART adds later, kept. */
+    [key: string]: unknown;
+  }
+  /** A failed rollout as a request takes it ({@link ExceptionWire}; `traceback` optional). */
+  export interface ExceptionWireInput {
+    /** The error's class, as Python writes it: `"<class 'TimeoutError'>"`. */
+    type: string;
+    /** The error's message. */
+    message: string;
+    /** The formatted stack. Default `""`. */
+    traceback?: string | undefined;
+    /** Keys ART adds later, kept. */
+    [key: string]: unknown;
+  }
+  /**
+   * One group in a request: a `TrajectoryGroup` (anything whose `toJSON()`
+   * gives a group's JSON) or that JSON.
+   *
+   * @example
+   * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
+   */
+  export type TrajectoryGroupParam =
+    | TrajectoryGroupWireInput
+    | { toJSON(): TrajectoryGroupWireInput };
 }
 sameType<TrajectoryGroup.MetricValue, MetricValue>(true);
+sameType<TrajectoryGroup.TrajectoryGroupWireInput, z.input<typeof TrajectoryGroupWireSchema>>(true);
+sameType<TrajectoryGroup.ExceptionWireInput, z.input<typeof ExceptionWireSchema>>(true);
 sameType<TrajectoryGroup.ExceptionWire, ExceptionWire>(true);
 sameType<TrajectoryGroup.TrajectoryGroupWire, TrajectoryGroupWire>(true);
 

@@ -1,5 +1,12 @@
+import type { z } from "zod";
 import { copyJson } from "../util/copy-json.js";
-import { type HistoryWire, type TrajectoryWire, TrajectoryWireSchema } from "../wire/index.js";
+import {
+  type ChoiceWireInput,
+  type HistoryWire,
+  type HistoryWireSchema,
+  type TrajectoryWire,
+  TrajectoryWireSchema,
+} from "../wire/index.js";
 import { sameType } from "../wire/same-type.js";
 import { unwrapArtJson } from "./art-payload.js";
 import { TrajectoryValidationError } from "./errors.js";
@@ -424,9 +431,142 @@ export declare namespace Trajectory {
     /** Other keys, kept. */
     [key: string]: unknown;
   }
+
+  // What a request takes: the same JSON with every key that has ART's default
+  // left optional, and a Choice's role any string (checked at run time).
+  /**
+   * A trajectory's JSON as `trainingJobs.create` and `models.log` take it: a
+   * {@link TrajectoryWire} in which every key with ART's default may be left out.
+   */
+  export interface TrajectoryWireInput {
+    /** The conversation. Default `[]`. */
+    messages_and_choices?: MessageOrChoiceWireInput[] | undefined;
+    /** The tools offered to the model. Default `null`. */
+    tools?: ToolWireInput[] | null | undefined;
+    /** Extra conversations, trained with this reward. Default `[]`. */
+    additional_histories?: HistoryWireInput[] | undefined;
+    /** The trajectory's reward. Default `0`. */
+    reward?: number | undefined;
+    /** The policy version the rollout started with. Default `null`. */
+    initial_policy_version?: number | null | undefined;
+    /** The policy version it ended with. Default `null`. */
+    final_policy_version?: number | null | undefined;
+    /** Numbers and flags about the rollout. Default `{}`. */
+    metrics?: Record<string, number | boolean> | undefined;
+    /** Facts about the rollout. Default `{}`. */
+    metadata?: Record<string, unknown> | undefined;
+    /** Free-form log lines. Default `[]`. */
+    logs?: string[] | undefined;
+    /** When the rollout started (ISO 8601); older service schemas list it. */
+    start_time?: string | undefined;
+    /** Keys ART adds later, kept. */
+    [key: string]: unknown;
+  }
+  /** An extra conversation as a request takes it ({@link HistoryWire}, `tools` optional). */
+  export interface HistoryWireInput {
+    /** Its messages and Choices. */
+    messages_and_choices: MessageOrChoiceWireInput[];
+    /** The tools offered in it. Default `null`. */
+    tools?: ToolWireInput[] | null | undefined;
+    /** Keys ART adds later, kept. */
+    [key: string]: unknown;
+  }
+  /** One item of `messages_and_choices` as a request takes it: a Choice, or a message. */
+  export type MessageOrChoiceWireInput = ChoiceWireInput | MessageWireInput;
+  /**
+   * A message as a request takes it: any `role` (each role's fields are checked
+   * at run time, so objects built without `as const` type-check).
+   */
+  export interface MessageWireInput {
+    /** `"system"`, `"developer"`, `"user"`, `"assistant"`, `"tool"` or `"function"`. */
+    role: string;
+    /** Its other fields (`content`, `name`, `tool_call_id`, ...). */
+    [key: string]: unknown;
+  }
+  /** A Choice as a request takes it ({@link ChoiceWire}; defaulted keys optional, any `role`). */
+  export interface ChoiceWireInput {
+    /** Why sampling stopped, or `null`. */
+    finish_reason: string | null;
+    /** Its index among the completion's choices. */
+    index: number;
+    /** The sampled tokens' logprobs. Default `null`. */
+    logprobs?:
+      | {
+          /** One entry per sampled token of the content. Default `null`. */
+          content?: TokenLogprobWireInput[] | null | undefined;
+          /** One entry per sampled token of a refusal. Default `null`. */
+          refusal?: TokenLogprobWireInput[] | null | undefined;
+          /** Keys the engine adds, kept. */
+          [key: string]: unknown;
+        }
+      | null
+      | undefined;
+    /** The message it produced. */
+    message: {
+      /** Its text. Default `null`. */
+      content?: string | null | undefined;
+      /** The refusal. Default `null`. */
+      refusal?: string | null | undefined;
+      /** `"assistant"` (checked at run time). */
+      role: string;
+      /** The tool calls it made. */
+      tool_calls?: ToolCallWireInput[] | null | undefined;
+      /** Keys the engine adds (`reasoning_content`, ...), kept. */
+      [key: string]: unknown;
+    };
+    /** Keys the engine adds (`token_ids`, `prompt_token_ids`, ...), kept. */
+    [key: string]: unknown;
+  }
+  /** One sampled token as a request takes it ({@link TokenLogprobWire}; defaulted keys optional). */
+  export interface TokenLogprobWireInput {
+    /** The token's text. */
+    token: string;
+    /** Its UTF-8 bytes. Default `null`. */
+    bytes?: number[] | null | undefined;
+    /** Its log probability. */
+    logprob: number;
+    /** The likeliest tokens at this position. Default `[]`. */
+    top_logprobs?:
+      | {
+          /** The token's text. */
+          token: string;
+          /** Its UTF-8 bytes. Default `null`. */
+          bytes?: number[] | null | undefined;
+          /** Its log probability. */
+          logprob: number;
+          /** Keys the engine adds, kept. */
+          [key: string]: unknown;
+        }[]
+      | undefined;
+    /** Keys the engine adds, kept. */
+    [key: string]: unknown;
+  }
+  /** A tool call as a request takes it ({@link ToolCallWire}; `type` optional). */
+  export interface ToolCallWireInput {
+    /** The call's id. */
+    id: string;
+    /** `"function"`. Default `"function"`. */
+    type?: string | undefined;
+    /** The function called, as in {@link ToolCallWire}. */
+    function: ToolCallWire["function"];
+    /** Keys the engine adds, kept. */
+    [key: string]: unknown;
+  }
+  /** A tool as a request takes it ({@link ToolWire}; `type` optional). */
+  export interface ToolWireInput {
+    /** `"function"`. Default `"function"`. */
+    type?: string | undefined;
+    /** The function, as in {@link ToolWire}. */
+    function: ToolWire["function"];
+    /** Other keys, kept. */
+    [key: string]: unknown;
+  }
 }
 // The same types as the wire folder's (the whole tree is compared).
 sameType<Trajectory.TrajectoryWire, TrajectoryWire>(true);
+sameType<Trajectory.TrajectoryWireInput, z.input<typeof TrajectoryWireSchema>>(true);
+sameType<Trajectory.HistoryWireInput, z.input<typeof HistoryWireSchema>>(true);
+sameType<Trajectory.ChoiceWireInput, ChoiceWireInput>(true);
 sameType<Trajectory.HistoryWire, HistoryWire>(true);
 sameType<Trajectory.TrajectoryFields, TrajectoryFields>(true);
 

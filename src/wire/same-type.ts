@@ -8,3 +8,6 @@ type Identical<A, B> =
 export function sameType<A, B>(ok: Identical<A, B>): void {
   void ok;
 }
+
+/** An intersection or alias flattened into one object type, for `sameType`. */
+export type Flat<T> = { [K in keyof T]: T[K] };

@@ -149,10 +149,19 @@ const MessageOrChoiceUnion = z.union([ChoiceWireSchema, MessageWireSchema]);
  */
 export type MessageOrChoiceWire = z.infer<typeof MessageOrChoiceUnion>;
 
-type ChoiceWireInput = z.input<typeof ChoiceWireSchema>;
-/** A Choice as user code writes it: `message.role` may be a widened `string`. */
-type LooseChoiceInput = Omit<ChoiceWireInput, "message"> & {
-  message: Omit<ChoiceWireInput["message"], "role"> & { role: string };
+/**
+ * A Choice as a request takes it: what `ChoiceWireSchema` accepts, with
+ * `message.role` any string (it is checked at run time), so that a Choice built
+ * without `as const` type-checks.
+ */
+export type ChoiceWireInput = {
+  [K in keyof z.input<typeof ChoiceWireSchema>]: K extends "message"
+    ? {
+        [M in keyof z.input<typeof ChoiceWireSchema>["message"]]: M extends "role"
+          ? string
+          : z.input<typeof ChoiceWireSchema>["message"][M];
+      }
+    : z.input<typeof ChoiceWireSchema>[K];
 };
 
 /**
@@ -164,7 +173,7 @@ type LooseChoiceInput = Omit<ChoiceWireInput, "message"> & {
  */
 export const MessageOrChoiceWireSchema = MessageOrChoiceUnion as unknown as z.ZodType<
   MessageOrChoiceWire,
-  LooseChoiceInput | { role: string; [key: string]: unknown }
+  ChoiceWireInput | { role: string; [key: string]: unknown }
 >;
 
 /**

@@ -1,3 +1,4 @@
+import type { TrajectoryGroup } from "../../trajectory/group.js";
 import {
   type LogParams,
   LogParamsSchema,
@@ -10,7 +11,7 @@ import {
   ModelDeleteResponseSchema,
   ModelSchema,
 } from "../../wire/index.js";
-import { sameType } from "../../wire/same-type.js";
+import { type Flat, sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
@@ -83,7 +84,7 @@ export class Models {
    */
   log(
     modelId: string,
-    params: WithGroupParams<LogParams>,
+    params: Models.LogParams,
     options?: RequestOptions,
   ): APIPromise<Models.LogResponse> {
     const wire = groupsToWire(params);
@@ -130,6 +131,13 @@ export declare namespace Models {
     /** Fields the service adds later, kept as sent. */
     [key: string]: unknown;
   }
+  /** Body of `POST /v1/preview/models/{model_id}/log`. */
+  export interface LogParams {
+    /** The split the groups are logged under, e.g. `"val"`. */
+    split: string;
+    /** The groups to log: `TrajectoryGroup`s or their JSON. */
+    trajectory_groups: TrajectoryGroup.TrajectoryGroupParam[];
+  }
   /** Response of `POST /v1/preview/models/{model_id}/log`: the service documents it as "anything". */
   export interface LogResponse {
     /** Whatever the service sends, kept as sent. */
@@ -140,3 +148,4 @@ export declare namespace Models {
 sameType<Models.ModelCreateParams, ModelCreateParams>(true);
 sameType<Models.ModelDeleteResponse, ModelDeleteResponse>(true);
 sameType<Models.LogResponse, LogResponse>(true);
+sameType<Models.LogParams, Flat<WithGroupParams<LogParams>>>(true);

@@ -1,6 +1,8 @@
+import type { TrajectoryGroup } from "../../trajectory/group.js";
 import {
   type EventListParams,
   EventListParamsSchema,
+  type ExperimentalTrainingConfig,
   type SFTTrainingConfig,
   type SFTTrainingJobCreateParams,
   SFTTrainingJobCreateParamsSchema,
@@ -11,7 +13,7 @@ import {
   TrainingJobEventPageSchema,
   TrainingJobSchema,
 } from "../../wire/index.js";
-import { sameType } from "../../wire/same-type.js";
+import { type Flat, sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
@@ -109,7 +111,7 @@ export class TrainingJobs {
    * const { id } = await client.trainingJobs.create({ model_id, trajectory_groups, experimental_config: { learning_rate: 5e-6 } });
    */
   create(
-    params: WithGroupParams<TrainingJobCreateParams>,
+    params: TrainingJobs.TrainingJobCreateParams,
     options?: RequestOptions,
   ): APIPromise<TrainingJob> {
     const wire = groupsToWire(params);
@@ -143,6 +145,90 @@ export class TrainingJobs {
     });
   }
 }
+
+/**
+ * The request types of {@link TrainingJobs} (their zod schemas, in the same
+ * names with `Schema`, are in `trajectory-recorder/wire`).
+ */
+export declare namespace TrainingJobs {
+  /** Body of `POST /v1/preview/training-jobs`. */
+  export interface TrainingJobCreateParams {
+    /** The model to train (its id, a UUID). */
+    model_id: string;
+    /** The groups to train on (at least one): `TrajectoryGroup`s or their JSON. */
+    trajectory_groups: TrajectoryGroup.TrajectoryGroupParam[];
+    /** The job's knobs, each documented on `TrainConfig` (its camelCase form). */
+    experimental_config?: ExperimentalTrainingConfig | null | undefined;
+  }
+  /**
+   * Optional knobs of an RL training job, as the service takes them: the
+   * snake_case keys of `TrainConfig`. A key it does not know is refused before
+   * anything is sent.
+   */
+  export interface ExperimentalTrainingConfig {
+    /** `TrainConfig.advantageBalance`. */
+    advantage_balance?: number | null | undefined;
+    /** `TrainConfig.allowTrainingWithoutLogprobs`. */
+    allow_training_without_logprobs?: boolean | null | undefined;
+    /** `TrainConfig.epsilon`. */
+    epsilon?: number | null | undefined;
+    /** `TrainConfig.epsilonHigh`. */
+    epsilon_high?: number | null | undefined;
+    /** `TrainConfig.importanceSamplingLevel`. */
+    importance_sampling_level?:
+      | "token"
+      | "sequence"
+      | "average"
+      | "geometric_average"
+      | null
+      | undefined;
+    /** `TrainConfig.kimiK2Tau`. */
+    kimi_k2_tau?: number | null | undefined;
+    /** `TrainConfig.klPenaltyCoef`. */
+    kl_penalty_coef?: number | null | undefined;
+    /** `TrainConfig.klPenaltyReferenceStep`. */
+    kl_penalty_reference_step?: number | null | undefined;
+    /** `TrainConfig.klPenaltySource`. */
+    kl_penalty_source?: "current_learner" | "sample" | null | undefined;
+    /** `TrainConfig.klPenaltyStepLag`. */
+    kl_penalty_step_lag?: number | null | undefined;
+    /** `TrainConfig.klRefAdapterPath`. */
+    kl_ref_adapter_path?: string | null | undefined;
+    /** `TrainConfig.learningRate`. */
+    learning_rate?: number | null | undefined;
+    /** `TrainConfig.logprobCalculationChunkSize`. */
+    logprob_calculation_chunk_size?: number | null | undefined;
+    /** `TrainConfig.lossFn`. */
+    loss_fn?: "cispo" | "ppo" | null | undefined;
+    /** `TrainConfig.maskProbRatio`. */
+    mask_prob_ratio?: boolean | null | undefined;
+    /** `TrainConfig.maxNegativeAdvantageImportanceSamplingWeight`. */
+    max_negative_advantage_importance_sampling_weight?: number | null | undefined;
+    /** `TrainConfig.normalizeAdvantages`. */
+    normalize_advantages?: boolean | null | undefined;
+    /** `TrainConfig.numTrajectoriesLearningRateMultiplierPower`. */
+    num_trajectories_learning_rate_multiplier_power?: number | null | undefined;
+    /** `TrainConfig.packedSequenceLength`. */
+    packed_sequence_length?: number | null | undefined;
+    /** `TrainConfig.plotTensors`. */
+    plot_tensors?: boolean | null | undefined;
+    /** `TrainConfig.ppo`. */
+    ppo?: boolean | null | undefined;
+    /** `TrainConfig.precalculateLogprobs`. */
+    precalculate_logprobs?: boolean | null | undefined;
+    /** `TrainConfig.scaleLearningRateByRewardStdDev`. */
+    scale_learning_rate_by_reward_std_dev?: boolean | null | undefined;
+    /** `TrainConfig.scaleRewards`. */
+    scale_rewards?: boolean | null | undefined;
+    /** `TrainConfig.truncatedImportanceSampling`. */
+    truncated_importance_sampling?: number | null | undefined;
+  }
+}
+// Exactly the types of their schemas in the wire folder (the groups widened).
+sameType<TrainingJobs.TrainingJobCreateParams, Flat<WithGroupParams<TrainingJobCreateParams>>>(
+  true,
+);
+sameType<TrainingJobs.ExperimentalTrainingConfig, ExperimentalTrainingConfig>(true);
 
 /**
  * SFT training jobs: `client.sftTrainingJobs`. Their events are read with
