@@ -53,3 +53,5 @@ export {
 export { GatherTimeoutError } from "./trajectory/gather-limits.js";
 export { InvalidArgumentError } from "./util/argument-error.js";
 export { TrajectoryRecorderError } from "./util/error-family.js";
+// What `UnprocessableEntityError.detail` lists.
+export type { ValidationErrorItem } from "./wire/index.js";

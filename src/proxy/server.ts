@@ -27,10 +27,11 @@ import {
 
 /** What `POST /train` trains: a TrainableModel (the upstream, when it is one). */
 export interface TrainableLike {
+  /** Trains on the groups (as `TrainableModel.train`), resolving with the job's outcome. */
   train(
     groups: readonly TrajectoryGroup[],
     config?: { learningRate?: number },
-    run?: { logger?: { info(message: string): void } },
+    options?: { logger?: { info(message: string): void } },
   ): Promise<{
     jobId: string | null;
     step: number;

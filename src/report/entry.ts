@@ -10,13 +10,16 @@
 // stay internal.
 export {
   type ReportGroup,
+  type ReportPageOptions,
   type ReportRun,
+  type ReportSource,
   ReportSourceError,
   type ReportSourceProblem,
   type ReportStep,
   type ReportTraining,
   type ReportTrajectory,
   renderReport,
+  type StepStats,
   type WriteReportOptions,
   type WrittenReport,
   writeReport,

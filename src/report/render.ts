@@ -7,7 +7,7 @@ import { type ReportRun, stepStats } from "./run.js";
 import { SCRIPT, STYLE } from "./viewer.js";
 import { trainingSection } from "./views/training.js";
 
-/** Options of {@link reportParts}. */
+/** Options of the page {@link renderReport} draws. */
 export interface ReportPageOptions {
   /**
    * A page served by `report --serve`: it asks its server (the page's own

@@ -10,7 +10,10 @@ export {
   type ValidationProblem,
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
-export type { TrajectoryFields } from "./fields.js";
+
+import type { Trajectory } from "./trajectory.js";
+/** A Trajectory's wire fields as they are in memory ({@link Trajectory.TrajectoryFields}). */
+export type TrajectoryFields = Trajectory.TrajectoryFields;
 export {
   type AfterEachResult,
   type GatherGroupInput,

@@ -15,5 +15,10 @@
 export { ART_METRIC_NAMES } from "../training/metric-names.js";
 export { ART_TRAIN_DEFAULTS } from "../training/train-defaults.js";
 export { type ArtPayload, decodeArtPayload } from "../trajectory/art-payload.js";
-export { type ChoiceLike, isChoice } from "../trajectory/messages.js";
+export {
+  type ChoiceLike,
+  isChoice,
+  type MessageOrChoice,
+  type MessageParam,
+} from "../trajectory/messages.js";
 export * from "./index.js";

@@ -147,7 +147,7 @@ const MessageOrChoiceUnion = z.union([ChoiceWireSchema, MessageWireSchema]);
  * One item of `messages_and_choices`: a message, or a Choice the model sampled. Its shape is what
  * `MessageOrChoiceWireSchema` returns.
  */
-export type MessageOrChoiceWire = z.infer<typeof MessageOrChoiceUnion>;
+export type MessageOrChoiceWire = ChoiceWire | MessageWire;
 
 /**
  * A Choice as a request takes it: what `ChoiceWireSchema` accepts, with

@@ -8,4 +8,4 @@
 // Framework packages are imported as types only.
 export { type RecordMastraAgentOptions, recordMastraAgent } from "./mastra.js";
 export { type RecorderMiddlewareOptions, recorderMiddleware } from "./middleware.js";
-export { recorderTelemetry } from "./telemetry.js";
+export { type RecorderTelemetry, recorderTelemetry } from "./telemetry.js";

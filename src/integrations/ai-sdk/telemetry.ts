@@ -10,7 +10,7 @@ import { type ActiveRollout, currentRollout } from "../../recorder/index.js";
 import { noteAnswered } from "./ledger.js";
 import { toolOutputText } from "./neutral.js";
 
-type Message = { role: string; content: unknown };
+type Message = RecorderTelemetry.ResponseMessage;
 type ToolResultPart = {
   type: string;
   toolCallId: string;
@@ -26,7 +26,47 @@ const rollouts = new Map<string, ActiveRollout>();
 
 const finished = new WeakSet<object>();
 
-type Step = { content?: Array<{ type: string; toolCallId?: string }> };
+type Step = RecorderTelemetry.Step;
+
+/**
+ * The type of {@link recorderTelemetry}: an AI SDK telemetry integration,
+ * with the parts of its events it reads.
+ */
+export interface RecorderTelemetry {
+  /** A generation starts: its rollout is taken by call id. */
+  onStart(event: { callId?: string }): void;
+  /** ai 7: the generation's end, with its steps and response messages. */
+  onEnd(event: {
+    callId?: string;
+    responseMessages?: RecorderTelemetry.ResponseMessage[];
+    steps?: RecorderTelemetry.Step[];
+  }): void;
+  /** ai 6: the generation's end, with its steps and the last step's response messages. */
+  onFinish(event: {
+    steps?: RecorderTelemetry.Step[];
+    response?: { messages?: RecorderTelemetry.ResponseMessage[] };
+  }): void;
+  /** The generation failed: its rollout is forgotten. */
+  onError(event: unknown): void;
+  /** The generation was aborted: its rollout is forgotten. */
+  onAbort(event: { callId?: string }): void;
+}
+
+/** The parts of AI SDK's telemetry events that {@link recorderTelemetry} reads. */
+export declare namespace RecorderTelemetry {
+  /** A message of the generation's response (its tool messages carry the tools' results). */
+  export interface ResponseMessage {
+    /** `"assistant"` or `"tool"`. */
+    role: string;
+    /** Its parts. */
+    content: unknown;
+  }
+  /** One step of the generation (a model call and the tools it ran). */
+  export interface Step {
+    /** Its parts; the `"tool-result"` and `"tool-error"` ones name the calls that ran. */
+    content?: Array<{ type: string; toolCallId?: string }>;
+  }
+}
 
 /**
  * Records the tool results of the final step: a model saw every earlier step's
@@ -62,6 +102,37 @@ function recordTrailingToolResults(
   noteAnswered(rollout, recorded);
 }
 
+// Marked, so that registering it twice (or a second copy of this module) adds it once.
+const integration: RecorderTelemetry & { readonly [MARK]: true } = {
+  [MARK]: true,
+  onStart(event): void {
+    const rollout = currentRollout();
+    if (rollout && event.callId) rollouts.set(event.callId, rollout);
+  },
+  onEnd(event): void {
+    const rollout = (event.callId && rollouts.get(event.callId)) || currentRollout();
+    if (event.callId) rollouts.delete(event.callId);
+    if (rollout && Array.isArray(event.responseMessages) && Array.isArray(event.steps))
+      recordTrailingToolResults(rollout, event.steps.at(-1), event.responseMessages);
+  },
+  onFinish(event): void {
+    // ai 6 calls the global integrations and the call's own: once is enough.
+    if (finished.has(event)) return;
+    finished.add(event);
+    const rollout = currentRollout();
+    const messages = event.response?.messages;
+    if (rollout && Array.isArray(messages) && Array.isArray(event.steps))
+      recordTrailingToolResults(rollout, event.steps.at(-1), messages);
+  },
+  onError(event): void {
+    const callId = (event as { callId?: string } | undefined)?.callId;
+    if (callId) rollouts.delete(callId);
+  },
+  onAbort(event): void {
+    if (event.callId) rollouts.delete(event.callId);
+  },
+};
+
 /**
  * An AI SDK telemetry integration (ai 7, and ai 6 from 6.0.111) that records
  * the results of tools run after the last model call of a
@@ -77,36 +148,7 @@ function recordTrailingToolResults(
  *   telemetry: { integrations: [myTracing, recorderTelemetry] },
  * });
  */
-export const recorderTelemetry = {
-  [MARK]: true,
-  onStart(event: { callId?: string }): void {
-    const rollout = currentRollout();
-    if (rollout && event.callId) rollouts.set(event.callId, rollout);
-  },
-  onEnd(event: { callId?: string; responseMessages?: Message[]; steps?: Step[] }): void {
-    const rollout = (event.callId && rollouts.get(event.callId)) || currentRollout();
-    if (event.callId) rollouts.delete(event.callId);
-    if (rollout && Array.isArray(event.responseMessages) && Array.isArray(event.steps))
-      recordTrailingToolResults(rollout, event.steps.at(-1), event.responseMessages);
-  },
-  /** ai 6: the generation's end, with its steps and the last step's response messages. */
-  onFinish(event: { steps?: Step[]; response?: { messages?: Message[] } }): void {
-    // ai 6 calls the global integrations and the call's own: once is enough.
-    if (finished.has(event)) return;
-    finished.add(event);
-    const rollout = currentRollout();
-    const messages = event.response?.messages;
-    if (rollout && Array.isArray(messages) && Array.isArray(event.steps))
-      recordTrailingToolResults(rollout, event.steps.at(-1), messages);
-  },
-  onError(event: unknown): void {
-    const callId = (event as { callId?: string } | undefined)?.callId;
-    if (callId) rollouts.delete(callId);
-  },
-  onAbort(event: { callId?: string }): void {
-    if (event.callId) rollouts.delete(event.callId);
-  },
-};
+export const recorderTelemetry: RecorderTelemetry = integration;
 
 /**
  * Adds {@link recorderTelemetry} to AI SDK's global telemetry integrations
@@ -116,8 +158,8 @@ export const recorderTelemetry = {
 export function registerRecorderTelemetry(): void {
   // The same global list `registerTelemetry` from "ai" pushes onto; written
   // directly so that this module never loads "ai" (ai 5 and 6 lack that export).
-  const g = globalThis as { AI_SDK_TELEMETRY_INTEGRATIONS?: Array<Record<symbol, unknown>> };
+  const g = globalThis as { AI_SDK_TELEMETRY_INTEGRATIONS?: Array<{ [MARK]?: unknown }> };
   g.AI_SDK_TELEMETRY_INTEGRATIONS ??= [];
   if (g.AI_SDK_TELEMETRY_INTEGRATIONS.some((i) => i?.[MARK])) return;
-  g.AI_SDK_TELEMETRY_INTEGRATIONS.push(recorderTelemetry);
+  g.AI_SDK_TELEMETRY_INTEGRATIONS.push(integration);
 }

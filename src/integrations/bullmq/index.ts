@@ -35,4 +35,5 @@ export {
   readProgress,
 } from "./progress.js";
 export type { DistributedLogger } from "./redis.js";
+export type { StaleMode } from "./store.js";
 export { type RolloutContext, RolloutWorker, type RolloutWorkerOptions } from "./worker.js";

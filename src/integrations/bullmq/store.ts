@@ -84,6 +84,10 @@ export async function storeGroup(
   return Number(added) === 1;
 }
 
+/**
+ * What the coordinator does with a group whose rollouts ran on a policy too
+ * old to train on (`onStale`): drop it, or enqueue its rollouts again.
+ */
 export type StaleMode = "drop" | "rerun";
 
 export function staleKeys(cluster: Cluster, stepKey: string): string[] {

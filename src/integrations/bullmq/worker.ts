@@ -5,7 +5,6 @@ import { Trajectory, TrajectoryValidationError } from "../../trajectory/index.js
 import { checkRolloutTrajectory, type WireIssue } from "../../trajectory/wire-writer.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
-import type { TrajectoryWire } from "../../wire/index.js";
 import { RolloutResultError } from "./errors.js";
 import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
 import { policyKeys, readStep } from "./policy.js";
@@ -98,7 +97,7 @@ export interface RolloutWorkerOptions<P = unknown> extends ClusterOptions {
  */
 export class RolloutWorker<P = unknown> {
   /** The BullMQ worker, for its events (`completed`, `failed`, `error`). */
-  readonly worker: Worker<RolloutJobData<P>, TrajectoryWire>;
+  readonly worker: Worker<RolloutJobData<P>, Trajectory.TrajectoryWire>;
   readonly #client: Redis;
   readonly #subscriber: Redis;
   readonly #options: RolloutWorkerOptions<P>;
@@ -201,7 +200,7 @@ export class RolloutWorker<P = unknown> {
     if (Number.isFinite(step) && step > this.#step) this.#step = step;
   }
 
-  async #run(job: Job<RolloutJobData<P>>): Promise<TrajectoryWire> {
+  async #run(job: Job<RolloutJobData<P>>): Promise<Trajectory.TrajectoryWire> {
     const { groupId, index, payload } = job.data;
     const served: number[] = [];
     const step = () => {
@@ -266,7 +265,7 @@ function resultOf(returned: unknown, recorded: Trajectory, jobId: string | undef
  * the wire writer checks, except the items the recorder built: a worker
  * never stores what the collector could not read.
  */
-function toResult(trajectory: Trajectory, jobId: string | undefined): TrajectoryWire {
+function toResult(trajectory: Trajectory, jobId: string | undefined): Trajectory.TrajectoryWire {
   const issues: WireIssue[] = [];
   try {
     checkRolloutTrajectory(trajectory, issues);
@@ -278,7 +277,7 @@ function toResult(trajectory: Trajectory, jobId: string | undefined): Trajectory
     const reason = new TrajectoryValidationError("trajectory", issues as never).message;
     throw unrecoverable(new RolloutResultError(`Rollout ${jobId}: ${reason}`));
   }
-  return trajectory as unknown as TrajectoryWire;
+  return trajectory as unknown as Trajectory.TrajectoryWire;
 }
 
 // BullMQ retries any error but this one; running it again would fail the same way.
