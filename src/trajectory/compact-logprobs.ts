@@ -139,15 +139,15 @@ export class TokenTable {
     return json;
   }
 
-  /**
-   * The id of the token `token_id:N` with `bytes` that are not its text's
-   * UTF-8 (or null). `bytes` is copied only when the variant is new.
-   */
   /** The ids of the variants of `token_id:N` met so far (bytes not its text's UTF-8). */
   numberedVariants(n: number): readonly number[] | undefined {
     return this.#numberedOdd.get(n);
   }
 
+  /**
+   * The id of the token `token_id:N` with `bytes` that are not its text's
+   * UTF-8 (or null). `bytes` is copied only when the variant is new.
+   */
   numberedOddId(n: number, bytes: readonly number[] | null): number {
     let same = this.#numberedOdd.get(n);
     if (same === undefined) {
