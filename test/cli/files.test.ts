@@ -83,7 +83,8 @@ it("validate names each invalid line and field, warns about what will not train,
   expect(ok).toMatchObject({
     code: 0,
     stderr: "",
-    stdout: `${good}: 1 group(s), 2 trajectories: valid.\n`,
+    // Both histories are [1, 2] then [7]: the second reads all 3 tokens again.
+    stdout: `token ids: 2 histories carry them; 0 split(s) where the tokens diverged; 3 prefix token(s) a trainer reads more than once, as the service's format cannot share a prefix (most in ${good}:1: 3)\n${good}: 1 group(s), 2 trajectories: valid.\n`,
   });
 
   const bad = await file([
@@ -136,6 +137,48 @@ it("validate names each invalid line and field, warns about what will not train,
   const missing = await inProcess(["validate", path.join(path.dirname(bad), "nope.jsonl")]);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain("could not be read (ENOENT)");
+});
+
+it("validate counts what the histories share in tokens: splits, and prefix tokens read again", async () => {
+  const sampled = (prompt_token_ids: number[], token_ids: number[]) => ({
+    ...choice("red"),
+    prompt_token_ids,
+    token_ids,
+  });
+  const withTokens = (c: object, logs: string[] = []) => ({
+    messages_and_choices: [prompt, c],
+    reward: 1,
+    metadata: { scenario: "s" },
+    logs,
+  });
+  const p = await file([
+    // A 4-token prompt shared by both (read again once: 4), then diverging.
+    {
+      trajectories: [
+        withTokens(sampled([1, 2, 3, 4], [5]), ["token lineage split: history 1 of 2"]),
+        { ...withTokens(sampled([1, 2, 3, 4], [6])), reward: 0 },
+      ],
+    },
+    // A group with a single history shares nothing.
+    { trajectories: [withTokens(sampled([9], [8]))] },
+    // No token ids: not counted.
+    { trajectories: [{ messages_and_choices: [prompt], reward: 0 }] },
+  ]);
+  const r = await inProcess(["validate", p]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain(
+    `token ids: 3 histories carry them; 1 split(s) where the tokens diverged; 4 prefix token(s) a trainer reads more than once, as the service's format cannot share a prefix (most in ${p}:1: 4)`,
+  );
+  const json = JSON.parse((await inProcess(["validate", p, "--json"])).stdout);
+  expect(json.tokens).toEqual({
+    histories: 3,
+    splits: 1,
+    duplicatePrefixTokens: 4,
+    mostAt: `${p}:1`,
+  });
+  // Without token ids, nothing is said of them.
+  const plain = await file([{ trajectories: [{ messages_and_choices: [prompt], reward: 0 }] }]);
+  expect((await inProcess(["validate", plain])).stdout).not.toContain("token ids:");
 });
 
 it("validate says each finding once, and reports an empty group as such", async () => {

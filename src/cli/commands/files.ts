@@ -43,16 +43,40 @@ class Findings {
   readonly #byMessage = new Map<string, { at: string; more: number }>();
   // Said by the summary's warnings already.
   static readonly #covered = /without logprobs|no trajectory holds a trainable Choice/;
+  /** What the histories share in tokens, summed over the groups, and the group sharing most. */
+  readonly tokens = {
+    histories: 0,
+    splits: 0,
+    duplicatePrefixTokens: 0,
+    mostAt: null as string | null,
+  };
+  #most = 0;
 
   add(where: string, group: unknown): void {
     const silent = { warn() {} };
     const found = validateGroup(group, { mode: "warn", logger: silent, requireTrainable: false });
+    const t = found.tokens;
+    this.tokens.histories += t.histories;
+    this.tokens.splits += t.splits;
+    this.tokens.duplicatePrefixTokens += t.duplicatePrefixTokens;
+    if (t.duplicatePrefixTokens > this.#most) {
+      this.#most = t.duplicatePrefixTokens;
+      this.tokens.mostAt = where;
+    }
     for (const p of found.problems) {
       if (Findings.#covered.test(p.message)) continue;
       const seen = this.#byMessage.get(p.message);
       if (seen) seen.more += 1;
       else this.#byMessage.set(p.message, { at: `${where}: ${p.path}`, more: 0 });
     }
+  }
+
+  /** One line on the token ids, when any history carries them. */
+  tokenLine(): string | undefined {
+    const t = this.tokens;
+    if (t.histories === 0) return undefined;
+    const most = t.mostAt ? ` (most in ${t.mostAt}: ${this.#most})` : "";
+    return `token ids: ${t.histories} histories carry them; ${t.splits} split(s) where the tokens diverged; ${t.duplicatePrefixTokens} prefix token(s) a trainer reads more than once, as the service's format cannot share a prefix${most}`;
   }
 
   lines(): string[] {
@@ -84,7 +108,14 @@ async function scan(file: string, groupBy: string | undefined, check: boolean) {
       summary.addSftLine();
     } else problems.push({ line: read.line, message: read.message });
   }
-  return { summary: summary.result(), findings: findings.lines(), problems, lines };
+  return {
+    summary: summary.result(),
+    findings: findings.lines(),
+    tokens: findings.tokens,
+    tokenLine: findings.tokenLine(),
+    problems,
+    lines,
+  };
 }
 
 export const validate: Command = {
@@ -96,7 +127,10 @@ trajectory, or an SFT line ({messages, tools?}, as \`sft\` reads it). Reports
 every line that is not valid, naming the field, and warns about what would
 not train, with the findings of the check \`train\` runs before sending (a tool
 result answering no call of its history, a sampled turn without token ids,
-metadata that is not a scalar), each finding once.
+metadata that is not a scalar), each finding once. When the turns carry token
+ids, says what the histories share: the splits the recorder made where the
+tokens diverged, and the prefix tokens a trainer reads once per history (a
+group line's histories together; a trajectory line's on their own).
 Exits 3 when a line is invalid, or when \`train\` would refuse the file (no
 trajectory holds a sampled turn with logprobs), as \`log\`, \`train\` and
 \`sft\` do on the same file.
@@ -120,7 +154,7 @@ ${GROUP_BY_HELP}`,
     const valid = read.problems.length === 0;
     if (values.json) {
       out.stdout.write(
-        `${JSON.stringify({ valid, train_refuses: trainRefuses, problems: read.problems, warnings: warned, summary, lines: read.lines }, null, 2)}\n`,
+        `${JSON.stringify({ valid, train_refuses: trainRefuses, problems: read.problems, warnings: warned, summary, tokens: read.tokens, lines: read.lines }, null, 2)}\n`,
       );
     } else {
       const what = [
@@ -130,6 +164,7 @@ ${GROUP_BY_HELP}`,
       const lines = [
         ...read.problems.map((p) => `${file}:${p.line}: ${p.message}`),
         ...warned.map((w) => `warning: ${w}`),
+        ...(read.tokenLine ? [read.tokenLine] : []),
         !valid
           ? `${file}: ${read.problems.length} invalid line(s).`
           : trainRefuses
