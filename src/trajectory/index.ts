@@ -76,4 +76,4 @@ export {
   validateGroup,
   validateTrajectory,
 } from "./validate.js";
-export type { TokenSharing } from "./validate-lineage.js";
+export { groupTokenSharing, type TokenSharing } from "./validate-lineage.js";

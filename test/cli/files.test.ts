@@ -176,9 +176,18 @@ it("validate counts what the histories share in tokens: splits, and prefix token
     duplicatePrefixTokens: 4,
     mostAt: `${p}:1`,
   });
+  // inspect says the same, from the same counts.
+  const counted = await inProcess(["inspect", p]);
+  expect(counted.stdout).toContain(
+    `token ids: 3 histories carry them; 1 split(s) where the tokens diverged; 4 prefix token(s) a trainer reads more than once, as the service's format cannot share a prefix (most in ${p}:1: 4)`,
+  );
+  expect(JSON.parse((await inProcess(["inspect", p, "--json"])).stdout).tokens).toEqual(
+    json.tokens,
+  );
   // Without token ids, nothing is said of them.
   const plain = await file([{ trajectories: [{ messages_and_choices: [prompt], reward: 0 }] }]);
   expect((await inProcess(["validate", plain])).stdout).not.toContain("token ids:");
+  expect((await inProcess(["inspect", plain])).stdout).not.toContain("token ids:");
 });
 
 it("validate says each finding once, and reports an empty group as such", async () => {

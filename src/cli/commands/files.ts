@@ -2,7 +2,7 @@
 // lines holds, and what training would make of it, without sending anything.
 // Both read the file as a stream, in one pass.
 
-import { validateGroup } from "../../trajectory/index.js";
+import { groupTokenSharing, type TokenSharing, validateGroup } from "../../trajectory/index.js";
 import { parse, str } from "../args.js";
 import { type Command, EXIT, type Output } from "../context.js";
 import { type GroupsSummary, parseLine, readLines, SummaryBuilder } from "../groups-file.js";
@@ -43,40 +43,18 @@ class Findings {
   readonly #byMessage = new Map<string, { at: string; more: number }>();
   // Said by the summary's warnings already.
   static readonly #covered = /without logprobs|no trajectory holds a trainable Choice/;
-  /** What the histories share in tokens, summed over the groups, and the group sharing most. */
-  readonly tokens = {
-    histories: 0,
-    splits: 0,
-    duplicatePrefixTokens: 0,
-    mostAt: null as string | null,
-  };
-  #most = 0;
 
-  add(where: string, group: unknown): void {
+  /** Adds the group's findings; returns what its histories share in tokens. */
+  add(where: string, group: unknown): TokenSharing {
     const silent = { warn() {} };
     const found = validateGroup(group, { mode: "warn", logger: silent, requireTrainable: false });
-    const t = found.tokens;
-    this.tokens.histories += t.histories;
-    this.tokens.splits += t.splits;
-    this.tokens.duplicatePrefixTokens += t.duplicatePrefixTokens;
-    if (t.duplicatePrefixTokens > this.#most) {
-      this.#most = t.duplicatePrefixTokens;
-      this.tokens.mostAt = where;
-    }
     for (const p of found.problems) {
       if (Findings.#covered.test(p.message)) continue;
       const seen = this.#byMessage.get(p.message);
       if (seen) seen.more += 1;
       else this.#byMessage.set(p.message, { at: `${where}: ${p.path}`, more: 0 });
     }
-  }
-
-  /** One line on the token ids, when any history carries them. */
-  tokenLine(): string | undefined {
-    const t = this.tokens;
-    if (t.histories === 0) return undefined;
-    const most = t.mostAt ? ` (most in ${t.mostAt}: ${this.#most})` : "";
-    return `token ids: ${t.histories} histories carry them; ${t.splits} split(s) where the tokens diverged; ${t.duplicatePrefixTokens} prefix token(s) a trainer reads more than once, as the service's format cannot share a prefix${most}`;
+    return found.tokens;
   }
 
   lines(): string[] {
@@ -87,10 +65,40 @@ class Findings {
   }
 }
 
+/** What the histories share in tokens, summed over the groups, with the group that repeats most. */
+class TokenTally {
+  readonly totals = {
+    histories: 0,
+    splits: 0,
+    duplicatePrefixTokens: 0,
+    mostAt: null as string | null,
+  };
+  #most = 0;
+
+  add(where: string, t: TokenSharing): void {
+    this.totals.histories += t.histories;
+    this.totals.splits += t.splits;
+    this.totals.duplicatePrefixTokens += t.duplicatePrefixTokens;
+    if (t.duplicatePrefixTokens > this.#most) {
+      this.#most = t.duplicatePrefixTokens;
+      this.totals.mostAt = where;
+    }
+  }
+
+  /** One line on the token ids, when any history carries them. */
+  line(): string | undefined {
+    const t = this.totals;
+    if (t.histories === 0) return undefined;
+    const most = t.mostAt ? ` (most in ${t.mostAt}: ${this.#most})` : "";
+    return `token ids: ${t.histories} histories carry them; ${t.splits} split(s) where the tokens diverged; ${t.duplicatePrefixTokens} prefix token(s) a trainer reads more than once, as the service's format cannot share a prefix${most}`;
+  }
+}
+
 /** One pass over the file: its summary, its invalid lines and (with `check`) the findings. */
 async function scan(file: string, groupBy: string | undefined, check: boolean) {
   const summary = new SummaryBuilder();
   const findings = new Findings();
+  const tally = new TokenTally();
   const problems: { line: number; message: string }[] = [];
   const lines = { groups: 0, trajectories: 0, sft: 0 };
   for await (const { line, text } of readLines(file)) {
@@ -98,11 +106,21 @@ async function scan(file: string, groupBy: string | undefined, check: boolean) {
     if (read.kind === "group") {
       lines.groups += 1;
       summary.addGroup(read.group);
-      if (check) findings.add(`${file}:${line}`, read.group);
+      const where = `${file}:${line}`;
+      tally.add(
+        where,
+        check ? findings.add(where, read.group) : groupTokenSharing(read.group.trajectories),
+      );
     } else if (read.kind === "trajectory") {
       lines.trajectories += 1;
       summary.addKeyed(read.key, read.trajectory);
-      if (check) findings.add(`${file}:${line}`, { trajectories: [read.trajectory.toJSON()] });
+      const where = `${file}:${line}`;
+      tally.add(
+        where,
+        check
+          ? findings.add(where, { trajectories: [read.trajectory.toJSON()] })
+          : groupTokenSharing([read.trajectory]),
+      );
     } else if (read.kind === "sft") {
       lines.sft += 1;
       summary.addSftLine();
@@ -111,8 +129,8 @@ async function scan(file: string, groupBy: string | undefined, check: boolean) {
   return {
     summary: summary.result(),
     findings: findings.lines(),
-    tokens: findings.tokens,
-    tokenLine: findings.tokenLine(),
+    tokens: tally.totals,
+    tokenLine: tally.line(),
     problems,
     lines,
   };
@@ -205,7 +223,8 @@ export const inspect: Command = {
   summary: "count groups, trajectories and rewards in a JSONL file, and what would be trained",
   usage: "FILE [--group-by KEY]",
   details: `Prints the counts, the spread of rewards, and which groups and turns RL could
-learn from (groups whose rewards differ; sampled turns with logprobs).
+learn from (groups whose rewards differ; sampled turns with logprobs). When the
+turns carry token ids, also what the histories share (as \`validate\` says it).
 
 Options:
 ${GROUP_BY_HELP}`,
@@ -221,13 +240,14 @@ ${GROUP_BY_HELP}`,
     const read = await scan(file, str(values, "group-by"), false);
     if (values.json) {
       out.stdout.write(
-        `${JSON.stringify({ ...read.summary, invalidLines: read.problems.length, lines: read.lines }, null, 2)}\n`,
+        `${JSON.stringify({ ...read.summary, tokens: read.tokens, invalidLines: read.problems.length, lines: read.lines }, null, 2)}\n`,
       );
     } else {
       const invalid = read.problems.length
         ? `\ninvalid lines          ${read.problems.length} (left out; see \`validate ${file}\`)`
         : "";
-      out.stdout.write(`${describeSummary(read.summary)}${invalid}\n`);
+      const tokens = read.tokenLine ? `\n${read.tokenLine}` : "";
+      out.stdout.write(`${describeSummary(read.summary)}${tokens}${invalid}\n`);
     }
     return EXIT.ok;
   },
