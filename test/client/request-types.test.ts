@@ -15,9 +15,8 @@ useNock({ beforeAll, afterEach, afterAll });
 const MODEL_ID = "3f0b6c1e-8a40-4c55-9d1e-6a1f5c3b2a10";
 const JOB_ID = "9a7d2f44-1b2c-4e3f-8a9b-0c1d2e3f4a5b";
 
-// Widened to `string`, as a role read from a variable is.
-let userRole = "user";
-userRole = userRole.trim();
+// Typed `string`, as a role read from a variable is (not the literal "user").
+const userRole: string = "user";
 
 const answer: Trajectory.ChoiceWireInput = {
   finish_reason: "stop",
