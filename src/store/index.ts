@@ -1,0 +1,46 @@
+// The durable store of production trajectories and their feedback. Below the
+// recorder and the proxy: it stores trajectory JSON (`TrajectoryWire`) and
+// imports only util/ and wire/.
+export {
+  FeedbackConflictError,
+  FeedbackNotAllowedError,
+  FeedbackNotFoundError,
+  FeedbackTokenError,
+  type FeedbackTokenProblem,
+  InvalidFeedbackError,
+  StoreClosedError,
+  StoreLockedError,
+} from "./errors.js";
+export {
+  aggregateFeedback,
+  FEEDBACK_FIELDS,
+  type FeedbackField,
+  type FeedbackInput,
+  FeedbackInputSchema,
+  type FeedbackOutcome,
+  type FeedbackRecord,
+  MAX_FEEDBACK_COMMENT,
+  MAX_IDEMPOTENCY_KEY,
+  parseFeedback,
+  SHAPING_REWARD,
+  TURN_REWARD_PREFIX,
+} from "./feedback.js";
+export {
+  checkFeedbackAllowed,
+  DEFAULT_TOKEN_FIELDS,
+  type FeedbackGrant,
+  signFeedbackToken,
+  verifyFeedbackToken,
+} from "./signed.js";
+export {
+  type CallProgress,
+  type CallRequest,
+  type ListFilter,
+  type StoredTrajectory,
+  type StoreEntry,
+  type StoreLogger,
+  type StoreStats,
+  TrajectoryStore,
+  type TrajectoryStoreOptions,
+  type TrajectorySummary,
+} from "./store.js";
