@@ -126,6 +126,11 @@ export class Segments {
     return this.sizes.get(this.active) ?? 0;
   }
 
+  /** The bytes in segment `n`. */
+  sizeOf(n: number): number {
+    return this.sizes.get(n) ?? 0;
+  }
+
   /** The segments, ascending. */
   numbers(): number[] {
     return [...this.sizes.keys()].sort((a, b) => a - b);

@@ -243,7 +243,7 @@ export class TrajectoryStore {
           `TrajectoryStore: skipped ${skipped} unreadable lines in ${options.dir} (damaged from outside the store).`,
         );
       store.recoverInterrupted(replay);
-      store.enforceBounds(undefined);
+      if (store.pastBounds()) store.enforceBounds(undefined);
       return store;
     } catch (error) {
       release();
@@ -658,9 +658,14 @@ export class TrajectoryStore {
   }
 
   private afterWrite(keep: string): void {
+    if (this.pastBounds()) this.enforceBounds(keep);
+  }
+
+  /** Whether the files pass `maxBytes` or the least recently written trajectory `maxAgeMs`. */
+  private pastBounds(): boolean {
     const oldest = this.entries.values().next().value as Entry | undefined;
     const expired = oldest !== undefined && oldest.updated < Date.now() - this.maxAgeMs;
-    if (expired || this.segments.total > this.maxBytes) this.enforceBounds(keep);
+    return expired || this.segments.total > this.maxBytes;
   }
 
   /**
@@ -732,15 +737,21 @@ export class TrajectoryStore {
    */
   private compact(target: number): void {
     if (this.segments.activeSize > 0) this.segments.roll();
-    while (this.segments.total > target) {
-      const oldest = this.segments.numbers()[0];
-      if (oldest === undefined || oldest === this.segments.activeSegment) break;
-      this.copyLive(oldest);
-      this.segments.sync();
-      this.segments.remove(oldest);
-      syncDir(this.dir);
+    const first = this.segments.activeSegment;
+    const done: number[] = [];
+    let freed = 0;
+    for (const seg of this.segments.numbers()) {
+      if (seg >= first || this.segments.total - freed <= target) break;
+      this.copyLive(seg);
+      freed += this.segments.sizeOf(seg);
+      done.push(seg);
     }
+    if (done.length === 0) return;
     if (this.dropped > 0) this.write({ k: "meta", dropped: this.dropped });
+    // One flush for all the copies, then the sources go.
+    this.segments.sync();
+    for (const seg of done) this.segments.remove(seg);
+    syncDir(this.dir);
   }
 
   private copyLive(seg: number): void {
