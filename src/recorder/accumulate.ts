@@ -1,6 +1,6 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { CompactLogprobs, TokenCapture } from "../trajectory/index.js";
-import type { RecordedChoice, RecordedCompletion } from "./context.js";
+import type { RecordedChoice, RecordedCompletion } from "./active-rollout.js";
 
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
 interface Acc {

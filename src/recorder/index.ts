@@ -11,25 +11,25 @@
 // build on (the contract: CORE-CONTRACT.md beside this file); its API report
 // is api/trajectory-recorder-core.api.md.
 
+export type {
+  EndpointOptions,
+  RecordingUpstream,
+  TrainableModelLike,
+  UrlUpstream,
+} from "../endpoint/index.js";
 export type { LineageMode } from "../trajectory/index.js";
 // Shared by every folder; here for plugins, which throw it on a bad argument.
 export { InvalidArgumentError } from "../util/argument-error.js";
 export { appendReasoning, REASONING_FIELDS, StreamAccumulator } from "./accumulate.js";
-export {
-  type ActiveRollout,
-  currentRollout,
-  type RecordedChoice,
-  type RecordedCompletion,
-  type RolloutOptions,
-} from "./context.js";
-export type { EndpointOptions } from "./endpoint/options.js";
-export { RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
 export type {
-  RecordingUpstream,
-  TrainableModelLike,
-  UrlUpstream,
-} from "./endpoint/upstream.js";
+  ActiveRollout,
+  RecordedChoice,
+  RecordedCompletion,
+  RolloutOptions,
+} from "./active-rollout.js";
+export { currentRollout } from "./context.js";
 export { RolloutAbortedError } from "./errors.js";
+export { RolloutHandle, type RolloutStore } from "./handle.js";
 export {
   Recorder,
   type RecorderOptions,
@@ -37,4 +37,5 @@ export {
   type RolloutContext,
 } from "./recorder.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
+export { RolloutTrajectory } from "./rollout-trajectory.js";
 export { type WrapOptions, wrapClient } from "./wrap.js";

@@ -1,5 +1,13 @@
-import { context, SpanStatusCode, trace } from "@opentelemetry/api";
-import type OpenAI from "openai";
+import {
+  checkUpstream,
+  type EndpointOptions,
+  RecordingEndpoint,
+  type RecordingUpstream,
+  resolveEndpointOptions,
+  SESSION_ID,
+  type TrainableModelLike,
+  type UrlUpstream,
+} from "../endpoint/index.js";
 import {
   type GatherOptions,
   type GroupSink,
@@ -12,14 +20,11 @@ import {
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { sameType } from "../wire/same-type.js";
-import { RolloutState, runInRollout } from "./context.js";
-import { resolveEndpointOptions } from "./endpoint/options.js";
-import { attachEndpoint, extraRoutesOf, RolloutTrajectory } from "./endpoint/rollout-trajectory.js";
-import { RecordingEndpoint } from "./endpoint/server.js";
-import { checkUpstream } from "./endpoint/upstream.js";
 import { RolloutAbortedError } from "./errors.js";
-import { tracer, tracingEnabled } from "./spans.js";
-import { wrapClient } from "./wrap.js";
+import { RolloutHandle, type RolloutStore } from "./handle.js";
+import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";
+import { tracingEnabled } from "./spans.js";
+import { type Receipt, receiptOf, type WrapOptions, wrapClient } from "./wrap.js";
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -67,44 +72,20 @@ export interface RecorderOptions {
   upstream?: RecorderOptions.RecordingUpstream;
   /** Where and how the endpoint behind `t.baseURL` listens (loopback, a free port by default). */
   endpoint?: RecorderOptions.EndpointOptions;
+  /**
+   * Where rollouts and sessions are written as they record: after each call,
+   * and when they end (a `TrajectoryStore` from `trajectory-recorder/store`).
+   * A process killed mid-call then keeps every call before it. Default: none.
+   */
+  store?: RecorderOptions.Store;
+  /** How sessions end (see {@link Recorder.session}). */
+  sessions?: RecorderOptions.SessionOptions;
 }
 
-/** The types {@link RecorderOptions}, {@link ActiveRollout.RolloutOptions} and {@link Recorder.RolloutCallOptions} use. */
+/** The types {@link RecorderOptions} uses, declared where they are used and listed here. */
 export declare namespace RecorderOptions {
   /** Options of the recording endpoint behind `t.baseURL` (and of the standalone proxy). */
-  export interface EndpointOptions {
-    /**
-     * The address to listen on. Default `127.0.0.1`: only this machine can
-     * connect. Another address needs `allowRemote: true`.
-     */
-    host?: string;
-    /** TCP port; default 0 (a free one). */
-    port?: number;
-    /**
-     * Lets `host` be an address other machines can reach (a container's
-     * interface, `0.0.0.0`). Every call still needs its rollout's key.
-     * Default `false`.
-     */
-    allowRemote?: boolean;
-    /** Largest request body read, in bytes; a larger one answers 413. Default 32 MiB. */
-    maxBodyBytes?: number;
-    /**
-     * How long the upstream may take to answer a call (to its headers), in ms,
-     * as the `openai` client's `timeout`. Default 600,000 (10 minutes), the
-     * SDK's own. Past it the agent gets 504.
-     */
-    timeoutMs?: number;
-    /**
-     * Tries again when the upstream could not be reached at all (refused, reset
-     * before any answer): up to this many times, with backoff. Answers the
-     * upstream gave (429, 500, ...) go back to the agent as they are, so its
-     * own client decides, as it would against the upstream. Default 2.
-     */
-    maxRetries?: number;
-    /** Where the endpoint says what it refused or could not forward. Default `console`. */
-    logger?: { warn(message: string): void };
-  }
-
+  export type EndpointOptions = EndpointOptionsType;
   /**
    * How the recorder builds histories from the token ids a server returns:
    * `"tokens"` (default) splits a history where the tokens diverge, `"text"`
@@ -112,50 +93,29 @@ export declare namespace RecorderOptions {
    * tokens (the full rules: `LineageMode` in src/trajectory/lineage.ts).
    */
   export type LineageMode = "tokens" | "text" | "off";
-
-  /**
-   * A TrainableModel, or anything shaped like one: its client makes the
-   * `openai` client for the service's inference, and `inferenceName()` names
-   * the latest checkpoint.
-   */
-  export interface TrainableModelLike {
-    /** The Training Service client the model was registered with. */
-    readonly client: {
-      /** An `openai` client aimed at the service's inference. */
-      createOpenAI(options?: {
-        fetch?: typeof fetch;
-        maxRetries?: number;
-        timeout?: number;
-      }): OpenAI;
-    };
-    /** The inference name of a checkpoint (default: the latest). */
-    inferenceName(step?: number): string;
-  }
-
+  /** A TrainableModel, or anything shaped like one. */
+  export type TrainableModelLike = TrainableModelLikeType;
   /** Any OpenAI-compatible server. */
-  export interface UrlUpstream {
-    /** Its base URL, ending in `/v1` (e.g. `http://127.0.0.1:8000/v1`). */
-    baseURL: string;
-    /** Its bearer key; never shown to the agent, nor written in a log, an error or a trajectory. */
-    apiKey?: string;
-    /** The model a request with `model: ""` (or none) gets. Default: sent as the agent sent it. */
-    model?: string;
-    /**
-     * Every completion through it is the policy's, whatever model name the
-     * server answers with (as `recorder.wrap(client, { policy: true })`).
-     * Default `false`: the recorder's `policy` decides.
-     */
-    policy?: boolean;
+  export type UrlUpstream = UrlUpstreamType;
+  /** Where the recording endpoint forwards chat completions. */
+  export type RecordingUpstream = RecordingUpstreamType;
+  /** Where rollouts and sessions are written as they record (a `TrajectoryStore`). */
+  export type Store = RolloutStore;
+  /** How sessions (trajectories opened by `recorder.session(id)`) end. */
+  export interface SessionOptions {
+    /** A session that starts no call for this long ends (ms). Default 1,800,000 (30 minutes). */
+    idleTimeoutMs?: number;
+    /** Sessions open at once; opening one more ends the least recently active. Default 10,000. */
+    maxOpen?: number;
+    /** Called with each session's trajectory when it ends (by `endSession`, idleness or `maxOpen`). */
+    onEnd?: (trajectory: RolloutTrajectory) => void;
   }
-
-  /**
-   * Where the recording endpoint forwards chat completions: a TrainableModel
-   * (the Training Service's inference, `model: ""` filled in with its latest
-   * checkpoint as `model.openai()` does, every completion the policy's), or any
-   * OpenAI-compatible server (the emulator, vLLM, OpenAI).
-   */
-  export type RecordingUpstream = TrainableModelLike | UrlUpstream;
 }
+type EndpointOptionsType = EndpointOptions;
+type TrainableModelLikeType = TrainableModelLike;
+type UrlUpstreamType = UrlUpstream;
+type RecordingUpstreamType = RecordingUpstream;
+
 // The same modes as the trajectory folder's, which validates them.
 sameType<RecorderOptions.LineageMode, LineageMode>(true);
 
@@ -186,6 +146,8 @@ export class Recorder {
   readonly options: RecorderOptions;
   #policy: ((model: string) => boolean) | undefined;
   #endpoint: RecordingEndpoint | undefined;
+  readonly #sessions = new Map<string, RolloutHandle>();
+  #sweep: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: RecorderOptions = {}) {
     const call = "new Recorder(options)";
@@ -206,6 +168,15 @@ export class Recorder {
     // Checked now, started with the first rollout.
     if (options.upstream !== undefined || options.endpoint !== undefined)
       resolveEndpointOptions(call, options.endpoint);
+    const store = options.store;
+    if (store !== undefined && (!isObjectLike(store) || typeof store.put !== "function"))
+      throw new InvalidArgumentError(
+        call,
+        "options.store",
+        "a store with put(entry) (a TrajectoryStore)",
+        store,
+      );
+    checkSessionOptions(call, options.sessions);
   }
 
   /**
@@ -225,21 +196,22 @@ export class Recorder {
         "a TrainableModel or { baseURL, apiKey? }",
         upstream,
       );
-    this.#endpoint ??= new RecordingEndpoint(
+    this.#endpoint ??= new RecordingEndpoint({
       upstream,
-      this,
-      resolveEndpointOptions("new Recorder(options)", this.options.endpoint),
-      extraRoutesOf(this),
-    );
+      host: this,
+      options: resolveEndpointOptions("new Recorder(options)", this.options.endpoint),
+    });
     await this.#endpoint.start();
     return this.#endpoint.baseURL;
   }
 
   /**
-   * Stops the recording endpoint, if it was started: its connections close,
-   * calls in flight are cut off. A later rollout starts it again.
+   * Stops the recording endpoint, if it was started (its connections close,
+   * calls in flight are cut off; a later rollout starts it again), and ends
+   * every open session.
    */
   async close(): Promise<void> {
+    for (const id of [...this.#sessions.keys()]) this.endSession(id);
     const endpoint = this.#endpoint;
     this.#endpoint = undefined;
     await endpoint?.close();
@@ -285,6 +257,183 @@ export class Recorder {
   }
 
   /**
+   * The receipt of a completion a wrapped client returned inside a rollout or
+   * session (the `ChatCompletion`, or the `Stream` of a streamed call): the
+   * trajectory it was recorded into and its call number there (from 1).
+   * `undefined` for anything not recorded.
+   *
+   * @example
+   * const res = await handle.run(() => openai.chat.completions.create(body));
+   * recorder.receiptOf(res); // { trajectory_id: "trj_…", call: 1 }
+   */
+  receiptOf(completion: unknown): Recorder.Receipt | undefined {
+    return receiptOf(completion);
+  }
+
+  /**
+   * Opens a rollout and hands back its handle, for code that cannot put the
+   * rollout in one function (a server that records across requests): run
+   * calls in it with `handle.run(fn)`, finish it with `handle.finish()`.
+   *
+   * @example
+   * const handle = recorder.open({ metadata: { ticket: "T-1" } });
+   * await handle.run(() => openai.chat.completions.create(body));
+   * handle.trajectory.reward = 1;
+   * const t = handle.finish();
+   */
+  open(options: Recorder.OpenOptions = {}): RolloutHandle {
+    const call = "recorder.open(options)";
+    if (!isObjectLike(options))
+      throw new InvalidArgumentError(call, "options", "an object", options);
+    const metadata = options.metadata;
+    if (metadata !== undefined && (!isObjectLike(metadata) || Array.isArray(metadata)))
+      throw new InvalidArgumentError(call, "options.metadata", "a plain object", metadata);
+    checkLineageMode(call, "options.lineage", options.lineage);
+    return this.#open(options, null);
+  }
+
+  #open(options: Recorder.OpenOptions, session: string | null): RolloutHandle {
+    const handle = new RolloutHandle({
+      session,
+      metadata: options.metadata ? { ...options.metadata } : {},
+      options: {
+        logprobs: this.options.logprobs ?? true,
+        tokenIds: this.options.tokenIds ?? true,
+        recordContent: this.options.recordContent ?? false,
+        lineage: (options.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
+        // Read at each call, so a policy added after the rollout began counts.
+        isPolicy: (m) => this.#isPolicyOrUnnamed(m),
+      },
+      // Whether anyone traces is asked once per rollout: no span (nor
+      // OpenTelemetry context) when nobody does, see tracingEnabled().
+      traced: tracingEnabled(),
+      store: this.options.store,
+      logger: this.options.logger ?? console,
+    });
+    const endpoint = this.#endpoint;
+    if (this.options.upstream !== undefined) {
+      let key: string | undefined;
+      const open = () => {
+        const e = this.#endpoint;
+        if (!e?.listening)
+          throw new Error(
+            "t.baseURL needs the recording endpoint to be listening: await recorder.startEndpoint() first (recorder.rollout() does it).",
+          );
+        key ??= e.open(handle);
+        return { e, key };
+      };
+      attachEndpoint(handle.trajectory, {
+        baseURL: () => open().e.baseURL,
+        apiKey: () => open().key,
+      });
+      handle.onFinish(() => {
+        if (key) (this.#endpoint ?? endpoint)?.finish(key);
+      });
+    }
+    return handle;
+  }
+
+  /**
+   * The open session `id`, opened now when it is not: a trajectory that
+   * outlives any one request, for a deployed service. Every call made in
+   * `session.run(fn)` records into it (through the recording proxy, a call
+   * names its session with the `x-trajectory-session` header instead). It
+   * ends with {@link endSession}, or after `sessions.idleTimeoutMs` without
+   * a call; with a `store`, it is written after every call.
+   *
+   * @example
+   * const session = recorder.session(conversationId);
+   * const res = await session.run(() => openai.chat.completions.create(body));
+   * reply(res, { receipt: session.id });
+   */
+  session(id: string, options: Recorder.OpenOptions = {}): RolloutHandle {
+    const call = "recorder.session(id, options)";
+    if (typeof id !== "string" || !SESSION_ID.test(id))
+      throw new InvalidArgumentError(call, "id", "1 to 200 letters, digits or ._:-", id);
+    const open = this.#sessions.get(id);
+    if (open && !open.ended) return open;
+    if (!isObjectLike(options))
+      throw new InvalidArgumentError(call, "options", "an object", options);
+    const max = this.options.sessions?.maxOpen ?? 10_000;
+    if (this.#sessions.size >= max) {
+      let oldest: RolloutHandle | undefined;
+      for (const h of this.#sessions.values())
+        if (!oldest || h.lastActive < oldest.lastActive) oldest = h;
+      if (oldest?.session)
+        this.#endSession(
+          oldest.session,
+          `session ended: ${max} sessions were open (sessions.maxOpen)`,
+        );
+    }
+    const handle = this.#open(
+      {
+        ...(options as Recorder.OpenOptions),
+        metadata: { ...(options as Recorder.OpenOptions).metadata, session_id: id },
+      },
+      id,
+    );
+    this.#sessions.set(id, handle);
+    this.#startSweep();
+    return handle;
+  }
+
+  /** The open session `id`'s handle, or `undefined` (never opens one). */
+  getSession(id: string): RolloutHandle | undefined {
+    const handle = this.#sessions.get(id);
+    return handle && !handle.ended ? handle : undefined;
+  }
+
+  /** Sessions open now. */
+  get openSessions(): number {
+    return this.#sessions.size;
+  }
+
+  /**
+   * Ends session `id` and returns its trajectory (written to the store, and
+   * handed to `sessions.onEnd`); `undefined` when no such session is open.
+   */
+  endSession(id: string): RolloutTrajectory | undefined {
+    return this.#endSession(id);
+  }
+
+  #endSession(id: string, why?: string): RolloutTrajectory | undefined {
+    const handle = this.#sessions.get(id);
+    if (!handle) return undefined;
+    this.#sessions.delete(id);
+    if (this.#sessions.size === 0 && this.#sweep) {
+      clearInterval(this.#sweep);
+      this.#sweep = undefined;
+    }
+    const t = handle.finish(undefined, why);
+    try {
+      this.options.sessions?.onEnd?.(t);
+    } catch (error) {
+      (this.options.logger ?? console).warn(
+        `trajectory-recorder: sessions.onEnd threw for session ${id}: ${errorMessage(error)}`,
+      );
+    }
+    return t;
+  }
+
+  #startSweep(): void {
+    if (this.#sweep) return;
+    const idle = this.options.sessions?.idleTimeoutMs ?? 30 * 60_000;
+    this.#sweep = setInterval(
+      () => {
+        const now = Date.now();
+        for (const [id, h] of this.#sessions)
+          if (now - h.lastActive >= idle)
+            this.#endSession(
+              id,
+              `session ended after ${idle} ms without a call (sessions.idleTimeoutMs)`,
+            );
+      },
+      Math.max(10, Math.min(60_000, Math.floor(idle / 4))),
+    );
+    this.#sweep.unref?.();
+  }
+
+  /**
    * Runs `fn` as one rollout and returns its Trajectory. A thrown error is
    * logged on the trajectory and re-thrown.
    *
@@ -317,77 +466,46 @@ export class Recorder {
     )
       throw new InvalidArgumentError(call, "options.timeout", "a positive number of ms", timeout);
     checkLineageMode(call, "options.lineage", options.lineage);
-    const trajectory = new RolloutTrajectory({ metadata: metadata ? { ...metadata } : {} });
-    // Whether anyone traces is asked once per rollout: no span (nor
-    // OpenTelemetry context) when nobody does, see tracingEnabled().
-    const traced = tracingEnabled();
-    const state = new RolloutState(
-      trajectory,
+    if (this.options.upstream !== undefined && !this.#endpoint?.listening)
+      await this.startEndpoint();
+    const handle = this.#open(
       {
-        logprobs: this.options.logprobs ?? true,
-        tokenIds: this.options.tokenIds ?? true,
-        recordContent: this.options.recordContent ?? false,
-        lineage: (options.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
-        // Read at each call, so a policy added after the rollout began counts.
-        isPolicy: (m) => this.#isPolicyOrUnnamed(m),
+        metadata: metadata as Record<string, unknown> | undefined,
+        lineage: options.lineage as RecorderOptions.LineageMode | undefined,
       },
-      traced,
+      null,
     );
-    const span = traced
-      ? tracer().startSpan("rollout", { attributes: { "gen_ai.operation.name": "invoke_agent" } })
-      : undefined;
+    const trajectory = handle.trajectory;
     const abort = rolloutAbort(signal, timeout);
-    const given: RolloutContext = { signal: abort.signal };
-    // A rollout that cannot be aborted adds no listener (NEVER is shared by all).
-    const run = () =>
-      runInRollout(state, () => fn(trajectory, given), abort.watched ? abort.signal : undefined);
-    let key: string | undefined;
-    const endpoint =
-      this.options.upstream === undefined ? undefined : await this.#startedEndpoint();
-    if (endpoint) {
-      const open = () => (key ??= endpoint.open(state));
-      attachEndpoint(trajectory, {
-        baseURL: () => {
-          open();
-          return endpoint.baseURL;
-        },
-        apiKey: open,
-      });
-    }
+    const given: Recorder.RolloutContext = { signal: abort.signal };
+    let failed = false;
+    let failure: unknown;
     try {
-      try {
-        if (abort.signal.aborted) throw abort.error(trajectory);
-        const running = span ? context.with(trace.setSpan(context.active(), span), run) : run();
-        if (abort.watched) {
-          // Once aborted, how the function ends later is no one's concern.
-          running.catch(() => {});
-          await Promise.race([running, abort.rejection(trajectory)]);
-        } else await running;
-      } finally {
-        abort.dispose();
-        state.end();
-        if (key) endpoint?.finish(key);
-        if (state.completions === 0 && !abort.signal.aborted) this.#warnEmpty();
-      }
-      span?.setAttribute("trajectory_recorder.reward", trajectory.reward);
-      span?.addEvent("gen_ai.evaluation.result", {
-        "gen_ai.evaluation.name": "reward",
-        "gen_ai.evaluation.score.value": trajectory.reward,
-      });
-      return trajectory;
+      if (abort.signal.aborted) throw abort.error(trajectory);
+      // A rollout that cannot be aborted adds no listener (NEVER is shared by all).
+      const running = handle.run(
+        () => fn(trajectory, given),
+        abort.watched ? abort.signal : undefined,
+      );
+      if (abort.watched) {
+        // Once aborted, how the function ends later is no one's concern.
+        running.catch(() => {});
+        await Promise.race([running, abort.rejection(trajectory)]);
+      } else await running;
     } catch (error) {
-      if (!(error instanceof RolloutAbortedError))
-        trajectory.log(`rollout failed: ${errorMessage(error)}`);
-      span?.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
-      throw error;
+      failed = true;
+      failure = error;
     } finally {
-      span?.end();
+      abort.dispose();
     }
-  }
-
-  async #startedEndpoint(): Promise<RecordingEndpoint> {
-    if (!this.#endpoint?.listening) await this.startEndpoint();
-    return this.#endpoint as RecordingEndpoint;
+    const why =
+      failed && !(failure instanceof RolloutAbortedError)
+        ? `rollout failed: ${errorMessage(failure)}`
+        : undefined;
+    handle.finish(failed ? (failure ?? new Error("rollout failed")) : undefined, why);
+    if (handle.state.completions === 0 && !abort.signal.aborted) this.#warnEmpty();
+    if (failed) throw failure;
+    return trajectory;
   }
 
   #warnEmpty(): void {
@@ -435,15 +553,22 @@ export declare namespace Recorder {
     signal: AbortSignal;
   }
 
-  /** Options of {@link wrapClient}. */
-  export interface WrapOptions {
-    /**
-     * Every completion of this client is the policy's, whatever model name the
-     * server answers with (`model.openai({ recorder })` sets it).
-     */
-    policy?: boolean;
+  /** Options of {@link Recorder.wrap}. */
+  export type WrapOptions = WrapOptionsType;
+
+  /** Options of {@link Recorder.open} and {@link Recorder.session}. */
+  export interface OpenOptions {
+    /** Copied into the trajectory's `metadata` (a session adds `session_id`). */
+    metadata?: Record<string, unknown>;
+    /** How its histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
+    lineage?: RecorderOptions.LineageMode;
   }
+
+  /** Where a recorded completion went: {@link Recorder.receiptOf}. */
+  export type Receipt = ReceiptType;
 }
+type WrapOptionsType = WrapOptions;
+type ReceiptType = Receipt;
 
 function isAbortSignal(value: unknown): value is AbortSignal {
   return (
@@ -513,4 +638,23 @@ function checkLineageMode(call: string, field: string, value: unknown): void {
 function namesPolicy(names: readonly string[]): (model: string) => boolean {
   const set = new Set(names);
   return (model) => set.has(model);
+}
+
+function checkSessionOptions(call: string, sessions: unknown): void {
+  if (sessions === undefined) return;
+  if (!isObjectLike(sessions))
+    throw new InvalidArgumentError(call, "options.sessions", "an object", sessions);
+  const s = sessions as RecorderOptions.SessionOptions;
+  for (const name of ["idleTimeoutMs", "maxOpen"] as const) {
+    const v = s[name];
+    if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 1))
+      throw new InvalidArgumentError(
+        call,
+        `options.sessions.${name}`,
+        "a whole number of at least 1",
+        v,
+      );
+  }
+  if (s.onEnd !== undefined && typeof s.onEnd !== "function")
+    throw new InvalidArgumentError(call, "options.sessions.onEnd", "a function", s.onEnd);
 }

@@ -2,7 +2,7 @@
 // client and the framework plugins that see the raw response body.
 import { type CompactLogprobs, compactChoice } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import type { RecordedChoice, RecordedCompletion } from "./context.js";
+import type { RecordedChoice, RecordedCompletion } from "./active-rollout.js";
 
 /** A chat completion response as it came off the wire (vLLM extras included). */
 export interface ChatCompletionBody {

@@ -1,6 +1,6 @@
 import * as api from "@opentelemetry/api";
 import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
-import type { RecordedCompletion } from "./context.js";
+import type { RecordedCompletion } from "./active-rollout.js";
 
 // The API hands out proxy tracers that find a provider registered later, so
 // one tracer per global provider is enough (`trace.disable()` makes a new one).

@@ -5,15 +5,10 @@ import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { deriveLike } from "../util/derive-client.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { StreamAccumulator } from "./accumulate.js";
-import {
-  type ActiveRollout,
-  currentRollout,
-  type RecordedCompletion,
-  type RolloutOptions,
-  type RolloutState,
-} from "./context.js";
-import type { Recorder } from "./recorder.js";
+import type { ActiveRollout, RecordedCompletion, RolloutOptions } from "./active-rollout.js";
+import { currentRollout } from "./context.js";
 import { type ChatCompletionBody, choicesWith, recordedResponse } from "./response.js";
+import type { RolloutState } from "./rollout-state.js";
 import {
   endChatSpan,
   type ServerAddress,
@@ -94,7 +89,7 @@ function checkExtraFields(body: Body): void {
   }
 }
 
-type CallTracking = Pick<RolloutState, "traced" | "startCall" | "endCall">;
+type CallTracking = Pick<RolloutState, "traced" | "startCall" | "endCall" | "calls">;
 
 function isRolloutState(
   rollout: ActiveRollout | undefined,
@@ -147,6 +142,7 @@ function recordingCreate(
       : undefined;
     let recorded = false;
     const slot = state ? state.startCall(request) : -1;
+    const number = state ? state.calls : 0;
     const record = (call: RecordedCompletion) => {
       if (recorded) return;
       recorded = true;
@@ -165,6 +161,9 @@ function recordingCreate(
         traced: true,
       });
     const onResult = (result: unknown) => {
+      const id = state && (state.trajectory as { id?: string }).id;
+      if (id && typeof result === "object" && result !== null)
+        RECEIPTS.set(result, { trajectory_id: id, call: number });
       if (body.stream)
         teeStream(result as StreamLike, (acc, status, error) =>
           record({
@@ -401,8 +400,31 @@ function teeStream(
   };
 }
 
-/** Options of `recorder.wrap` ({@link Recorder.WrapOptions}). */
-export type WrapOptions = Recorder.WrapOptions;
+/** Where a recorded completion went: its trajectory's receipt id and its call number there (from 1). */
+export interface Receipt {
+  /** The trajectory's id (`t.id`): what feedback and `GET /v1/trajectories/{id}` take. */
+  trajectory_id: string;
+  /** The call's number in its trajectory (1 for the first). */
+  call: number;
+}
+
+const RECEIPTS = new WeakMap<object, Receipt>();
+
+/** The receipt of a completion (or stream) a wrapped client returned inside a rollout. */
+export function receiptOf(completion: unknown): Receipt | undefined {
+  return typeof completion === "object" && completion !== null
+    ? RECEIPTS.get(completion)
+    : undefined;
+}
+
+/** Options of `recorder.wrap`. */
+export interface WrapOptions {
+  /**
+   * Every completion of this client is the policy's, whatever model name the
+   * server answers with (`model.openai({ recorder })` sets it).
+   */
+  policy?: boolean;
+}
 
 /**
  * Wraps `client.chat.completions` so `create` records inside a rollout. Returns

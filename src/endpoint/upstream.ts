@@ -3,18 +3,47 @@
 // agent would use, so a call through `t.baseURL` is recorded by the same code.
 
 import type OpenAI from "openai";
-import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
-import { fillModelName } from "../../util/derive-client.js";
-import type { RecorderOptions } from "../recorder.js";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { fillModelName } from "../util/derive-client.js";
 
-/** A TrainableModel, or anything shaped like one ({@link RecorderOptions.TrainableModelLike}). */
-export type TrainableModelLike = RecorderOptions.TrainableModelLike;
+/**
+ * A TrainableModel, or anything shaped like one: its client makes the
+ * `openai` client for the service's inference, and `inferenceName()` names
+ * the latest checkpoint.
+ */
+export interface TrainableModelLike {
+  /** The Training Service client the model was registered with. */
+  readonly client: {
+    /** An `openai` client aimed at the service's inference. */
+    createOpenAI(options?: { fetch?: typeof fetch; maxRetries?: number; timeout?: number }): OpenAI;
+  };
+  /** The inference name of a checkpoint (default: the latest). */
+  inferenceName(step?: number): string;
+}
 
-/** Any OpenAI-compatible server ({@link RecorderOptions.UrlUpstream}). */
-export type UrlUpstream = RecorderOptions.UrlUpstream;
+/** Any OpenAI-compatible server. */
+export interface UrlUpstream {
+  /** Its base URL, ending in `/v1` (e.g. `http://127.0.0.1:8000/v1`). */
+  baseURL: string;
+  /** Its bearer key; never shown to the agent, nor written in a log, an error or a trajectory. */
+  apiKey?: string;
+  /** The model a request with `model: ""` (or none) gets. Default: sent as the agent sent it. */
+  model?: string;
+  /**
+   * Every completion through it is the policy's, whatever model name the
+   * server answers with (as `recorder.wrap(client, { policy: true })`).
+   * Default `false`: the recorder's `policy` decides.
+   */
+  policy?: boolean;
+}
 
-/** Where the recording endpoint forwards chat completions ({@link RecorderOptions.RecordingUpstream}). */
-export type RecordingUpstream = RecorderOptions.RecordingUpstream;
+/**
+ * Where the recording endpoint forwards chat completions: a TrainableModel
+ * (the Training Service's inference, `model: ""` filled in with its latest
+ * checkpoint as `model.openai()` does, every completion the policy's), or any
+ * OpenAI-compatible server (the emulator, vLLM, OpenAI).
+ */
+export type RecordingUpstream = TrainableModelLike | UrlUpstream;
 
 function isModel(u: RecordingUpstream): u is TrainableModelLike {
   return typeof (u as TrainableModelLike).inferenceName === "function";

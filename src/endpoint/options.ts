@@ -1,10 +1,40 @@
 import { isIP } from "node:net";
-import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
-import { isLoopbackHostname } from "../../util/loopback.js";
-import type { RecorderOptions } from "../recorder.js";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { isLoopbackHostname } from "../util/loopback.js";
 
-/** Options of the recording endpoint ({@link RecorderOptions.EndpointOptions}). */
-export type EndpointOptions = RecorderOptions.EndpointOptions;
+/** Options of the recording endpoint behind `t.baseURL` (and of the standalone proxy). */
+export interface EndpointOptions {
+  /**
+   * The address to listen on. Default `127.0.0.1`: only this machine can
+   * connect. Another address needs `allowRemote: true`.
+   */
+  host?: string;
+  /** TCP port; default 0 (a free one). */
+  port?: number;
+  /**
+   * Lets `host` be an address other machines can reach (a container's
+   * interface, `0.0.0.0`). Every call still needs its rollout's key.
+   * Default `false`.
+   */
+  allowRemote?: boolean;
+  /** Largest request body read, in bytes; a larger one answers 413. Default 32 MiB. */
+  maxBodyBytes?: number;
+  /**
+   * How long the upstream may take to answer a call (to its headers), in ms,
+   * as the `openai` client's `timeout`. Default 600,000 (10 minutes), the
+   * SDK's own. Past it the agent gets 504.
+   */
+  timeoutMs?: number;
+  /**
+   * Tries again when the upstream could not be reached at all (refused, reset
+   * before any answer): up to this many times, with backoff. Answers the
+   * upstream gave (429, 500, ...) go back to the agent as they are, so its
+   * own client decides, as it would against the upstream. Default 2.
+   */
+  maxRetries?: number;
+  /** Where the endpoint says what it refused or could not forward. Default `console`. */
+  logger?: { warn(message: string): void };
+}
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 600_000;

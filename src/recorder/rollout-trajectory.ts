@@ -1,17 +1,22 @@
-import { Trajectory } from "../../trajectory/index.js";
-import type { ExtraRoutes } from "./server.js";
+import { Trajectory } from "../trajectory/index.js";
 
-/** How a rollout's trajectory reaches its recording endpoint. */
+/** How a rollout's trajectory reaches an OpenAI-compatible endpoint that records into it. */
 export interface EndpointAccess {
   baseURL(): string;
   apiKey(): string;
 }
 
 const ACCESS = new WeakMap<Trajectory, EndpointAccess>();
+const IDS = new WeakMap<Trajectory, string>();
 
-/** @internal Ties a rollout's trajectory to its recording endpoint. */
+/** @internal Ties a rollout's trajectory to the endpoint serving it. */
 export function attachEndpoint(t: Trajectory, access: EndpointAccess): void {
   ACCESS.set(t, access);
+}
+
+/** @internal Gives a rollout's trajectory its receipt id. */
+export function setTrajectoryId(t: Trajectory, id: string): void {
+  IDS.set(t, id);
 }
 
 function accessOf(t: Trajectory, name: string): EndpointAccess {
@@ -25,10 +30,11 @@ function accessOf(t: Trajectory, name: string): EndpointAccess {
 
 /**
  * The trajectory a rollout records into (what `recorder.rollout(fn)` hands
- * `fn`), with the rollout's own OpenAI-compatible endpoint: give `baseURL`
- * and `apiKey` to any client in any process (the Python `openai` SDK in a
- * subprocess, curl, a Go program) and its chat completions are recorded
- * here, as a wrapped client's would be. Neither is part of the JSON.
+ * `fn`), with its receipt id and the rollout's own OpenAI-compatible
+ * endpoint: give `baseURL` and `apiKey` to any client in any process (the
+ * Python `openai` SDK in a subprocess, curl, a Go program) and its chat
+ * completions are recorded here, as a wrapped client's would be. None of
+ * them is part of the JSON.
  *
  * @example
  * const recorder = new Recorder({ upstream: model });
@@ -38,6 +44,15 @@ function accessOf(t: Trajectory, name: string): EndpointAccess {
  * });
  */
 export class RolloutTrajectory extends Trajectory {
+  /**
+   * The trajectory's receipt: the id that feedback (`recorder.feedback`,
+   * `POST /v1/feedback`) and `GET /v1/trajectories/{id}` take, and that the
+   * endpoint sends back in the `x-trajectory-id` header of every recorded answer.
+   */
+  get id(): string {
+    return IDS.get(this) ?? "";
+  }
+
   /**
    * The endpoint's base URL, ending in `/v1` (loopback unless the
    * recorder's `endpoint.host` says otherwise). Needs the recorder's `upstream`.
@@ -53,16 +68,4 @@ export class RolloutTrajectory extends Trajectory {
   get apiKey(): string {
     return accessOf(this, "apiKey").apiKey();
   }
-}
-
-const ROUTES = new WeakMap<object, ExtraRoutes>();
-
-/** @internal Routes the recorder's endpoint serves beside `/v1` (the standalone proxy's API). */
-export function setExtraRoutes(recorder: object, routes: ExtraRoutes): void {
-  ROUTES.set(recorder, routes);
-}
-
-/** @internal */
-export function extraRoutesOf(recorder: object): ExtraRoutes | undefined {
-  return ROUTES.get(recorder);
 }

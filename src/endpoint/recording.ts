@@ -5,19 +5,15 @@
 // that client's fetch is ours, so the agent gets the upstream's own bytes:
 // status, headers, error body, SSE chunks as they arrive.
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { redactSecret } from "../../client/errors.js";
-import { errorMessage } from "../../util/error-message.js";
-import { type ActiveRollout, runInRollout } from "../context.js";
-import { sendError } from "./errors.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { redactSecret } from "../client/errors.js";
+import { errorMessage } from "../util/error-message.js";
+import { backoffDelay, bearerToken, readRequestBody, sendError } from "../util/http.js";
+import type { CallProgress, EndpointRollout, RolloutHost } from "./host.js";
 import type { ResolvedEndpointOptions } from "./options.js";
-import {
-  type RecordingUpstream,
-  type UpstreamClient,
-  upstreamClient,
-  type Wrapper,
-} from "./upstream.js";
+import type { Route, RouteContext } from "./server.js";
+import { SseProgress } from "./sse-progress.js";
+import { type RecordingUpstream, type UpstreamClient, upstreamClient } from "./upstream.js";
 
 /** Ties a request the wrapped client sends back to the agent's call; never leaves this process. */
 const CALL_HEADER = "x-trajectory-recorder-call";
@@ -45,6 +41,7 @@ const DROP_REQUEST = new Set([
   "proxy-authorization",
   "proxy-connection",
   CALL_HEADER,
+  "x-trajectory-session",
 ]);
 // Response headers not copied to the agent: they describe the upstream
 // connection (fetch has already decoded the body), or hold a credential.
@@ -76,99 +73,128 @@ interface Call {
   held?: Uint8Array[];
   /** The upstream's stream came to its end (it did not break off). */
   ended?: boolean;
+  /** The receipt headers of a recorded call. */
+  receipt?: Record<string, string>;
+  /** Writes a streamed answer's progress to the store. */
+  progress?: SseProgress;
 }
 
-/** Extra routes served beside `/v1` (the standalone proxy's control API); true when handled. */
-export type ExtraRoutes = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-) => boolean | Promise<boolean>;
+/** Who may record into a session by naming it. */
+export interface SessionAccess {
+  /**
+   * Whether a call may name its session with `x-trajectory-session`: true
+   * when the request carries the control key (or none is needed).
+   */
+  allowHeader(req: IncomingMessage): boolean;
+}
 
-/** A rollout an endpoint records into, as the recorder's RolloutState is. */
-export type EndpointRollout = ActiveRollout & { readonly ended?: boolean };
+/** What the recording routes are made with. */
+export interface RecordingInit {
+  upstream: RecordingUpstream;
+  host: RolloutHost;
+  options: ResolvedEndpointOptions;
+  /** Sessions through `x-trajectory-session`; absent: such calls are refused. */
+  sessions?: SessionAccess;
+  /** Where a streamed call's progress is written as it arrives. */
+  progress?: CallProgress;
+}
+
+/** The request header that names a call's session. */
+export const SESSION_HEADER = "x-trajectory-session";
+/** The response header that names the trajectory a call was recorded into (its receipt). */
+export const TRAJECTORY_HEADER = "x-trajectory-id";
+/** The response header that names the call within its trajectory (1 for the first). */
+export const CALL_NUMBER_HEADER = "x-trajectory-call";
+/** A session id: 1 to 200 characters of letters, digits and `._:-`. */
+export const SESSION_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /**
- * One server per Recorder, started by its first rollout that needs it. Each
- * rollout gets a key; a call is recorded into the rollout whose key it carries.
+ * The recording routes: `POST /v1/chat/completions`, recorded into the
+ * rollout (or session) the call's key or session header names, and
+ * `GET /v1/models`, forwarded. Each rollout gets a key ({@link open}); a
+ * session is found by its header or by a key of its own ({@link openSessionKey}).
  */
-export class RecordingEndpoint {
+export class RecordingRoutes {
   readonly #upstream: RecordingUpstream;
-  readonly #wrapper: Wrapper;
+  readonly #host: RolloutHost;
   readonly #options: ResolvedEndpointOptions;
-  readonly #routes: ExtraRoutes | undefined;
-  #server: Server | undefined;
-  #starting: Promise<void> | undefined;
-  #url: string | undefined;
-  readonly #keys = new Map<string, EndpointRollout>();
+  readonly #sessions: SessionAccess | undefined;
+  readonly #progress: CallProgress | undefined;
+  readonly #keys = new Map<string, EndpointRollout | string>();
   readonly #finished = new Set<string>();
   readonly #calls = new Map<string, Call>();
   #nextCall = 0;
   #client: Promise<UpstreamClient> | undefined;
   #upstreamKey: string | undefined;
-  readonly #sockets = new Set<Socket>();
   readonly #warned = new Set<string>();
+  /** Trajectories with a call whose receipt went out and whose record may not be written yet. */
+  readonly #pending = new Map<string, number>();
 
-  constructor(
-    upstream: RecordingUpstream,
-    wrapper: Wrapper,
-    options: ResolvedEndpointOptions,
-    routes?: ExtraRoutes,
-  ) {
-    this.#upstream = upstream;
-    this.#wrapper = wrapper;
-    this.#options = options;
-    this.#routes = routes;
-    this.#upstreamKey = (upstream as { apiKey?: string }).apiKey;
+  constructor(init: RecordingInit) {
+    this.#upstream = init.upstream;
+    this.#host = init.host;
+    this.#options = init.options;
+    this.#sessions = init.sessions;
+    this.#progress = init.progress;
+    this.#upstreamKey = (init.upstream as { apiKey?: string }).apiKey;
   }
 
-  /** Listens (once); later calls wait for the same start. */
-  start(): Promise<void> {
-    this.#starting ??= new Promise<void>((resolve, reject) => {
-      const server = createServer((req, res) => {
-        this.#handle(req, res).catch((error) => {
-          this.#warn(
-            `the recording endpoint failed on a request: ${this.#redact(errorMessage(error))}`,
-          );
-          sendError(res, 500, "The recording endpoint failed on this request.", "server_error");
-        });
-      });
-      server.keepAliveTimeout = 65_000;
-      server.on("connection", (socket: Socket) => {
-        this.#sockets.add(socket);
-        socket.once("close", () => this.#sockets.delete(socket));
-      });
-      server.once("error", reject);
-      server.listen(this.#options.port, this.#options.host, () => {
-        server.off("error", reject);
-        const { port } = server.address() as AddressInfo;
-        const host = this.#options.host.includes(":")
-          ? `[${this.#options.host}]`
-          : this.#options.host;
-        this.#url = `http://${host}:${port}/v1`;
-        this.#server = server;
-        resolve();
-      });
-    });
-    return this.#starting;
+  /** The routes to add to an {@link EndpointServer}. */
+  routes(): Route[] {
+    return [
+      {
+        method: "POST",
+        path: "/v1/chat/completions",
+        handle: async ({ req, res }) => {
+          const rollout = this.#authorize(req, res);
+          if (rollout) await this.#chat(req, res, rollout);
+        },
+      },
+      { method: "GET", path: "/v1/models", handle: (c) => this.#modelsRoute(c, "/models") },
+      {
+        method: "GET",
+        path: "/v1/models/:id",
+        handle: (c) => this.#modelsRoute(c, c.path.slice(3)),
+      },
+    ];
   }
 
-  /** The base URL agents use, ending in `/v1`. Throws before {@link start} has finished. */
-  get baseURL(): string {
-    if (!this.#url)
-      throw new Error("The recording endpoint is not listening yet: await start() first.");
-    return this.#url;
-  }
-
-  /** Whether the server is listening. */
-  get listening(): boolean {
-    return this.#url !== undefined && this.#server !== undefined;
-  }
+  /** Answers what no route matched: other `/v1` routes are refused (they would reach the model unrecorded). */
+  readonly fallback = ({ req, res, path }: RouteContext): void => {
+    if (!path.startsWith("/v1/")) {
+      sendError(
+        res,
+        404,
+        `No route ${req.method} ${path}: this recording endpoint serves the OpenAI API under /v1 (use the base URL it gave, ending in /v1).`,
+        "invalid_request_error",
+        "unknown_url",
+      );
+      return;
+    }
+    if (!this.#authorize(req, res)) return;
+    this.#warnOnce(
+      `refused ${req.method} ${path}: only chat completions are recorded (and /v1/models forwarded)`,
+    );
+    sendError(
+      res,
+      404,
+      `${req.method} ${path} is not served: this endpoint records chat completions for training, so it serves POST /v1/chat/completions and GET /v1/models only (another route would reach the model unrecorded).`,
+      "invalid_request_error",
+      "unknown_url",
+    );
+  };
 
   /** A new key for `rollout`: calls carrying it are recorded there until {@link finish}. */
   open(rollout: EndpointRollout): string {
     const key = `trr-${randomBytes(24).toString("base64url")}`;
     this.#keys.set(key, rollout);
+    return key;
+  }
+
+  /** A key of session `id`'s own: calls carrying it record into that session (opened again if it ended). */
+  openSessionKey(id: string): string {
+    const key = `trs-${randomBytes(24).toString("base64url")}`;
+    this.#keys.set(key, id);
     return key;
   }
 
@@ -187,20 +213,13 @@ export class RecordingEndpoint {
     return this.#calls.size;
   }
 
-  /** Stops listening and closes every connection (calls in flight are cut off). */
-  async close(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    this.#url = undefined;
-    if (!server) {
-      await this.#starting?.catch(() => {});
-      if (!this.#server) return;
-      return this.close();
-    }
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of this.#sockets) socket.destroy();
-    await closed;
+  /** Whether trajectory `id` has a call in flight (its receipt went out; its record may lag). */
+  isPending(id: string): boolean {
+    return this.#pending.has(id);
   }
+
+  /** Takes the upstream's key out of `text`. */
+  readonly redact = (text: string): string => redactSecret(text, this.#upstreamKey);
 
   #warn(message: string): void {
     this.#options.logger.warn(`trajectory-recorder endpoint: ${message}`);
@@ -212,65 +231,57 @@ export class RecordingEndpoint {
     this.#warn(message);
   }
 
-  #redact(text: string): string {
-    return redactSecret(text, this.#upstreamKey);
-  }
-
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? "/";
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
-    if (this.#routes && (await this.#routes(req, res, path))) return;
-    if (!path.startsWith("/v1/")) {
+  /** The session a call names in its header, if it may: else an answer of 400/401. */
+  #sessionOf(req: IncomingMessage, res: ServerResponse, id: string): EndpointRollout | undefined {
+    const open = this.#host.session?.bind(this.#host);
+    if (!open || !this.#sessions) {
       sendError(
         res,
-        404,
-        `No route ${req.method} ${path}: this recording endpoint serves the OpenAI API under /v1 (use the base URL it gave, ending in /v1).`,
+        400,
+        `This endpoint records rollouts only: the ${SESSION_HEADER} header needs the recording proxy (trajectory-recorder proxy).`,
         "invalid_request_error",
-        "unknown_url",
+        "sessions_not_served",
+        SESSION_HEADER,
       );
-      return;
+      return undefined;
     }
-    const rollout = this.#authorize(req, res);
-    if (!rollout) return;
-    if (path === "/v1/chat/completions") {
-      if (req.method !== "POST") {
-        res.setHeader("allow", "POST");
-        sendError(
-          res,
-          405,
-          `Use POST for ${path}, not ${req.method}.`,
-          "invalid_request_error",
-          "method_not_allowed",
-        );
-        return;
-      }
-      await this.#chat(req, res, rollout);
-      return;
+    if (!SESSION_ID.test(id)) {
+      sendError(
+        res,
+        400,
+        `The ${SESSION_HEADER} header must be 1 to 200 letters, digits or ._:- (got ${JSON.stringify(id.slice(0, 40))}).`,
+        "invalid_request_error",
+        "invalid_session",
+        SESSION_HEADER,
+      );
+      return undefined;
     }
-    if ((path === "/v1/models" || path.startsWith("/v1/models/")) && req.method === "GET") {
-      await this.#models(res, url.slice(3));
-      return;
+    if (!this.#sessions.allowHeader(req)) {
+      sendError(
+        res,
+        401,
+        `A call naming its session (${SESSION_HEADER}) needs the proxy's key (its apiKey) or the session's own key (POST /v1/sessions).`,
+        "invalid_request_error",
+        "invalid_api_key",
+      );
+      return undefined;
     }
-    // Anything else would reach the model unrecorded (a gap in the
-    // trajectory nobody sees): refused, said once per route.
-    this.#warnOnce(
-      `refused ${req.method} ${path}: only chat completions are recorded (and /v1/models forwarded)`,
-    );
-    sendError(
-      res,
-      404,
-      `${req.method} ${path} is not served: this endpoint records chat completions for training, so it serves POST /v1/chat/completions and GET /v1/models only (another route would reach the model unrecorded).`,
-      "invalid_request_error",
-      "unknown_url",
-    );
+    return open(id);
   }
 
-  /** The rollout of the call's key, or an answer of 401 / 409. */
+  /** The rollout of the call's key (or session), or an answer of 400 / 401 / 409. */
   #authorize(req: IncomingMessage, res: ServerResponse): EndpointRollout | undefined {
-    const header = req.headers.authorization;
-    const key =
-      typeof header === "string" && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
+    const key = bearerToken(req);
+    const named = req.headers[SESSION_HEADER];
+    const target = key === undefined ? undefined : this.#keys.get(key);
+    if (typeof target === "string") return this.#host.session?.(target);
+    if (
+      target === undefined &&
+      typeof named === "string" &&
+      named !== "" &&
+      !this.#finished.has(key ?? "")
+    )
+      return this.#sessionOf(req, res, named);
     if (!key) {
       sendError(
         res,
@@ -281,9 +292,8 @@ export class RecordingEndpoint {
       );
       return undefined;
     }
-    const rollout = this.#keys.get(key);
-    if (rollout && !rollout.ended) return rollout;
-    if (rollout || this.#finished.has(key)) {
+    if (target && !target.ended) return target;
+    if (target || this.#finished.has(key)) {
       sendError(
         res,
         409,
@@ -303,14 +313,13 @@ export class RecordingEndpoint {
     return undefined;
   }
 
+  async #modelsRoute({ req, res }: RouteContext, rest: string): Promise<void> {
+    if (this.#authorize(req, res)) await this.#models(res, rest);
+  }
+
   #upstreamClient(): Promise<UpstreamClient> {
     if (!this.#client) {
-      const made = upstreamClient(
-        this.#upstream,
-        this.#wrapper,
-        this.#fetch,
-        this.#options.timeoutMs,
-      );
+      const made = upstreamClient(this.#upstream, this.#host, this.#fetch, this.#options.timeoutMs);
       this.#client = made;
       made.then(
         (c) => {
@@ -325,7 +334,7 @@ export class RecordingEndpoint {
   }
 
   async #chat(req: IncomingMessage, res: ServerResponse, rollout: EndpointRollout): Promise<void> {
-    const raw = await readBody(req, this.#options.maxBodyBytes);
+    const raw = await readRequestBody(req, this.#options.maxBodyBytes);
     if (!raw) {
       res.setHeader("connection", "close");
       sendError(
@@ -371,15 +380,33 @@ export class RecordingEndpoint {
     };
     res.once("close", onClose);
     const streamed = (body as { stream?: unknown }).stream === true;
+    let pendingId: string | undefined;
     try {
       let result: unknown;
       try {
-        result = await runInRollout(rollout, () =>
+        const before = rollout.calls;
+        const running = rollout.run(() =>
           client.openai.chat.completions.create(body as never, {
             headers: { [CALL_HEADER]: id },
             signal: abort.signal,
           }),
         );
+        // The wrapper starts the call as create() is called: its number is known now.
+        const number = rollout.calls;
+        if (number > before) {
+          pendingId = rollout.id;
+          this.#pending.set(pendingId, (this.#pending.get(pendingId) ?? 0) + 1);
+          call.receipt = {
+            [TRAJECTORY_HEADER]: rollout.id,
+            [CALL_NUMBER_HEADER]: String(number),
+          };
+          const progress = this.#progress;
+          if (streamed && progress?.progressCall)
+            call.progress = new SseProgress((partial) =>
+              progress.progressCall?.(rollout.id, number, partial),
+            );
+        }
+        result = await running;
       } catch (error) {
         this.#answerError(call, error, abort.signal.aborted);
         return;
@@ -405,6 +432,11 @@ export class RecordingEndpoint {
     } finally {
       this.#calls.delete(id);
       res.off("close", onClose);
+      if (pendingId !== undefined) {
+        const left = (this.#pending.get(pendingId) ?? 1) - 1;
+        if (left > 0) this.#pending.set(pendingId, left);
+        else this.#pending.delete(pendingId);
+      }
     }
   }
 
@@ -418,7 +450,7 @@ export class RecordingEndpoint {
     if (aborted || res.destroyed) return;
     // The SDK's error classes, by name (any major of it; no import needed).
     const name = errorClass(error);
-    const message = this.#redact(errorMessage(error));
+    const message = this.redact(errorMessage(error));
     if (name === "InvalidArgumentError") {
       sendError(
         res,
@@ -442,13 +474,11 @@ export class RecordingEndpoint {
     }
     if (name === "APIConnectionError") {
       const cause = (error as { cause?: unknown }).cause;
-      this.#warn(
-        `the upstream could not be reached: ${this.#redact(errorMessage(cause ?? error))}`,
-      );
+      this.#warn(`the upstream could not be reached: ${this.redact(errorMessage(cause ?? error))}`);
       sendError(
         res,
         502,
-        `The upstream could not be reached (${this.#options.maxRetries + 1} tries): ${this.#redact(errorMessage(cause ?? error))}.`,
+        `The upstream could not be reached (${this.#options.maxRetries + 1} tries): ${this.redact(errorMessage(cause ?? error))}.`,
         "upstream_error",
         "upstream_unreachable",
       );
@@ -473,14 +503,14 @@ export class RecordingEndpoint {
         headers: { authorization: `Bearer ${client.apiKey}`, accept: "application/json" },
         signal: AbortSignal.timeout(this.#options.timeoutMs),
       });
-      const text = this.#redact(await response.text());
+      const text = this.redact(await response.text());
       send(res, {
         status: response.status,
         headers: agentHeaders(response.headers, this.#upstreamKey),
         body: Buffer.from(text),
       });
     } catch (error) {
-      const message = this.#redact(errorMessage(error));
+      const message = this.redact(errorMessage(error));
       this.#warn(`GET /v1${rest} could not be forwarded: ${message}`);
       sendError(
         res,
@@ -499,7 +529,7 @@ export class RecordingEndpoint {
         return await fetch(input, init);
       } catch (error) {
         if (init.signal?.aborted || attempt >= this.#options.maxRetries) throw error;
-        const delay = Math.min(8000, 500 * 2 ** attempt) * (0.75 + Math.random() / 2);
+        const delay = backoffDelay(attempt);
         await new Promise((resolve) => setTimeout(resolve, delay));
         if (init.signal?.aborted) throw error;
       }
@@ -523,13 +553,14 @@ export class RecordingEndpoint {
     const response = await this.#send(input, { ...init, headers });
     if (!call) return response;
     const forAgent = agentHeaders(response.headers, this.#upstreamKey);
+    if (call.receipt) Object.assign(forAgent, call.receipt);
     const forSdk = new Headers(response.headers);
     forSdk.delete("content-length");
     forSdk.delete("content-encoding");
     const init2 = { status: response.status, statusText: response.statusText, headers: forSdk };
     if (!response.ok) {
       // An error answer may quote the key it was sent with.
-      const text = this.#redact(await response.text());
+      const text = this.redact(await response.text());
       call.answer = { status: response.status, headers: forAgent, body: Buffer.from(text) };
       return new Response(text, init2);
     }
@@ -604,6 +635,7 @@ function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStream<Uint8
         }
         const chunk = step.value;
         controller.enqueue(chunk);
+        call.progress?.add(chunk);
         if (res.destroyed) return;
         if (call.held) {
           call.held.push(chunk);
@@ -635,32 +667,4 @@ function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStream<Uint8
     },
     { highWaterMark: 0 },
   );
-}
-
-/** The request body, or undefined past `max` bytes. */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > max) {
-    req.resume();
-    return Promise.resolve(undefined);
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > max) {
-        over = true;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once("end", () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
-    req.once("error", reject);
-  });
 }

@@ -1,0 +1,66 @@
+// The recording endpoint as the recorder runs it behind `t.baseURL`: the one
+// server with the recording routes, and more routes for whoever adds them
+// (the standalone proxy adds its control API, sessions and feedback).
+import type { EndpointRollout } from "./host.js";
+import { type RecordingInit, RecordingRoutes } from "./recording.js";
+import { EndpointServer, type Route } from "./server.js";
+
+/**
+ * An OpenAI-compatible server that records each call into the rollout (or
+ * session) its key names. Started once; `close()` stops it.
+ */
+export class RecordingEndpoint {
+  readonly server: EndpointServer;
+  readonly recording: RecordingRoutes;
+
+  constructor(init: RecordingInit, routes: readonly Route[] = []) {
+    this.recording = new RecordingRoutes(init);
+    this.server = new EndpointServer({
+      host: init.options.host,
+      port: init.options.port,
+      logger: init.options.logger,
+      redact: this.recording.redact,
+    });
+    this.server.add(routes).add(this.recording.routes()).setFallback(this.recording.fallback);
+  }
+
+  /** Listens (once); later calls wait for the same start. */
+  start(): Promise<void> {
+    return this.server.start();
+  }
+
+  /** The root URL, e.g. `http://127.0.0.1:8400`. */
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** The base URL agents use, ending in `/v1`. Throws before {@link start} has finished. */
+  get baseURL(): string {
+    return `${this.server.url}/v1`;
+  }
+
+  /** Whether the server is listening. */
+  get listening(): boolean {
+    return this.server.listening;
+  }
+
+  /** A new key for `rollout`: its calls record there until {@link finish}. */
+  open(rollout: EndpointRollout): string {
+    return this.recording.open(rollout);
+  }
+
+  /** Ends `key`: its calls answer 409 from now on. */
+  finish(key: string): void {
+    this.recording.finish(key);
+  }
+
+  /** Calls forwarded and not answered yet. */
+  get inFlight(): number {
+    return this.recording.inFlight;
+  }
+
+  /** Stops listening and closes every connection (calls in flight are cut off). */
+  close(): Promise<void> {
+    return this.server.close();
+  }
+}

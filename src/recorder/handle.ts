@@ -1,0 +1,219 @@
+// One rollout, held open by whoever opened it: `recorder.rollout(fn)` opens
+// and finishes one around `fn`; the recording endpoint (the proxy's rollouts,
+// sessions) keeps one open across requests and finishes it when told.
+
+import { randomBytes } from "node:crypto";
+import { context, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import { errorMessage } from "../util/error-message.js";
+import type { RecordedCompletion, RolloutOptions } from "./active-rollout.js";
+import { runInRollout } from "./context.js";
+import { RolloutState } from "./rollout-state.js";
+import { RolloutTrajectory, setTrajectoryId } from "./rollout-trajectory.js";
+import { tracer } from "./spans.js";
+
+/**
+ * Where a recorder writes what its rollouts record as they go (a
+ * `TrajectoryStore` of `trajectory-recorder/store` fits): the trajectory's
+ * state after each recorded call and at its end, and each call as it starts,
+ * so that a process killed mid-call keeps what came before.
+ */
+export interface RolloutStore {
+  /** Writes the trajectory's current state; when it returns, the record is durable. */
+  put(entry: {
+    id: string;
+    session: string | null;
+    status: "open" | "finished";
+    trajectory: ReturnType<RolloutTrajectory["toJSON"]>;
+    calls: number;
+    model?: string | null;
+    metadata?: Record<string, unknown>;
+  }): void;
+  /** A call started (written before it is sent upstream). */
+  beginCall?(
+    id: string,
+    call: number,
+    request: { model?: string; messages: unknown[]; tools?: unknown[] | null },
+  ): void;
+}
+
+/** A new trajectory id: `trj_` and 24 hex digits (96 random bits). */
+export function newTrajectoryId(): string {
+  return `trj_${randomBytes(12).toString("hex")}`;
+}
+
+/** What {@link RolloutHandle} is opened with. */
+export interface HandleInit {
+  id?: string;
+  session?: string | null;
+  metadata?: Record<string, unknown>;
+  options: RolloutOptions;
+  traced: boolean;
+  store?: RolloutStore;
+  logger: { warn(message: string): void };
+}
+
+/**
+ * A rollout held open: record into it with {@link RolloutHandle.run} (every
+ * wrapped call made inside records here), read its trajectory at any time,
+ * and {@link RolloutHandle.finish} it once. `recorder.open()` makes one;
+ * `recorder.rollout(fn)` is `open`, `run(fn)`, `finish()` with abort and
+ * timeout handling around it.
+ *
+ * @example
+ * const handle = recorder.open({ metadata: { ticket: "T-1" } });
+ * await handle.run(() => openai.chat.completions.create({ model, messages }));
+ * const t = handle.finish();
+ */
+export class RolloutHandle {
+  /** The trajectory's receipt id (as `trajectory.id`). */
+  readonly id: string;
+  /** The session this rollout records, or null for a rollout. */
+  readonly session: string | null;
+  /** The trajectory it records into. */
+  readonly trajectory: RolloutTrajectory;
+  readonly #state: RolloutState;
+  readonly #span: Span | undefined;
+  readonly #store: RolloutStore | undefined;
+  readonly #logger: { warn(message: string): void };
+  #finished = false;
+  #lastActive = Date.now();
+  #onFinish: Array<() => void> | undefined;
+  #storeFailed = false;
+
+  /** @internal Use `recorder.open()`. */
+  constructor(init: HandleInit) {
+    this.id = init.id ?? newTrajectoryId();
+    this.session = init.session ?? null;
+    this.trajectory = new RolloutTrajectory({ metadata: init.metadata ?? {} });
+    setTrajectoryId(this.trajectory, this.id);
+    this.#store = init.store;
+    this.#logger = init.logger;
+    this.#state = new RolloutState(
+      this.trajectory,
+      init.options,
+      init.traced,
+      init.store || init.session ? this.#observer() : undefined,
+    );
+    this.#span = init.traced
+      ? tracer().startSpan(init.session ? "session" : "rollout", {
+          attributes: {
+            "gen_ai.operation.name": "invoke_agent",
+            ...(init.session ? { "gen_ai.conversation.id": init.session } : {}),
+          },
+        })
+      : undefined;
+  }
+
+  /** @internal The state every recorded call goes through. */
+  get state(): RolloutState {
+    return this.#state;
+  }
+
+  /** Whether {@link finish} was called. */
+  get ended(): boolean {
+    return this.#finished;
+  }
+
+  /** Calls started in this rollout so far (the number of the latest one). */
+  get calls(): number {
+    return this.#state.calls;
+  }
+
+  /** When the rollout last started or recorded a call (ms since the epoch). */
+  get lastActive(): number {
+    return this.#lastActive;
+  }
+
+  /**
+   * Runs `fn` inside this rollout: the calls its wrapped clients make record
+   * here, until what `fn` returns settles. Several runs may overlap.
+   */
+  run<T>(fn: () => T, signal?: AbortSignal): Promise<Awaited<T>> {
+    const span = this.#span;
+    if (!span) return runInRollout(this.#state, fn, signal);
+    return context.with(trace.setSpan(context.active(), span), () =>
+      runInRollout(this.#state, fn, signal),
+    );
+  }
+
+  /** @internal Runs `callback` when the rollout is finished (once). */
+  onFinish(callback: () => void): void {
+    if (this.#finished) {
+      callback();
+      return;
+    }
+    this.#onFinish ??= [];
+    this.#onFinish.push(callback);
+  }
+
+  /**
+   * Ends the rollout (its histories follow the tokens, its logprobs are
+   * compacted, calls still open are said in its logs) and returns its
+   * trajectory; later calls return it again. `error` marks its span as
+   * failed; `why`, when given, is added to the logs.
+   */
+  finish(error?: unknown, why?: string): RolloutTrajectory {
+    if (this.#finished) return this.trajectory;
+    this.#finished = true;
+    this.#state.end();
+    if (why) this.trajectory.log(why);
+    for (const callback of this.#onFinish ?? []) callback();
+    this.#onFinish = undefined;
+    this.#save("finished");
+    const span = this.#span;
+    if (span) {
+      if (error !== undefined) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
+      } else {
+        span.setAttribute("trajectory_recorder.reward", this.trajectory.reward);
+        span.addEvent("gen_ai.evaluation.result", {
+          "gen_ai.evaluation.name": "reward",
+          "gen_ai.evaluation.score.value": this.trajectory.reward,
+        });
+      }
+      span.end();
+    }
+    return this.trajectory;
+  }
+
+  #observer() {
+    return {
+      callStarted: (call: number, request: RecordedCompletion["request"]) => {
+        this.#lastActive = Date.now();
+        this.#store?.beginCall?.(this.id, call, {
+          model: request.model,
+          messages: request.messages,
+          tools: request.tools ?? null,
+        });
+      },
+      recorded: () => {
+        this.#lastActive = Date.now();
+        this.#save("open");
+      },
+    };
+  }
+
+  /** Writes the trajectory's state to the store, if there is one. */
+  #save(status: "open" | "finished"): void {
+    const store = this.#store;
+    if (!store) return;
+    try {
+      store.put({
+        id: this.id,
+        session: this.session,
+        status,
+        trajectory: this.trajectory.toJSON(),
+        calls: this.#state.calls,
+        metadata: this.trajectory.metadata,
+      });
+    } catch (error) {
+      // The caller's call succeeded: the failure is said, once per rollout, never thrown.
+      if (this.#storeFailed) return;
+      this.#storeFailed = true;
+      this.#logger.warn(
+        `trajectory-recorder: trajectory ${this.id} could not be written to the store: ${errorMessage(error)}`,
+      );
+      this.trajectory.log(`writing to the store failed: ${errorMessage(error)}`);
+    }
+  }
+}
