@@ -1,10 +1,18 @@
 // `proxy`: the standalone recording proxy (docs/proxy.md). Keys come from
 // files or the environment, so none appears in `ps`; none is ever printed.
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { startRecordingProxy } from "../../proxy/index.js";
+import { TrajectoryStore } from "../../store/index.js";
 import { TrainableModel } from "../../training/index.js";
 import { numberOption, parse, str } from "../args.js";
 import { type Command, makeClient, UsageError } from "../context.js";
+import { knownFilePath } from "../known-file.js";
+
+/** The store's directory when none is given: `store/` in the CLI's state directory. */
+export function defaultStoreDir(): string {
+  return path.join(path.dirname(knownFilePath()), "store");
+}
 
 function keyFrom(file: string | undefined, env: string, option: string): string | undefined {
   if (file !== undefined) {
@@ -38,9 +46,23 @@ export const proxy: Command = {
   --control-key-file P   the control API's key ($PROXY_CONTROL_KEY otherwise)
   --max-body-bytes N     largest chat request body read (default 32 MiB)
   --timeout-ms N         the upstream's deadline per call (default 600000)
+  --store DIR            where sessions, rollouts and feedback are kept on disk
+                         (default: store/ in the state directory,
+                         $TRAJECTORY_RECORDER_STATE_DIR or ~/.local/state/trajectory-recorder)
+  --no-store             keep nothing on disk (no feedback, sessions in memory)
+  --store-max-bytes N    the store's size bound (default 1 GiB; oldest
+                         unrewarded trajectories are dropped first, said in the log)
+  --session-idle-ms N    a session with no call for this long ends (default 1800000)
+  --feedback-secret-file P  the secret signed feedback URLs use
+                         ($PROXY_FEEDBACK_SECRET; default: one kept in the store)
+  --allow-origin ORIGIN  a web page origin that may send feedback with a
+                         signed URL (CORS); repeat for more
 
 Agents get a base URL and a key per rollout from POST /rollouts; the HTTP API
-(rollouts, rewards, groups, training) is described in docs/proxy.md.`,
+(rollouts, rewards, groups, training) is described in docs/proxy.md. A deployed
+agent names its session with the x-trajectory-session header instead; every
+recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
+(docs/production.md).`,
   async run(args, out) {
     const { values } = parse(
       args,
@@ -55,6 +77,12 @@ Agents get a base URL and a key per rollout from POST /rollouts; the HTTP API
         "control-key-file": { type: "string" },
         "max-body-bytes": { type: "string" },
         "timeout-ms": { type: "string" },
+        store: { type: "string" },
+        "no-store": { type: "boolean" },
+        "store-max-bytes": { type: "string" },
+        "session-idle-ms": { type: "string" },
+        "feedback-secret-file": { type: "string" },
+        "allow-origin": { type: "string", multiple: true },
       },
       { min: 0, max: 0, names: "" },
     );
@@ -96,6 +124,27 @@ Agents get a base URL and a key per rollout from POST /rollouts; the HTTP API
       };
     }
     const host = str(values, "host") ?? "127.0.0.1";
+    const storeMaxBytes = numberOption("store-max-bytes", str(values, "store-max-bytes"), {
+      integer: true,
+      positive: true,
+    });
+    const idleMs = numberOption("session-idle-ms", str(values, "session-idle-ms"), {
+      integer: true,
+      positive: true,
+    });
+    if (values["no-store"] === true && str(values, "store") !== undefined)
+      throw new UsageError("give --store DIR or --no-store, not both.");
+    const warn = (m: string) => out.stderr.write(`warning: ${m}\n`);
+    const storeDir =
+      values["no-store"] === true ? undefined : (str(values, "store") ?? defaultStoreDir());
+    const store = storeDir
+      ? await TrajectoryStore.open({
+          dir: storeDir,
+          ...(storeMaxBytes ? { maxBytes: storeMaxBytes as number } : {}),
+          logger: { warn },
+        })
+      : undefined;
+    const origins = values["allow-origin"];
     let running: Awaited<ReturnType<typeof startRecordingProxy>>;
     try {
       running = await startRecordingProxy({
@@ -106,9 +155,20 @@ Agents get a base URL and a key per rollout from POST /rollouts; the HTTP API
         apiKey: keyFrom(str(values, "control-key-file"), "PROXY_CONTROL_KEY", "--control-key-file"),
         maxBodyBytes: maxBodyBytes as number | undefined,
         timeoutMs: timeoutMs as number | undefined,
-        logger: { warn: (m) => out.stderr.write(`warning: ${m}\n`) },
+        logger: { warn },
+        store,
+        sessions: idleMs ? { idleTimeoutMs: idleMs as number } : undefined,
+        feedback: {
+          secret: keyFrom(
+            str(values, "feedback-secret-file"),
+            "PROXY_FEEDBACK_SECRET",
+            "--feedback-secret-file",
+          ),
+          allowedOrigins: Array.isArray(origins) ? origins : [],
+        },
       });
     } catch (error) {
+      await store?.close();
       if (error instanceof TypeError) throw new UsageError(error.message);
       throw error;
     }
@@ -117,12 +177,17 @@ Agents get a base URL and a key per rollout from POST /rollouts; the HTTP API
         `Recording proxy listening on ${running.url}`,
         `  control API: POST ${running.url}/rollouts -> { id, base_url, api_key }`,
         `  agents:      OPENAI_BASE_URL=${running.baseURL} OPENAI_API_KEY=<the rollout's api_key>`,
+        `  sessions:    x-trajectory-session: <id> with the control key; receipts in x-trajectory-id`,
+        `  store:       ${storeDir ?? "none (--no-store)"}`,
         `  forwarding to ${modelRef ? `the latest checkpoint of ${modelRef}` : upstreamURL}`,
         "",
       ].join("\n"),
     );
     const shutdown = () => {
-      running.close().then(() => process.exit(0));
+      running
+        .close()
+        .then(() => store?.close())
+        .then(() => process.exit(0));
     };
     process.once("SIGINT", shutdown);
     process.once("SIGTERM", shutdown);
