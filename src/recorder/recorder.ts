@@ -24,7 +24,7 @@ import { RolloutAbortedError } from "./errors.js";
 import { RolloutHandle, type RolloutStore } from "./handle.js";
 import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";
 import { tracingEnabled } from "./spans.js";
-import { type Receipt, receiptOf, type WrapOptions, wrapClient } from "./wrap.js";
+import { type Receipt, receiptOf, sessionHeader, type WrapOptions, wrapClient } from "./wrap.js";
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -252,8 +252,32 @@ export class Recorder {
    * same client. With `{ policy: true }` every completion of this client is
    * the policy's, whatever model name the server answers with.
    */
-  wrap<T extends object>(client: T, options?: Recorder.WrapOptions): T {
-    return wrapClient(client, options);
+  wrap<T extends object>(client: T, options: Recorder.WrapOptions = {}): T {
+    const bound = isObjectLike(options) ? options.session : undefined;
+    if (
+      bound !== undefined &&
+      typeof bound !== "function" &&
+      (typeof bound !== "string" || !SESSION_ID.test(bound))
+    )
+      throw new InvalidArgumentError(
+        "recorder.wrap(client, options)",
+        "options.session",
+        "a session id (1 to 200 letters, digits or ._:-) or a function returning one",
+        bound,
+      );
+    // Calls outside rollouts look for a session only when the caller can name one.
+    const sessionOf = (requestOptions: unknown) => {
+      const id = sessionHeader(requestOptions) ?? (typeof bound === "function" ? bound() : bound);
+      if (id === undefined) return undefined;
+      if (!SESSION_ID.test(id)) {
+        (this.options.logger ?? console).warn(
+          `trajectory-recorder: a call named session ${JSON.stringify(id.slice(0, 40))}, which is not 1 to 200 letters, digits or ._:-: not recorded`,
+        );
+        return undefined;
+      }
+      return this.session(id).state;
+    };
+    return wrapClient(client, options, sessionOf);
   }
 
   /**

@@ -105,14 +105,30 @@ interface APIPromiseLike extends Promise<unknown> {
   asResponse?: () => Promise<Response>;
 }
 
+/** Finds the session a call outside any rollout records into (from its request options), if any. */
+export type SessionOf = (requestOptions: unknown) => ActiveRollout | undefined;
+
+/** The `x-trajectory-session` header of a call's request options, if it sets one. */
+export function sessionHeader(requestOptions: unknown): string | undefined {
+  const headers = (requestOptions as { headers?: unknown } | undefined)?.headers;
+  if (!headers || typeof headers !== "object") return undefined;
+  const value =
+    typeof (headers as Headers).get === "function"
+      ? (headers as Headers).get("x-trajectory-session")
+      : ((headers as Record<string, unknown>)["x-trajectory-session"] ??
+        (headers as Record<string, unknown>)["X-Trajectory-Session"]);
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
 function recordingCreate(
   original: AnyFn,
   target: object,
   server?: ServerAddress,
   policy?: boolean,
+  sessionOf?: SessionOf,
 ): AnyFn {
   return function create(this: unknown, ...args: unknown[]) {
-    const rollout = currentRollout();
+    const rollout = currentRollout() ?? (sessionOf ? sessionOf(args[1]) : undefined);
     const body0 = args[0] as Body | undefined;
     if (!rollout || !body0 || typeof body0 !== "object")
       return original.apply(this ?? target, args);
@@ -424,13 +440,25 @@ export interface WrapOptions {
    * server answers with (`model.openai({ recorder })` sets it).
    */
   policy?: boolean;
+  /**
+   * The session a call made outside any rollout records into
+   * (`recorder.session(id)`): a session id, or a function read at each call
+   * (from your server's own request context, say) that may return none.
+   * A call's own `x-trajectory-session` header (in its request options)
+   * wins. Default: none, so calls outside rollouts are not recorded.
+   */
+  session?: string | (() => string | undefined);
 }
 
 /**
  * Wraps `client.chat.completions` so `create` records inside a rollout. Returns
  * the same client type; wrapping twice is a no-op.
  */
-export function wrapClient<T extends object>(client: T, options: WrapOptions = {}): T {
+export function wrapClient<T extends object>(
+  client: T,
+  options: WrapOptions = {},
+  sessionOf?: SessionOf,
+): T {
   const c = client as unknown as {
     chat?: { completions?: Record<string | symbol, unknown> };
   } | null;
@@ -452,7 +480,7 @@ export function wrapClient<T extends object>(client: T, options: WrapOptions = {
   if ((completions as Record<symbol, unknown>)[WRAPPED]) return client;
   const original = completions.create as AnyFn;
   const server = serverAddress((client as { baseURL?: unknown }).baseURL);
-  const create = recordingCreate(original, completions, server, options.policy);
+  const create = recordingCreate(original, completions, server, options.policy, sessionOf);
   // Patch the instance: the SDK's own helpers (stream, parse, runTools) call
   // this.create or this._client.post; patching the instance's create covers
   // the ones that go through create.
@@ -464,6 +492,6 @@ export function wrapClient<T extends object>(client: T, options: WrapOptions = {
   Object.defineProperty(completions, WRAPPED, { value: true });
   // openai 5 to 7 derive a client with `new this.constructor(options)`, which
   // has the class's own create: the derived client is wrapped the same way.
-  deriveLike(client, (derived) => wrapClient(derived, options));
+  deriveLike(client, (derived) => wrapClient(derived, options, sessionOf));
   return client;
 }
