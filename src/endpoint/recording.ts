@@ -171,7 +171,9 @@ export class RecordingRoutes {
       );
       return;
     }
-    if (!this.#authorize(req, res)) return;
+    // Refused either way; a caller with the control key is told why without opening a session.
+    const named = typeof req.headers[SESSION_HEADER] === "string";
+    if (!(named && this.#sessions?.allowHeader(req)) && !this.#authorize(req, res)) return;
     this.#warnOnce(
       `refused ${req.method} ${path}: only chat completions are recorded (and /v1/models forwarded)`,
     );
