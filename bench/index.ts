@@ -316,3 +316,5 @@ if (ONLY === undefined || ONLY === "distributed")
 if (ONLY === undefined || ONLY === "report") await (await import("./report.js")).benchReport();
 if (ONLY === undefined || ONLY === "cli") await (await import("./cli.js")).benchCli();
 if (ONLY === undefined || ONLY === "proxy") await (await import("./proxy.js")).benchProxy();
+if (ONLY === undefined || ONLY === "production")
+  await (await import("./production.js")).benchProduction();

@@ -72,7 +72,7 @@ function answer(count: number, top: number): string {
 const SHORT = answer(64, 0);
 const LONG = answer(2000, 5);
 
-async function startUpstream() {
+export async function startUpstream() {
   const server = createServer((req, res) => {
     let raw = "";
     req.on("data", (d) => (raw += d));
@@ -87,14 +87,17 @@ async function startUpstream() {
   return { server, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
 }
 
-interface Child {
+export interface Child {
   proc: ChildProcess;
   baseURL: string;
   ask(command: string): Promise<any>;
 }
 
-async function startChild(mode: "recording" | "bare", upstream: string): Promise<Child> {
-  const file = fileURLToPath(new URL("./proxy-server.ts", import.meta.url));
+export async function startChild(
+  mode: string,
+  upstream: string,
+  file = fileURLToPath(new URL("./proxy-server.ts", import.meta.url)),
+): Promise<Child> {
   const proc = spawn(process.execPath, ["--expose-gc", "--import", "tsx", file, mode, upstream], {
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -116,9 +119,10 @@ async function startChild(mode: "recording" | "bare", upstream: string): Promise
   };
 }
 
-const now = () => Number(process.hrtime.bigint()) / 1e6;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const cpuMs = (c: { user: number; system: number }) => (c.user + c.system) / 1000;
+export const now = () => Number(process.hrtime.bigint()) / 1e6;
+export const median = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+export const cpuMs = (c: { user: number; system: number }) => (c.user + c.system) / 1000;
 // The body the endpoint sends upstream: the direct call sends the same.
 const training = { logprobs: true, return_token_ids: true, return_tokens_as_token_ids: true };
 const call = (client: OpenAI, long: boolean, direct: boolean) =>
