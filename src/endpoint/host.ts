@@ -14,6 +14,8 @@ export interface EndpointRollout {
   readonly calls: number;
   /** The trajectory, readable at any time. */
   readonly trajectory: { toJSON(): object };
+  /** Resolves once what it recorded is written to the store (optional: a rollout without one). */
+  saved?(): Promise<void>;
   /** Runs `fn` inside the rollout: what a wrapped client calls there records here. */
   run<T>(fn: () => T, signal?: AbortSignal): Promise<Awaited<T>>;
 }

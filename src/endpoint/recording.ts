@@ -435,6 +435,8 @@ export class RecordingRoutes {
       this.#calls.delete(id);
       res.off("close", onClose);
       if (pendingId !== undefined) {
+        // The answer has gone out; the record is written right after it.
+        await rollout.saved?.();
         const left = (this.#pending.get(pendingId) ?? 1) - 1;
         if (left > 0) this.#pending.set(pendingId, left);
         else this.#pending.delete(pendingId);

@@ -79,6 +79,9 @@ export class RolloutHandle {
   #lastActive = Date.now();
   #onFinish: Array<() => void> | undefined;
   #storeFailed = false;
+  /** A write of the trajectory's state, waiting for the current call's answer to go out. */
+  #scheduled: ReturnType<typeof setImmediate> | undefined;
+  #whenSaved: { promise: Promise<void>; resolve: () => void } | undefined;
 
   /** @internal Use `recorder.open()`. */
   constructor(init: HandleInit) {
@@ -159,6 +162,7 @@ export class RolloutHandle {
     if (why) this.trajectory.log(why);
     for (const callback of this.#onFinish ?? []) callback();
     this.#onFinish = undefined;
+    this.flush();
     this.#save("finished");
     const span = this.#span;
     if (span) {
@@ -188,9 +192,47 @@ export class RolloutHandle {
       },
       recorded: () => {
         this.#lastActive = Date.now();
-        this.#save("open");
+        this.#schedule();
       },
     };
+  }
+
+  /**
+   * Writes the state once the code that awaited the call has run on (the
+   * endpoint has sent the answer): the write costs the caller no latency,
+   * and calls that record in one turn of the event loop are written once.
+   */
+  #schedule(): void {
+    if (!this.#store || this.#scheduled) return;
+    this.#scheduled = setImmediate(() => this.flush());
+  }
+
+  /**
+   * Writes what the rollout recorded to the store now, rather than right
+   * after the current turn of the event loop (as it does after each call).
+   * Nothing to do without a store.
+   */
+  flush(): void {
+    if (!this.#scheduled) return;
+    clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    if (!this.#finished) this.#save("open");
+    const waiting = this.#whenSaved;
+    this.#whenSaved = undefined;
+    waiting?.resolve();
+  }
+
+  /** Resolves once what was recorded so far is in the store (at once when nothing waits). */
+  saved(): Promise<void> {
+    if (!this.#scheduled) return Promise.resolve();
+    if (!this.#whenSaved) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#whenSaved = { promise, resolve };
+    }
+    return this.#whenSaved.promise;
   }
 
   /** Writes the trajectory's state to the store, if there is one. */

@@ -188,9 +188,10 @@ it("records sessions from Python and curl, survives a SIGKILL mid-stream, and ta
     ).catch((e: Error) => ({ status: -1, headers: {}, body: e.message }));
     // Let a second of the story arrive (progress is written every 250 ms), then kill.
     await new Promise((r) => setTimeout(r, 1200));
+    const exited = new Promise((r) => proxy.child.once("exit", r));
     proxy.child.kill("SIGKILL");
     await streaming;
-    await new Promise((r) => proxy.child.once("exit", r));
+    await exited;
 
     // Restarted on the same store: everything before the kill is there.
     proxy = startProxy(store);

@@ -106,7 +106,7 @@ describe("a session", () => {
 });
 
 describe("with a store", () => {
-  it("writes the session after every call (durable before the call returns) and when it ends", async () => {
+  it("writes the session right after every call (flush() at once) and when it ends", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "trr-sessions-"));
     const store = await TrajectoryStore.open({ dir });
     try {
@@ -116,6 +116,9 @@ describe("with a store", () => {
       const receipt = recorder.receiptOf(res);
       expect(receipt?.call).toBe(1);
       const id = receipt?.trajectory_id as string;
+      // Written once the caller's code has run on (the next turn of the event loop).
+      expect(store.has(id)).toBe(false);
+      await recorder.getSession("stored-1")?.saved();
       const open = store.get(id);
       expect(open?.status).toBe("open");
       expect(open?.session).toBe("stored-1");
@@ -128,6 +131,7 @@ describe("with a store", () => {
           { role: "user", content: "again" },
         ],
       });
+      recorder.getSession("stored-1")?.flush();
       expect(store.get(id)?.trajectory.messages_and_choices).toHaveLength(4);
       recorder.endSession("stored-1");
       expect(store.get(id)?.status).toBe("finished");
