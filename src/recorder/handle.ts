@@ -244,7 +244,10 @@ export class RolloutHandle {
         id: this.id,
         session: this.session,
         status,
-        trajectory: this.trajectory.toJSON(),
+        // The trajectory itself, not a copy: the store's JSON.stringify calls
+        // its toJSON with a key, which shares the recorded tokens' bytes
+        // instead of copying them (the same JSON, a fraction of the cost).
+        trajectory: this.trajectory as unknown as ReturnType<RolloutTrajectory["toJSON"]>,
         calls: this.#state.calls,
         metadata: this.trajectory.metadata,
       });
