@@ -7,6 +7,7 @@ export const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Chat (recorded)</title>
+<link rel="icon" href="data:,">
 <style>
   body { font: 16px/1.4 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; }
   #log { display: flex; flex-direction: column; gap: .75rem; margin-bottom: 1rem; }
