@@ -3,7 +3,6 @@
 // running proxy (`--proxy URL`, its control API with $PROXY_CONTROL_KEY).
 // Both answer with the store's own shapes, so the commands print one way.
 import { existsSync, statSync } from "node:fs";
-import path from "node:path";
 import {
   FeedbackConflictError,
   type FeedbackInput,
@@ -17,13 +16,8 @@ import {
 } from "../store/index.js";
 import { errorMessage } from "../util/error-message.js";
 import { str, type Values } from "./args.js";
+import { defaultStoreDir } from "./commands/proxy.js";
 import { InvalidDataError, NotFoundCliError, UsageError, withoutCredentials } from "./context.js";
-import { knownFilePath } from "./known-file.js";
-
-/** The store's directory when neither --store nor --proxy is given: `<state dir>/store`. */
-export function defaultStoreDir(): string {
-  return path.join(path.dirname(knownFilePath()), "store");
-}
 
 /** What the commands ask of a store or a proxy. */
 export interface TrajectorySource {
@@ -41,9 +35,10 @@ export const SOURCE_OPTIONS = {
   proxy: { type: "string" },
 } as const;
 
-export const SOURCE_HELP = `  --store DIR            the store's directory, read directly (default:
-                         $TRAJECTORY_RECORDER_STATE_DIR/store, see docs/cli.md); only
-                         while no proxy runs on it: then use --proxy
+export const SOURCE_HELP = `  --store DIR            the store's directory, read directly, as the proxy's
+                         --store (default: store/ in the state directory,
+                         $TRAJECTORY_RECORDER_STATE_DIR or ~/.local/state/trajectory-recorder);
+                         only while no proxy runs on it: then use --proxy
   --proxy URL            a running recording proxy's root URL, e.g.
                          http://127.0.0.1:8400 ($PROXY_CONTROL_KEY is its control key)`;
 
