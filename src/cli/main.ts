@@ -10,10 +10,12 @@ import { chat } from "./commands/chat.js";
 import { checkpointsDelete, checkpointsList } from "./commands/checkpoints.js";
 import { demo, report } from "./commands/demo-report.js";
 import { emulator } from "./commands/emulator.js";
+import { feedback } from "./commands/feedback.js";
 import { inspect, validate } from "./commands/files.js";
 import { jobsFollow, jobsGet } from "./commands/jobs.js";
 import { modelsCreate, modelsDelete, modelsGet, modelsList } from "./commands/models.js";
 import { proxy } from "./commands/proxy.js";
+import { sessionsList, sessionsShow } from "./commands/sessions.js";
 import { log, sft, train } from "./commands/training.js";
 import {
   COMMON_HELP,
@@ -48,6 +50,9 @@ export const COMMANDS: Command[] = [
   demo,
   emulator,
   proxy,
+  sessionsList,
+  sessionsShow,
+  feedback,
   report,
 ];
 

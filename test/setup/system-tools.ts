@@ -44,7 +44,7 @@ export const TOOLS: Tool[] = [
     env: "CHROMIUM",
     names: ["chromium", "chromium-browser"],
     pkg: "chromium",
-    files: ["test/report/chromium.test.ts"],
+    files: ["test/report/chromium.test.ts", "test/examples/production-browser.test.ts"],
   },
 ];
 
