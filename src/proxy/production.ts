@@ -156,6 +156,20 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
     }
     const token = query.get("token") ?? undefined;
     let grant: FeedbackGrant | undefined;
+    // A page of another origin can send a "simple" request without asking
+    // first (no preflight): what it may do is decided here, not by the browser.
+    const origin = req.headers.origin;
+    if (typeof origin === "string" && !origins.has(origin) && !sameOrigin(req, origin)) {
+      sendFeedbackError(
+        res,
+        403,
+        `Pages of ${origin.slice(0, 100)} may not send feedback here: the proxy's operator lists the allowed origins (feedback.allowedOrigins, --allow-origin).`,
+        "origin_not_allowed",
+        null,
+        {},
+      );
+      return;
+    }
     if (token !== undefined) {
       try {
         grant = verifyFeedbackToken(token, secretOf());
@@ -416,6 +430,12 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
     },
   ];
   return { routes };
+}
+
+/** Whether `origin` is the proxy's own (a page it served itself). */
+function sameOrigin(req: IncomingMessage, origin: string): boolean {
+  const host = req.headers.host;
+  return typeof host === "string" && (origin === `http://${host}` || origin === `https://${host}`);
 }
 
 function isPlain(value: unknown): value is Record<string, unknown> {

@@ -79,6 +79,8 @@ export class RolloutHandle {
   #lastActive = Date.now();
   #onFinish: Array<() => void> | undefined;
   #storeFailed = false;
+  /** The model the latest call asked for (what the store lists the trajectory under). */
+  #model: string | null = null;
   /** A write of the trajectory's state, waiting for the current call's answer to go out. */
   #scheduled: ReturnType<typeof setImmediate> | undefined;
   #whenSaved: { promise: Promise<void>; resolve: () => void } | undefined;
@@ -184,6 +186,7 @@ export class RolloutHandle {
     return {
       callStarted: (call: number, request: RecordedCompletion["request"]) => {
         this.#lastActive = Date.now();
+        if (typeof request.model === "string" && request.model !== "") this.#model = request.model;
         this.#store?.beginCall?.(this.id, call, {
           model: request.model,
           messages: request.messages,
@@ -249,6 +252,7 @@ export class RolloutHandle {
         // instead of copying them (the same JSON, a fraction of the cost).
         trajectory: this.trajectory as unknown as ReturnType<RolloutTrajectory["toJSON"]>,
         calls: this.#state.calls,
+        model: this.#model,
         metadata: this.trajectory.metadata,
       });
     } catch (error) {
