@@ -303,6 +303,12 @@ export class TrajectoryStore {
       this.writePut(record);
       kept++;
     }
+    if (kept) {
+      // A recovered state keeps the time it was cut at: put the order back.
+      const sorted = [...this.entries.values()].sort((x, y) => x.updated - y.updated);
+      this.entries.clear();
+      for (const e of sorted) this.entries.set(e.id, e);
+    }
     if (replay.pending.size > 0) this.segments.sync();
     if (kept)
       this.logger.warn(
