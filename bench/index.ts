@@ -318,3 +318,5 @@ if (ONLY === undefined || ONLY === "cli") await (await import("./cli.js")).bench
 if (ONLY === undefined || ONLY === "proxy") await (await import("./proxy.js")).benchProxy();
 if (ONLY === undefined || ONLY === "production")
   await (await import("./production.js")).benchProduction();
+if (ONLY === undefined || ONLY === "store")
+  console.table(await (await import("./store.js")).benchStore());

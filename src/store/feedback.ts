@@ -13,11 +13,16 @@ export const TURN_REWARD_PREFIX = "turn_reward_";
 /** The metric holding the sum of the per-call values. */
 export const SHAPING_REWARD = "shaping_reward";
 
-const metricName = z
-  .string()
-  .min(1)
-  .refine((k) => !k.startsWith(TURN_REWARD_PREFIX) && k !== SHAPING_REWARD, {
-    message: `metric names ${TURN_REWARD_PREFIX}<call> and ${SHAPING_REWARD} are kept for the per-call values (send them as turns)`,
+const metrics = z
+  .record(z.string().min(1), z.union([z.number().finite(), z.boolean()]))
+  .superRefine((values, ctx) => {
+    for (const name of Object.keys(values))
+      if (name.startsWith(TURN_REWARD_PREFIX) || name === SHAPING_REWARD)
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `metric names ${TURN_REWARD_PREFIX}<call> and ${SHAPING_REWARD} are kept for the per-call values (send them as turns)`,
+        });
   });
 
 /**
@@ -39,7 +44,7 @@ const metricName = z
 export const FeedbackInputSchema = z.strictObject({
   trajectory_id: z.string().min(1).max(200),
   reward: z.number().finite().optional(),
-  metrics: z.record(metricName, z.union([z.number().finite(), z.boolean()])).optional(),
+  metrics: metrics.optional(),
   comment: z.string().max(MAX_FEEDBACK_COMMENT).optional(),
   eligible: z.boolean().optional(),
   turns: z

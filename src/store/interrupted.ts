@@ -30,7 +30,9 @@ export function keepInterruptedCall(
 ): TrajectoryWire {
   const base = trajectory ?? emptyTrajectory();
   const held = base.messages_and_choices.length;
-  const added = call.request.messages.slice(held) as MessageOrChoiceWire[];
+  const added = call.request.messages.slice(
+    Math.max(0, held - (call.skipped ?? 0)),
+  ) as MessageOrChoiceWire[];
   const partial = progress?.partial;
   const answer: Record<string, unknown> | undefined =
     partial && (partial.content || partial.reasoning || partial.tool_calls?.length)

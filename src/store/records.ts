@@ -27,6 +27,8 @@ export type CallRecord = {
   call: number;
   session: string | null;
   at: number;
+  /** How many of the request's first messages were left out: the trajectory held them. */
+  skipped?: number;
   request: { model?: string; messages: unknown[]; tools?: unknown[] | null };
 };
 

@@ -10,6 +10,8 @@ export type Entry = {
   session: string | null;
   status: "open" | "finished";
   calls: number;
+  /** How many items its `messages_and_choices` holds. */
+  items: number;
   model: string | null;
   created: number;
   updated: number;
@@ -40,6 +42,7 @@ export class Replay {
           session: r.session,
           status: r.status,
           calls: r.calls,
+          items: r.trajectory.messages_and_choices?.length ?? 0,
           model: r.model,
           created: r.created_at,
           updated: Math.max(r.updated_at, prev?.updated ?? 0),

@@ -161,8 +161,19 @@ export class Segments {
       size = 0;
     }
     let written = 0;
-    while (written < line.length) written += writeSync(this.fd, line, written);
-    if (this.syncEach) fsyncSync(this.fd);
+    try {
+      while (written < line.length) written += writeSync(this.fd, line, written);
+      if (this.syncEach) fsyncSync(this.fd);
+    } catch (error) {
+      // A write that failed midway (a full disk) leaves part of a line: cut
+      // it, so the next record does not start glued to it. Best effort.
+      if (written > 0) {
+        try {
+          ftruncateSync(this.fd, size);
+        } catch {}
+      }
+      throw error;
+    }
     this.sizes.set(this.active, size + line.length);
     this.total += line.length;
     return { seg: this.active, off: size, len: line.length };

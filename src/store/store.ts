@@ -303,6 +303,12 @@ export class TrajectoryStore {
       this.writePut(record);
       kept++;
     }
+    if (kept) {
+      // A recovered state keeps the time it was cut at: put the order back.
+      const sorted = [...this.entries.values()].sort((x, y) => x.updated - y.updated);
+      this.entries.clear();
+      for (const e of sorted) this.entries.set(e.id, e);
+    }
     if (replay.pending.size > 0) this.segments.sync();
     if (kept)
       this.logger.warn(
@@ -338,6 +344,7 @@ export class TrajectoryStore {
       session: record.session,
       status: record.status,
       calls: record.calls,
+      items: record.trajectory.messages_and_choices?.length ?? 0,
       model: record.model,
       created: record.created_at,
       updated: Math.max(record.updated_at, prev?.updated ?? 0),
@@ -425,13 +432,21 @@ export class TrajectoryStore {
       throw new InvalidArgumentError(name, "call", "an integer of 1 or more", call);
     if (!Array.isArray(request?.messages))
       throw new InvalidArgumentError(name, "request.messages", "an array", request?.messages);
+    const entry = this.entries.get(id);
+    // The messages the trajectory already holds are not written again.
+    const skipped = Math.min(entry?.items ?? 0, request.messages.length);
     const record: CallRecord = {
       k: "call",
       id,
       call,
-      session: options?.session ?? this.entries.get(id)?.session ?? null,
+      session: options?.session ?? entry?.session ?? null,
       at: Date.now(),
-      request: { model: request.model, messages: request.messages, tools: request.tools ?? null },
+      skipped,
+      request: {
+        model: request.model,
+        messages: request.messages.slice(skipped),
+        tools: request.tools ?? null,
+      },
     };
     const at = this.write(record);
     this.clearPending(id);

@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -243,6 +243,27 @@ describe("the store's bounds", () => {
     expect(
       reopened.addFeedback({ trajectory_id: "t0", reward: 1, idempotency_key: "k0" }).created,
     ).toBe(false);
+    await reopened.close();
+  });
+
+  it("loses nothing and doubles nothing when a compaction was killed before it deleted its sources", async () => {
+    const dir = tempDir();
+    const store = await TrajectoryStore.open({ dir, logger: quiet });
+    put(store, "t1");
+    store.addFeedback({ trajectory_id: "t1", reward: 1, idempotency_key: "k" });
+    put(store, "t2");
+    store.beginCall("t2", 2, { messages: [] });
+    await store.close();
+    // What a kill between the copy and the delete leaves: every record twice.
+    const first = readFileSync(path.join(dir, "seg-000001.jsonl"));
+    writeFileSync(path.join(dir, "seg-000002.jsonl"), first);
+
+    const reopened = await TrajectoryStore.open({ dir, logger: quiet });
+    expect(reopened.stats().trajectories).toBe(2);
+    expect(reopened.get("t1")?.feedback).toHaveLength(1);
+    expect(reopened.get("t1")?.trajectory.reward).toBe(1);
+    // The begun call is recovered once.
+    expect(reopened.get("t2")?.trajectory.logs).toHaveLength(1);
     await reopened.close();
   });
 
