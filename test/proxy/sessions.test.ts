@@ -170,6 +170,37 @@ describe("sessions through the proxy", () => {
     expect(record.trajectory.messages_and_choices.at(-1).message.content).toBe("part");
   });
 
+  it("refuses feedback from a page of an origin not allowed, even as a simple request with no preflight", async () => {
+    const agent = new OpenAI({
+      baseURL: proxy.baseURL,
+      apiKey: KEY,
+      maxRetries: 0,
+      defaultHeaders: { "x-trajectory-session": "origin-1" },
+    });
+    const { response } = await agent.chat.completions
+      .create({ model: "toy-model", messages: [{ role: "user", content: "hi" }] })
+      .withResponse();
+    const id = response.headers.get("x-trajectory-id") as string;
+    const signed = (await (
+      await post(`${proxy.url}/v1/trajectories/${id}/feedback-url`, {})
+    ).json()) as { url: string };
+    const simple = await fetch(signed.url, {
+      method: "POST",
+      headers: { origin: "http://evil.example", "content-type": "text/plain" },
+      body: JSON.stringify({ reward: 1 }),
+    });
+    expect(simple.status).toBe(403);
+    expect(store.get(id)?.feedback).toHaveLength(0);
+    // The proxy's own pages are same-origin.
+    const own = await fetch(signed.url, {
+      method: "POST",
+      headers: { origin: proxy.url, "content-type": "application/json" },
+      body: JSON.stringify({ reward: 1 }),
+    });
+    expect(own.status).toBe(201);
+    expect(store.get(id)?.model).toBe("toy-model");
+  });
+
   it("answers 405 for a known path with another method, and refuses other /v1 routes", async () => {
     const wrong = await fetch(`${proxy.url}/v1/feedback`, {
       method: "GET",
