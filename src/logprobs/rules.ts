@@ -54,7 +54,7 @@ export const TOKEN_TEXT_EXPECTED = "expected a string";
 /** What {@link isLogprob} expects, as the checks say it. */
 export const LOGPROB_EXPECTED = "expected a finite number";
 /** What {@link isTokenBytes} expects, as the checks say it. */
-export const BYTES_EXPECTED = "expected null or a list of byte values (integers 0 to 255)";
+export const BYTES_EXPECTED = `expected null or a list of byte values (integers 0 to ${MAX_BYTE})`;
 
 /**
  * How vLLM spells a token by its id (with `return_tokens_as_token_ids`):
