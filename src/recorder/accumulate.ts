@@ -1,5 +1,5 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { CompactLogprobs, TokenCapture } from "../trajectory/index.js";
+import { CompactLogprobs, TokenCapture } from "../logprobs/index.js";
 import type { RecordedChoice, RecordedCompletion } from "./active-rollout.js";
 
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };

@@ -1,6 +1,6 @@
 // What the recorder keeps of a chat completion response, shared by the wrapped
 // client and the framework plugins that see the raw response body.
-import { type CompactLogprobs, compactChoice } from "../trajectory/index.js";
+import { type CompactLogprobs, compactChoice } from "../logprobs/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import type { RecordedChoice, RecordedCompletion } from "./active-rollout.js";
 

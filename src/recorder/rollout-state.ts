@@ -2,8 +2,8 @@
 // the trajectory (which conversation it continues, what it adds), the calls
 // still open, and what happens when the rollout ends.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
+import { CompactLogprobs } from "../logprobs/index.js";
 import {
-  CompactLogprobs,
   History,
   isChoice,
   type MessageOrChoice,

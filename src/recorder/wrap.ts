@@ -1,6 +1,5 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { CompactLogprobs } from "../trajectory/compact-logprobs.js";
-import { type ScannedAnswer, scanAnswer } from "../trajectory/logprob-scan.js";
+import { type CompactLogprobs, type ScannedAnswer, scanAnswer } from "../logprobs/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { deriveLike } from "../util/derive-client.js";
 import { findJsonProblem } from "../util/json-check.js";

@@ -2,9 +2,10 @@
 // is what ART puts on the wire: its fields in the pydantic models' order, every
 // optional field present (null when unset), then any extra keys (vLLM's
 // `token_ids`, `prompt_token_ids`, ...) in the order they came.
+
+import { CompactLogprobs } from "../logprobs/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
-import { CompactLogprobs } from "./compact-logprobs.js";
 import type { ChoiceLike } from "./messages.js";
 
 type Json = Record<string, unknown>;

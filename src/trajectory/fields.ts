@@ -4,8 +4,9 @@
 // the read of a worker's result all derive from this list, in this order
 // (ART's `model_dump` order). Adding a field: one entry here, plus its wire
 // schema (`TrajectoryWireSchema` in src/wire/trajectory.ts).
+
+import { compactItems } from "../logprobs/index.js";
 import { copyJson } from "../util/copy-json.js";
-import { compactItems } from "./compact-logprobs.js";
 import { type History, historyFromValid } from "./history.js";
 import type { FieldKind } from "./init-check.js";
 import { itemsJson, type MessageOrChoice, type ToolParam } from "./messages.js";

@@ -1,6 +1,6 @@
+import { compactItems } from "../logprobs/index.js";
 import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
-import { compactItems } from "./compact-logprobs.js";
 import { checkInit } from "./init-check.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { itemsJson, toChatMessages } from "./messages.js";

@@ -2,7 +2,6 @@
 
 export { ART_PAYLOAD_FORMAT, type ArtPayload, decodeArtPayload } from "./art-payload.js";
 export { choiceToJson } from "./choice-json.js";
-export { CompactLogprobs, compactChoice } from "./compact-logprobs.js";
 export {
   TooManyExceptionsError,
   TrajectoryCheckError,
@@ -43,7 +42,6 @@ export {
   logprobCount,
   SPLIT_LOG,
 } from "./lineage.js";
-export { TokenCapture } from "./logprob-capture.js";
 export {
   type ChoiceLike,
   isChoice,

@@ -4,7 +4,7 @@
 // call arguments re-serialized, whitespace changed) breaks it, and a history
 // trained as one sequence would then condition the later turn on tokens the
 // model never had. Everything here is one pass over integer arrays.
-import { CompactLogprobs } from "./compact-logprobs.js";
+import { CompactLogprobs } from "../logprobs/index.js";
 
 /**
  * How the recorder builds histories from the token ids a server returns:

@@ -1,11 +1,11 @@
 // The check before training: what a trainer would silently learn wrong from.
 // It walks trajectories as objects or as their ART JSON (same field names),
 // without copying them, so it costs one pass over the items.
+
+import { CompactLogprobs, logprobProblems } from "../logprobs/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
-import { CompactLogprobs } from "./compact-logprobs.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
 import { checkLineage, checkTokenCount, groupTokenSharing } from "./validate-lineage.js";
-import { logprobProblems } from "./validate-logprobs.js";
 
 /** What to do with a trajectory that fails the check ({@link ValidateOptions.ValidationMode}). */
 export type ValidationMode = ValidateOptions.ValidationMode;

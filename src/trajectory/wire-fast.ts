@@ -6,8 +6,10 @@
 // schema it stands for (src/wire/trajectory.ts) accepts; for anything else it
 // answers false and the caller runs the schema, which names the bad field.
 // Accepting less than the schema is allowed, accepting more is not: keep each
-// test a subset of its schema when the schemas change (test/trajectory/wire-fast.test.ts
-// runs both on the same values).
+// test a subset of its schema when the schemas change. Two tests hold them
+// together: test/trajectory/wire-fast.test.ts runs both on chosen values, and
+// test/trajectory/wire-fast-property.test.ts on random ones (the same verdict
+// on plain data of the usual shapes, never a quick yes the schema refuses).
 
 type Json = Record<string, unknown>;
 

@@ -6,18 +6,28 @@
 // few small objects per turn) goes through the wire schemas.
 import type { z } from "zod";
 import {
+  ALTERNATIVE_KEYS,
+  BYTES_EXPECTED,
+  CompactLogprobs,
+  isLogprob,
+  isTokenBytes,
+  isTokenText,
+  LOGPROB_EXPECTED,
+  LOGPROBS_KEYS,
+  TOKEN_KEYS,
+  TOKEN_TEXT_EXPECTED,
+} from "../logprobs/index.js";
+import {
   MessageOrChoiceWireSchema,
   TrajectoryGroupWireSchema,
   TrajectoryWireSchema,
 } from "../wire/index.js";
 import { choiceToJson } from "./choice-json.js";
-import { CompactLogprobs } from "./compact-logprobs.js";
 import { groupShell, TrajectoryGroup } from "./group.js";
 import { History, historyShell } from "./history.js";
 import { isChoice, type MessageOrChoice } from "./messages.js";
 import { isRecorded } from "./recorded.js";
 import { Trajectory, trajectoryShell } from "./trajectory.js";
-import { isWireBytes } from "./validate-logprobs.js";
 import { fastGroupShellOk, fastItemOk, fastTrajectoryShellOk } from "./wire-fast.js";
 
 /** Text, or recorded logprobs already written as UTF-8. */
@@ -223,9 +233,9 @@ function itemPieces(item: unknown, path: (string | number)[], issues: WireIssue[
   return [head, logprobsText(logprobs, [...path, "logprobs"], issues), tail];
 }
 
-const LOGPROBS_KEYS = new Set(["content", "refusal"]);
-const TOKEN_KEYS = new Set(["token", "bytes", "logprob", "top_logprobs"]);
-const TOP_KEYS = new Set(["token", "bytes", "logprob"]);
+const LOGPROBS_KEY_SET = new Set(LOGPROBS_KEYS);
+const TOKEN_KEY_SET = new Set(TOKEN_KEYS);
+const ALTERNATIVE_KEY_SET = new Set(ALTERNATIVE_KEYS);
 
 function logprobsText(value: unknown, path: (string | number)[], issues: WireIssue[]): string {
   // A compact one with a list replaced by the caller: written as data.
@@ -235,7 +245,7 @@ function logprobsText(value: unknown, path: (string | number)[], issues: WireIss
     return "null";
   }
   let out = `{"content":${tokensText(value.content, [...path, "content"], issues, true)},"refusal":${tokensText(value.refusal, [...path, "refusal"], issues, true)}`;
-  out += extras(value, LOGPROBS_KEYS);
+  out += extras(value, LOGPROBS_KEY_SET);
   return `${out}}`;
 }
 
@@ -267,23 +277,23 @@ function tokenText(
     return "null";
   }
   const { token, bytes, logprob } = t;
-  if (typeof token !== "string")
-    issues.push({ path: [...listPath, i, "token"], message: "expected a string" });
-  if (typeof logprob !== "number" || !Number.isFinite(logprob))
-    issues.push({ path: [...listPath, i, "logprob"], message: "expected a finite number" });
+  if (!isTokenText(token))
+    issues.push({ path: [...listPath, i, "token"], message: TOKEN_TEXT_EXPECTED });
+  if (!isLogprob(logprob))
+    issues.push({ path: [...listPath, i, "logprob"], message: LOGPROB_EXPECTED });
   let out = `{"token":${JSON.stringify(token) ?? "null"},"bytes":${bytesText(bytes, [...listPath, i, "bytes"], issues)},"logprob":${JSON.stringify(logprob) ?? "null"}`;
   if (withTop) {
     const top = t.top_logprobs;
     out += `,"top_logprobs":${top === undefined || top === null ? "[]" : tokensText(top, [...listPath, i, "top_logprobs"], issues, false)}`;
   }
-  out += extras(t, withTop ? TOKEN_KEYS : TOP_KEYS);
+  out += extras(t, withTop ? TOKEN_KEY_SET : ALTERNATIVE_KEY_SET);
   return `${out}}`;
 }
 
 function bytesText(bytes: unknown, path: (string | number)[], issues: WireIssue[]): string {
   if (bytes === null || bytes === undefined) return "null";
-  if (!isWireBytes(bytes)) {
-    issues.push({ path, message: "expected null or a list of byte values (integers 0 to 255)" });
+  if (!isTokenBytes(bytes)) {
+    issues.push({ path, message: BYTES_EXPECTED });
     return "null";
   }
   return `[${(bytes as number[]).join(",")}]`;

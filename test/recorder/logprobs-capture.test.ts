@@ -10,9 +10,8 @@ import OpenAI from "openai";
 import { currentRollout, Recorder, Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { recordedChoices, recordedResponse } from "trajectory-recorder/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CompactLogprobs, isUtf8Of, MAX_WAITING_TOKENS } from "../../src/logprobs/index.js";
 import { toWireGroups } from "../../src/training/index.js";
-import { CompactLogprobs, MAX_WAITING_TOKENS } from "../../src/trajectory/compact-logprobs.js";
-import { isUtf8Of } from "../../src/trajectory/logprob-capture.js";
 
 const utf8 = (s: string) => [...Buffer.from(s)];
 const tok = (token: string, logprob: number, bytes: number[] | null = utf8(token)) => ({

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CompactLogprobs } from "../../src/trajectory/compact-logprobs.js";
-import { scanAnswer } from "../../src/trajectory/logprob-scan.js";
+import { CompactLogprobs, scanAnswer } from "../../src/logprobs/index.js";
 
 // The scan must read exactly what JSON.parse reads: every answer below is
 // scanned, and its logprobs compared with the compact form of the parsed

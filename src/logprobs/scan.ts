@@ -7,7 +7,7 @@
 // it (the same double), so the recorded JSON is the same either way.
 //
 // The scan is strict and gives up at anything it does not expect (a key of
-// another name, a byte that is not 0..255, an escape in a key): the caller
+// another name, a byte over MAX_BYTE, an escape in a key): the caller
 // then parses the text as usual and the recorder reads the SDK's objects, as
 // it did before this scan existed. Giving up is always safe; the scan only
 // succeeds on text whose logprobs JSON.parse would read to the same values.
@@ -17,8 +17,11 @@
 // training) gets the answer it asked for, and the SDK parses a fraction of
 // the bytes.
 
-import { type Columns, CompactLogprobs, columnsOf, TokenTable } from "./compact-logprobs.js";
-import { isUtf8Of } from "./logprob-capture.js";
+import { type Columns, columnsOf } from "./columns.js";
+import { CompactLogprobs } from "./compact.js";
+import { isLogprob, MAX_BYTE, MAX_TOKEN_NUMBER_DIGITS, TOKEN_NUMBER_PREFIX } from "./rules.js";
+import { TokenTable } from "./token-table.js";
+import { isUtf8Of } from "./utf8.js";
 
 /** What a scan of a chat completion's JSON text found. */
 export interface ScannedAnswer {
@@ -47,6 +50,12 @@ const TOKEN = 1;
 const LOGPROB = 2;
 const BYTES = 4;
 const TOP = 8;
+
+/** How a compact vLLM token starts, up to its number (see vllmToken). */
+const VLLM_TOKEN_START = `{"token":"${TOKEN_NUMBER_PREFIX}`;
+const VLLM_LOGPROB_KEY = '","logprob":';
+const VLLM_BYTES_KEY = ',"bytes":';
+const VLLM_TOP_KEY = ',"top_logprobs":[';
 
 /**
  * Scans `text`, a chat completion's JSON, for its Choices' logprobs.
@@ -305,17 +314,17 @@ class Scan {
     this.skipSpace();
     const s = this.s;
     const start = this.p;
-    if (!at(s, start, '{"token":"token_id:')) return false;
-    const n = this.tokenNumber(start + 19);
+    if (!at(s, start, VLLM_TOKEN_START)) return false;
+    const n = this.tokenNumber(start + VLLM_TOKEN_START.length);
     let q = this.numberEnd;
-    if (n < 0 || !at(s, q, '","logprob":')) return false;
-    this.p = q + 12;
+    if (n < 0 || !at(s, q, VLLM_LOGPROB_KEY)) return false;
+    this.p = q + VLLM_LOGPROB_KEY.length;
     const logprob = this.number();
-    if (!at(s, this.p, ',"bytes":')) {
+    if (!at(s, this.p, VLLM_BYTES_KEY)) {
       this.p = start;
       return false;
     }
-    this.p += 9;
+    this.p += VLLM_BYTES_KEY.length;
     const table = this.table;
     let id = table.numberedId(n);
     const bytesJson = table.bytesJson(id);
@@ -351,11 +360,11 @@ class Scan {
       this.topLps.push(logprob);
       return true;
     }
-    if (!at(s, q, ',"top_logprobs":[')) {
+    if (!at(s, q, VLLM_TOP_KEY)) {
       this.p = start;
       return false;
     }
-    this.p = q + 17;
+    this.p = q + VLLM_TOP_KEY.length;
     if (!this.empty(CLOSE_ARRAY))
       do if (!this.vllmToken(false)) this.token(false);
       while (this.more(CLOSE_ARRAY));
@@ -457,7 +466,7 @@ class Scan {
 
   /**
    * N of `token_id:N` from its first digit at `from`: -1 unless N is
-   * spelled canonically (1 to 9 digits, no leading zero, so N gives back the
+   * spelled canonically (1 to MAX_TOKEN_NUMBER_DIGITS digits, no leading zero, so N gives back the
    * text) and followed by the closing quote, whose place goes to `numberEnd`.
    */
   tokenNumber(from: number): number {
@@ -472,7 +481,7 @@ class Scan {
     }
     const digits = q - from;
     this.numberEnd = q;
-    if (s.charCodeAt(q) !== QUOTE || digits === 0 || digits > 9) return -1;
+    if (s.charCodeAt(q) !== QUOTE || digits === 0 || digits > MAX_TOKEN_NUMBER_DIGITS) return -1;
     return digits > 1 && s.charCodeAt(from) === 48 ? -1 : n;
   }
 
@@ -484,8 +493,8 @@ class Scan {
     if (s.charCodeAt(p) !== QUOTE) throw GIVE_UP;
     this.numbered = -1;
     this.text = "";
-    if (at(s, p + 1, "token_id:")) {
-      const n = this.tokenNumber(p + 10);
+    if (at(s, p + 1, TOKEN_NUMBER_PREFIX)) {
+      const n = this.tokenNumber(p + 1 + TOKEN_NUMBER_PREFIX.length);
       if (n >= 0) {
         this.numbered = n;
         this.p = this.numberEnd + 1;
@@ -559,11 +568,15 @@ class Scan {
       value = scale < 0 ? m / (POW10[-scale] as number) : m * (POW10[scale] as number);
     else value = Number(s.slice(negative ? start + 1 : start, p));
     if (negative) value = -value;
-    if (value - value !== 0) throw GIVE_UP;
+    if (!isLogprob(value)) throw GIVE_UP;
     return value;
   }
 
-  /** Reads a token's `bytes` into the scratch list; true when null. Anything but bytes gives up. */
+  /**
+   * Reads a token's `bytes` into the scratch list; true when null. Anything
+   * but bytes gives up: each is read from its digits (no sign, fraction or
+   * leading zero, at most MAX_BYTE), the byte values `isByte` accepts.
+   */
   readBytes(): boolean {
     if (this.isNull()) return true;
     this.expect(OPEN_ARRAY);
@@ -581,7 +594,7 @@ class Scan {
         if (b !== 0)
           while (c >= 48 && c <= 57) {
             b = b * 10 + (c - 48);
-            if (b > 255) throw GIVE_UP;
+            if (b > MAX_BYTE) throw GIVE_UP;
             c = s.charCodeAt(++q);
           }
         else if (c >= 48 && c <= 57) throw GIVE_UP;

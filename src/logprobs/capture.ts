@@ -7,9 +7,12 @@
 // Nothing is allocated per token. Turning texts into ids of the token table
 // (the compact form) is left for later, off the call path.
 
-/** Keys of a token with alternatives (`top_logprobs`), and of an alternative. */
-const TOKEN_KEYS = 4;
-const TOP_KEYS = 3;
+import { ALTERNATIVE_KEYS, isByteList, isLogprob, isTokenText, TOKEN_KEYS } from "./rules.js";
+import { isTextBytes } from "./utf8.js";
+
+/** How many keys a token with alternatives has, and an alternative. */
+const TOKEN_KEY_COUNT = TOKEN_KEYS.length;
+const ALTERNATIVE_KEY_COUNT = ALTERNATIVE_KEYS.length;
 
 // Own and inherited enumerable keys, counted without the array Object.keys
 // builds: an object with an inherited one is then "another shape", kept as is.
@@ -17,78 +20,6 @@ function keyCount(o: object): number {
   let n = 0;
   for (const _ in o) n++;
   return n;
-}
-
-/**
- * Whether `bytes` is the UTF-8 of `text` (as TextEncoder writes it: a lone
- * surrogate is U+FFFD), compared as the text is read, building nothing.
- */
-export function isUtf8Of(text: string, bytes: readonly unknown[]): boolean {
-  const n = text.length;
-  const m = bytes.length;
-  if (m < n) return false;
-  let j = 0;
-  for (let i = 0; i < n; i++) {
-    let c = text.charCodeAt(i);
-    if (c < 0x80) {
-      if (bytes[j++] !== c) return false;
-      continue;
-    }
-    if (c < 0x800) {
-      if (bytes[j] !== (0xc0 | (c >> 6)) || bytes[j + 1] !== (0x80 | (c & 63))) return false;
-      j += 2;
-      continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) {
-      const d = c <= 0xdbff && i + 1 < n ? text.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        if (
-          bytes[j] !== (0xf0 | (cp >> 18)) ||
-          bytes[j + 1] !== (0x80 | ((cp >> 12) & 63)) ||
-          bytes[j + 2] !== (0x80 | ((cp >> 6) & 63)) ||
-          bytes[j + 3] !== (0x80 | (cp & 63))
-        )
-          return false;
-        i++;
-        j += 4;
-        continue;
-      }
-      c = 0xfffd;
-    }
-    if (
-      bytes[j] !== (0xe0 | (c >> 12)) ||
-      bytes[j + 1] !== (0x80 | ((c >> 6) & 63)) ||
-      bytes[j + 2] !== (0x80 | (c & 63))
-    )
-      return false;
-    j += 3;
-  }
-  return j === m;
-}
-
-function isByteList(bytes: readonly unknown[]): boolean {
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    // Byte values only: anything else is kept as data for the checks to name.
-    if (!Number.isInteger(b) || (b as number) < 0 || (b as number) > 255) return false;
-  }
-  return true;
-}
-
-/**
- * Whether `bytes` is the UTF-8 of `text`. The common case (an ASCII token,
- * one byte per char) is compared here, inlined into the copy loop; anything
- * else goes through {@link isUtf8Of}.
- */
-function isTextBytes(text: string, bytes: readonly unknown[]): boolean {
-  const n = text.length;
-  if (bytes.length === n) {
-    let i = 0;
-    while (i < n && bytes[i] === text.charCodeAt(i)) i++;
-    if (i === n) return true;
-  }
-  return isUtf8Of(text, bytes);
 }
 
 /**
@@ -199,8 +130,7 @@ export class TokenCapture {
 
 // The copy loops below run on the call path when answers are copied (many
 // rollouts at once, streamed chunks): one pass over the SDK's objects,
-// nothing allocated per token. A finite number is one whose difference with
-// itself is 0.
+// nothing allocated per token.
 
 /**
  * Appends one token (or alternative) of `keys` keys to `c`; false, with
@@ -211,8 +141,7 @@ function appendToken(c: TokenCapture, item: unknown, keys: number): boolean {
   const t = item as Record<string, unknown>;
   const token = t.token;
   const logprob = t.logprob;
-  if (typeof token !== "string" || typeof logprob !== "number" || logprob - logprob !== 0)
-    return false;
+  if (!isTokenText(token) || !isLogprob(logprob)) return false;
   if (keyCount(t) !== keys) return false;
   const bytes = t.bytes;
   if (!Array.isArray(bytes) || !isTextBytes(token, bytes)) {
@@ -231,7 +160,7 @@ function appendWithTop(c: TokenCapture, top: TokenCapture, list: readonly unknow
   for (let i = 0; i < list.length; i++) {
     const t = list[i];
     const alternatives = (t as { top_logprobs?: unknown } | null)?.top_logprobs;
-    if (!Array.isArray(alternatives) || !appendToken(c, t, TOKEN_KEYS)) return false;
+    if (!Array.isArray(alternatives) || !appendToken(c, t, TOKEN_KEY_COUNT)) return false;
     if (!appendAlternatives(top, alternatives)) return false;
     ends.push(top.texts.length);
   }
@@ -240,6 +169,7 @@ function appendWithTop(c: TokenCapture, top: TokenCapture, list: readonly unknow
 
 /** Appends alternatives; false at the first of another shape. */
 function appendAlternatives(c: TokenCapture, list: readonly unknown[]): boolean {
-  for (let i = 0; i < list.length; i++) if (!appendToken(c, list[i], TOP_KEYS)) return false;
+  for (let i = 0; i < list.length; i++)
+    if (!appendToken(c, list[i], ALTERNATIVE_KEY_COUNT)) return false;
   return true;
 }

@@ -1,9 +1,9 @@
 // Recorded logprobs kept in columns read, compare and serialize like the SDK's objects.
 import { Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { expect, it } from "vitest";
+import { CompactLogprobs } from "../../src/logprobs/index.js";
 import { recordedChoices } from "../../src/recorder/response.js";
 import { prepareGroup } from "../../src/training/groups.js";
-import { CompactLogprobs } from "../../src/trajectory/compact-logprobs.js";
 
 const tok = (token: string, logprob: number, bytes = [...Buffer.from(token)]) => ({
   token,
