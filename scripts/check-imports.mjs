@@ -45,7 +45,10 @@ const SHARED_KERNEL = new Set(["util"]);
  * reason. Keys are `file -> import`, both relative to src/.
  */
 export const PRIVATE_EXCEPTIONS = {
-  // Filled below as the named exceptions are agreed; keep this list short.
+  // None today. An entry reads
+  //   "shipper/spool.ts -> trajectory/prepared.ts": "why the index cannot serve it",
+  // and the list stays short: most private imports want an export in the
+  // folder's index.ts instead.
 };
 
 const BASELINE = "scripts/import-baseline.json";
@@ -153,6 +156,7 @@ export function findViolations(root) {
   const unlayered = new Set();
   for (const [file, targets] of graph) {
     const from = folderOf(file);
+    if (from !== "" && layerOf(from) < 0) unlayered.add(from);
     for (const target of targets) {
       const edge = `${file} -> ${target}`;
       const c = componentOf.get(file);
@@ -160,8 +164,6 @@ export function findViolations(root) {
       const to = folderOf(target);
       if (from === to) continue;
       if (!entries.has(file)) {
-        for (const folder of [from, to])
-          if (folder !== "" && layerOf(folder) < 0) unlayered.add(folder);
         // A file at the top of src/ that is not an entry sits above every layer.
         const fromLayer = from === "" ? LAYERS.length : layerOf(from);
         const toLayer = to === "" ? LAYERS.length : layerOf(to);
