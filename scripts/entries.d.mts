@@ -2,6 +2,8 @@
 export interface Entry {
   subpath: string;
   source: string;
+  /** Optional peer packages the entry point needs. */
+  peers?: string[];
 }
 export declare const ENTRIES: readonly Entry[];
 export declare const CLI_ENTRY: { name: string; source: string };

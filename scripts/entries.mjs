@@ -9,9 +9,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * Each entry point: its subpath in package.json "exports" and the source file
+ * Each entry point: its subpath in package.json "exports", the source file
  * tsup builds it from (into dist/<name>.js, <name> being the subpath without
- * "./", or "index" for the root).
+ * "./", or "index" for the root), and the optional peer packages it needs.
  */
 export const ENTRIES = [
   { subpath: ".", source: "src/index.ts" },
@@ -20,10 +20,26 @@ export const ENTRIES = [
   { subpath: "./errors", source: "src/errors.ts" },
   { subpath: "./report", source: "src/report/entry.ts" },
   { subpath: "./emulator", source: "src/emulator/index.ts" },
-  { subpath: "./openai-agents", source: "src/integrations/openai-agents/index.ts" },
-  { subpath: "./ai-sdk", source: "src/integrations/ai-sdk/index.ts" },
-  { subpath: "./langchain", source: "src/integrations/langchain/index.ts" },
-  { subpath: "./bullmq", source: "src/integrations/bullmq/index.ts" },
+  {
+    subpath: "./openai-agents",
+    source: "src/integrations/openai-agents/index.ts",
+    peers: ["@openai/agents"],
+  },
+  {
+    subpath: "./ai-sdk",
+    source: "src/integrations/ai-sdk/index.ts",
+    peers: ["ai"],
+  },
+  {
+    subpath: "./langchain",
+    source: "src/integrations/langchain/index.ts",
+    peers: ["@langchain/core"],
+  },
+  {
+    subpath: "./bullmq",
+    source: "src/integrations/bullmq/index.ts",
+    peers: ["bullmq", "ioredis"],
+  },
   { subpath: "./proxy", source: "src/proxy/index.ts" },
 ];
 
