@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import { CLI_ENTRY, tsupEntries } from "./scripts/entries.mjs";
 
 // Source maps without the sources in them: stack traces run with
 // --enable-source-maps still name src/ files and lines, at a fraction of the
@@ -12,19 +13,7 @@ const withoutSources = {
   loader: { ".lua": "text" } as const,
 };
 
-const entry = {
-  index: "src/index.ts",
-  wire: "src/wire/entry.ts",
-  core: "src/recorder/entry.ts",
-  errors: "src/errors.ts",
-  report: "src/report/entry.ts",
-  emulator: "src/emulator/index.ts",
-  "openai-agents": "src/integrations/openai-agents/index.ts",
-  "ai-sdk": "src/integrations/ai-sdk/index.ts",
-  langchain: "src/integrations/langchain/index.ts",
-  bullmq: "src/integrations/bullmq/index.ts",
-  proxy: "src/proxy/index.ts",
-};
+const entry = tsupEntries();
 
 export default defineConfig([
   {
@@ -49,7 +38,7 @@ export default defineConfig([
     noExternal: ["p-queue"],
   },
   {
-    entry: { cli: "src/cli/index.ts" },
+    entry: { [CLI_ENTRY.name]: CLI_ENTRY.source },
     format: ["esm"],
     sourcemap: true,
     ...withoutSources,

@@ -1,7 +1,8 @@
 // Checks the relative links of README.md and docs/*.md: each must name a file
 // of the repository, and its #anchor (if any) a heading of that file, so a
 // renamed guide or section cannot leave a dead link behind. Web links are not
-// fetched (CI runs offline).
+// fetched (CI runs offline). The README's guides table must list every guide
+// of docs/ (when it has one: <!-- section:guides -->).
 //
 // Usage: node scripts/check-links.mjs [repository root]
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -63,6 +64,12 @@ for (const source of sources) {
     }
   }
 }
+// The README's guides table lists every guide of docs/.
+const readme = readFileSync(join(root, "README.md"), "utf8");
+const guides = /<!-- section:guides -->([\s\S]*?)<!-- \/section:guides -->/.exec(readme)?.[1];
+for (const source of guides === undefined ? [] : sources)
+  if (/^docs\/[^/]+\.md$/.test(source) && !guides.includes(`](${source})`))
+    problems.push(`README.md: the guides table does not list ${source}`);
 for (const p of problems) console.error(p);
 if (problems.length > 0) {
   console.error(`links: ${problems.length} broken relative link(s) in README.md and docs/*.md`);

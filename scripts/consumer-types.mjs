@@ -19,6 +19,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ENTRIES, specifier } from "./entries.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const modules = join(root, "node_modules");
@@ -57,6 +58,16 @@ export const wire: Promise<TrajectoryGroupWire> = group.then((g) =>
   TrajectoryGroupWireSchema.parse(g.toJSON()),
 );
 export const seen: RecordedCompletion["status"] | undefined = currentRollout() ? "complete" : undefined;
+${
+  // Every entry point that needs no optional peer, loaded whole: its
+  // declarations must type-check too (the integrations' need their frameworks).
+  ENTRIES.filter((e) => !e.peers)
+    .map(
+      (e, i) =>
+        `import type * as entry${i} from "${specifier(e.subpath)}";\nexport type Entry${i} = typeof entry${i};`,
+    )
+    .join("\n")
+}
 `;
 
 const tsc = join(modules, "typescript/bin/tsc");

@@ -3,8 +3,16 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import { ENTRIES, specifier } from "./entries.mjs";
 
 const require = createRequire(import.meta.url);
+// Every entry point of scripts/entries.mjs loads, as ESM and as CommonJS, and
+// exports something.
+for (const { subpath } of ENTRIES) {
+  const name = specifier(subpath);
+  for (const mod of [await import(name), require(name)])
+    assert.ok(Object.keys(mod).length > 0, `${name} loads and exports names`);
+}
 const esm = await import("trajectory-recorder");
 const cjs = require("trajectory-recorder");
 for (const mod of [esm, cjs]) {

@@ -5,7 +5,7 @@
 // schema the emulator parses bodies with takes any string there (it also
 // reads what engines answer), so the emulator checks the enum here, and
 // answers as pydantic words a refused literal.
-import type { ValidationErrorItem } from "../wire/api.js";
+import type { ValidationErrorItem } from "../wire/index.js";
 
 const FINISH_REASONS = ["stop", "length", "tool_calls", "content_filter", "function_call"];
 const EXPECTED = `${FINISH_REASONS.slice(0, -1)

@@ -24,7 +24,7 @@ import type { Store, StoredJob, StoredModel } from "./store.js";
 import type { DriftOptions } from "./template.js";
 import { runJob, type TrainingDataAccess } from "./training.js";
 import { forwardChat } from "./upstream.js";
-import { WandbArtifactApi } from "./wandb.js";
+import { WandbArtifactApi } from "./wandb/index.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -21,7 +21,13 @@ export type {
   StepStats,
 } from "./run.js";
 export { groupAdvantages, stepStats } from "./run.js";
-export { type ReportServer, type ServeReportOptions, serveReport } from "./serve.js";
+export {
+  filesVersion,
+  type ReportServer,
+  type ServeReportOptions,
+  serveReport,
+  sourceFiles,
+} from "./serve.js";
 export {
   combineRuns,
   loadService,

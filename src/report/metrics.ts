@@ -1,6 +1,6 @@
 // The numbers the Training view plots besides the reward: the trajectories'
 // own `metrics` per step, and the trainer's metrics under one naming.
-import { artMetricName } from "../training/metric-names.js";
+import { artMetricName } from "../training/index.js";
 import { type ReportGroup, type ReportTrajectory, rewardStats } from "./run.js";
 
 type Json = Record<string, unknown>;

@@ -3,8 +3,7 @@
 // trajectories themselves in chunks the page parses only when it shows one.
 // Loops only, no recursion: a run of any size or nesting builds.
 
-import { hasRewardSignal, SPLIT_LOG } from "../trajectory/index.js";
-import { groupTokenSharing } from "../trajectory/validate-lineage.js";
+import { groupTokenSharing, hasRewardSignal, SPLIT_LOG } from "../trajectory/index.js";
 import {
   artTrainingMetrics,
   type MetricStats,

@@ -2,14 +2,15 @@
 import { runDemo } from "../../demo/index.js";
 import {
   combineRuns,
+  filesVersion,
   loadRuns,
   loadService,
   type ReportRun,
   type ReportSource,
   serveReport,
+  sourceFiles,
   writeReport,
 } from "../../report/index.js";
-import { filesVersion, sourceFiles } from "../../report/serve.js";
 import { numberOption, parse, required, str } from "../args.js";
 import { type Command, print, UsageError } from "../context.js";
 import { isKnownModel } from "../known.js";
