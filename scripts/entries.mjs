@@ -41,6 +41,7 @@ export const ENTRIES = [
     peers: ["bullmq", "ioredis"],
   },
   { subpath: "./proxy", source: "src/proxy/index.ts" },
+  { subpath: "./store", source: "src/store/entry.ts" },
 ];
 
 /** The command-line program, built on its own into dist/cli.js (package.json "bin"). */

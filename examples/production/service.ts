@@ -12,8 +12,7 @@ import path from "node:path";
 import OpenAI from "openai";
 import { startEmulator } from "trajectory-recorder/emulator";
 import { startRecordingProxy } from "trajectory-recorder/proxy";
-// The store has no public entry point of its own yet; the example reads it from source.
-import { TrajectoryStore } from "../../src/store/index.js";
+import { TrajectoryStore } from "trajectory-recorder/store";
 import { PAGE } from "./page.js";
 
 /** What {@link startChatService} takes. */

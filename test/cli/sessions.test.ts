@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { type RecordingProxy, startRecordingProxy } from "trajectory-recorder/proxy";
+import { TrajectoryStore } from "trajectory-recorder/store";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { TrajectoryStore } from "../../src/store/index.js";
 import { cli, inProcess } from "./run.js";
 
 const CONTROL = "control-key-0123456";

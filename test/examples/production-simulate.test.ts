@@ -4,8 +4,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { TrajectoryStore } from "trajectory-recorder/store";
 import { afterEach, expect, it } from "vitest";
-import { TrajectoryStore } from "../../src/store/index.js";
 import { runScript } from "../quiet/run-example.js";
 
 const dirs: string[] = [];

@@ -7,9 +7,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
+import { type RecordingProxy, startRecordingProxy } from "trajectory-recorder/proxy";
+import { TrajectoryStore } from "trajectory-recorder/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RecordingProxy, startRecordingProxy } from "../../src/proxy/index.js";
-import { TrajectoryStore } from "../../src/store/index.js";
 
 const KEY = "control-key-0123456789";
 let upstream: Server;

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
 import { InvalidArgumentError, Recorder } from "trajectory-recorder";
+import { TrajectoryStore } from "trajectory-recorder/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TrajectoryStore } from "../../src/store/index.js";
 import { startVllmServer, type VllmServer } from "../helpers/vllm-server.js";
 
 let upstream: VllmServer;
