@@ -67,9 +67,6 @@ export interface TrainRunOptions {
   onJobCreated?: (job: CreatedJob) => void | Promise<void>;
 }
 
-/** The check run on groups before `train` and `log` send them ({@link TrainableModel.GroupCheck}). */
-export type GroupCheck = TrainableModel.GroupCheck;
-
 /** A job just created, as given to `onJobCreated`. */
 export interface CreatedJob {
   /** The new job's id: keep it to `followJob` after a restart. */

@@ -23,6 +23,7 @@ import {
   WandbApiError,
   type WandbConnection,
 } from "./wandb-graphql.js";
+import type { WandbTimeouts } from "./wandb-http.js";
 import { DEFAULT_WANDB_MAX_ANSWER_BYTES, DEFAULT_WANDB_TIMEOUTS } from "./wandb-http.js";
 
 /** Options of {@link WandbArtifactUploader}. */
@@ -69,15 +70,7 @@ export interface WandbArtifactUploaderOptions {
 
 /** The types {@link WandbArtifactUploaderOptions} uses. */
 export declare namespace WandbArtifactUploaderOptions {
-  /** Deadlines of each W&B request, in milliseconds. */
-  export interface WandbTimeouts {
-    /** Until the TCP (and TLS) connection is up. Default 10 000. */
-    connectMs?: number;
-    /** Until the answer's status and headers arrive. Default 60 000. */
-    headersMs?: number;
-    /** The whole exchange: sending, waiting and reading the answer. Default 300 000. */
-    requestMs?: number;
-  }
+  export type { WandbTimeouts };
 }
 
 /**

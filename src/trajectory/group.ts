@@ -5,6 +5,7 @@ import {
   type ExceptionWireInput,
   type MetricValue,
   TrajectoryGroupJsonSchema,
+  type TrajectoryGroupParam,
   type TrajectoryGroupWire,
   type TrajectoryGroupWireInput,
 } from "../wire/index.js";
@@ -223,19 +224,10 @@ export declare namespace TrajectoryGroup {
     ExceptionWire,
     ExceptionWireInput,
     MetricValue,
+    TrajectoryGroupParam,
     TrajectoryGroupWire,
     TrajectoryGroupWireInput,
   };
-  /**
-   * One group in a request: a `TrajectoryGroup` (anything whose `toJSON()`
-   * gives a group's JSON) or that JSON.
-   *
-   * @example
-   * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
-   */
-  export type TrajectoryGroupParam =
-    | TrajectoryGroupWireInput
-    | { toJSON(): TrajectoryGroupWireInput };
 }
 
 /**

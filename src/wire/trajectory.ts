@@ -634,6 +634,16 @@ export interface TrajectoryGroupWireInput {
   [key: string]: unknown;
 }
 sameType<TrajectoryGroupWireInput, z.input<typeof TrajectoryGroupWireSchema>>(true);
+/**
+ * One group in a request: a `TrajectoryGroup` (anything whose `toJSON()`
+ * gives a group's JSON) or that JSON.
+ *
+ * @example
+ * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
+ */
+export type TrajectoryGroupParam =
+  | TrajectoryGroupWireInput
+  | { toJSON(): TrajectoryGroupWireInput };
 
 /**
  * A group as newer ART dumps it (its models omit every default-valued field,
