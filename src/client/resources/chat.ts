@@ -90,7 +90,7 @@ export declare namespace ChatCompletions {
     ? { nonStreaming: A; streaming: B; either: C }
     : never;
   /** The service's chat request: OpenAI's params plus the engine's own fields. */
-  export type ServiceChatParams<P> = P & ChatEngineParams;
+  export type ServiceChatParams<P> = P & ChatCompletions.ChatEngineParams;
 }
 // Exactly the type of its schema in the wire folder.
 

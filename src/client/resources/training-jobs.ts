@@ -152,7 +152,7 @@ export declare namespace TrainingJobs {
     /** The groups to train on (at least one): `TrajectoryGroup`s or their JSON. */
     trajectory_groups: TrajectoryGroup.TrajectoryGroupParam[];
     /** The job's knobs, each documented on `TrainConfig` (its camelCase form). */
-    experimental_config?: ExperimentalTrainingConfig | null | undefined;
+    experimental_config?: TrainingJobs.ExperimentalTrainingConfig | null | undefined;
   }
 }
 // Exactly the types of their schemas in the wire folder (the groups widened).

@@ -4,8 +4,8 @@
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
-import { markError, TrajectoryRecorderError } from "../util/error-family.js";
-import { readBodyCapped } from "../util/index.js";
+import { markError, TrajectoryRecorderError } from "../../util/error-family.js";
+import { readBodyCapped } from "../../util/index.js";
 
 /** Deadlines of each W&B request, in milliseconds. */
 export interface WandbTimeouts {

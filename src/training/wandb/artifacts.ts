@@ -5,9 +5,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { inspect } from "node:util";
 import { z } from "zod";
-import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import { isSafeForCredentials } from "../util/loopback.js";
-import type { Artifact, ArtifactUploader } from "./uploaders.js";
+import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
+import { isSafeForCredentials } from "../../util/loopback.js";
+import type { Artifact, ArtifactUploader } from "../uploaders.js";
 import {
   ARTIFACT_TYPE,
   ARTIFACT_VERSION,
@@ -22,9 +22,9 @@ import {
   UPSERT_RUN,
   WandbApiError,
   type WandbConnection,
-} from "./wandb-graphql.js";
-import type { WandbTimeouts } from "./wandb-http.js";
-import { DEFAULT_WANDB_MAX_ANSWER_BYTES, DEFAULT_WANDB_TIMEOUTS } from "./wandb-http.js";
+} from "./graphql.js";
+import type { WandbTimeouts } from "./http.js";
+import { DEFAULT_WANDB_MAX_ANSWER_BYTES, DEFAULT_WANDB_TIMEOUTS } from "./http.js";
 
 /** Options of {@link WandbArtifactUploader}. */
 export interface WandbArtifactUploaderOptions {
