@@ -69,7 +69,7 @@ export declare namespace ChatCompletions {
   export type { ChatEngineParams, ChatStructuredOutputs };
 
   /** The SDK's own `client.chat.completions`. */
-  type Completions = OpenAI["chat"]["completions"];
+  export type Completions = OpenAI["chat"]["completions"];
   /** The SDK's request options (headers, timeout, signal, ...). */
   export type OpenAIRequestOptions = Parameters<Completions["create"]>[1];
   /** OpenAI's params of a completion that is not streamed. */
