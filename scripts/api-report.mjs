@@ -53,6 +53,31 @@ const entries = Object.entries(pkg.exports)
 const ROOT_MAX_NAMES = 100;
 const ROOT_MAX_VALUES = 40;
 
+// A type declared once, low, and re-listed in the namespace of the class that
+// owns it (`export declare namespace Trajectory { export type { TrajectoryWire } }`):
+// API Extractor takes the re-list as exported but leaves the declaration out of
+// the report (rushstack#2145), so a change to its shape would show in no diff.
+// The re-list is accepted when some entry point's report declares the name.
+// (API Extractor prints the type-only form as `export export type { ... }`.)
+const RELIST = /^\s+(?:export\s+)+(?:type\s+)?\{([^}]*)\}/gm;
+const DECLARED =
+  /^export (?:declare )?(?:abstract )?(?:class|function|const|let|var|enum|interface|type|namespace) (\w+)/gm;
+
+/** Names re-listed in a namespace of a report that no report declares. */
+function unreviewedRelists(reports) {
+  const declared = new Set();
+  for (const text of reports.values()) for (const m of text.matchAll(DECLARED)) declared.add(m[1]);
+  const problems = [];
+  for (const [subpath, text] of reports)
+    for (const m of text.matchAll(RELIST))
+      for (const name of m[1].split(",").map((n) => n.trim().replace(/^type\s+/, "")))
+        if (name && !declared.has(name))
+          problems.push(
+            `${subpath} re-lists "${name}" in a namespace, but no entry point's report declares it: export it from the entry point of its folder (e.g. trajectory-recorder/wire) so its shape is reviewed`,
+          );
+  return problems;
+}
+
 /** What breaks the root's bounds in its report's text (and its built module's values). */
 async function rootProblems(entry, reportText) {
   const problems = [];
@@ -61,10 +86,7 @@ async function rootProblems(entry, reportText) {
       `${entry.subpath} uses the type "${m[1]}" without exporting it (ae-forgotten-export): export it, or declare it in the namespace of the root name that uses it`,
     );
   const names = new Set();
-  for (const m of reportText.matchAll(
-    /^export (?:declare )?(?:abstract )?(?:class|function|const|let|var|enum|interface|type|namespace) (\w+)/gm,
-  ))
-    names.add(m[1]);
+  for (const m of reportText.matchAll(DECLARED)) names.add(m[1]);
   if (names.size > ROOT_MAX_NAMES)
     problems.push(
       `${entry.subpath} exports ${names.size} names, more than ${ROOT_MAX_NAMES}: move some to another entry point or into a namespace`,
@@ -127,6 +149,7 @@ const messages = {
 
 let failed = 0;
 const seen = new Set();
+const reports = new Map();
 try {
   for (const entry of entries) {
     const reportFileName = `${entry.report}.api.md`;
@@ -189,6 +212,7 @@ try {
       },
     });
     const written = join(update ? reportFolder : temp, reportFileName);
+    if (existsSync(written)) reports.set(entry.subpath, readFileSync(written, "utf8"));
     if (entry.isRoot && existsSync(written))
       problems.push(...(await rootProblems(entry, readFileSync(written, "utf8"))));
     for (const p of problems) console.error(`  ${p}`);
@@ -233,6 +257,9 @@ try {
       );
     }
   }
+  const relists = unreviewedRelists(reports);
+  for (const p of relists) console.error(`  ${p}`);
+  if (relists.length > 0) failed++;
   // A report whose entry point is gone.
   for (const file of readdirSync(reportFolder)) {
     if (!file.endsWith(".api.md") || seen.has(file)) continue;

@@ -43,7 +43,7 @@ export {
   TrainingFailedError,
 } from "./training/errors.js";
 export { InvalidGroupDataError } from "./training/group-errors.js";
-export { WandbApiError } from "./training/wandb-graphql.js";
+export { WandbApiError } from "./training/wandb/index.js";
 export {
   TooManyExceptionsError,
   TrajectoryCheckError,

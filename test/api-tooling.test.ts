@@ -153,6 +153,66 @@ describe("the root's bounds in api:check", () => {
   }, 240_000);
 });
 
+describe("a type declared low and re-listed in its owner's namespace", () => {
+  // As tsup bundles it: the shape lives in the wire entry's file, the root's
+  // class re-lists it in its namespace.
+  const twoEntries = JSON.stringify({
+    name: "fixture-pkg",
+    version: "1.0.0",
+    exports: {
+      ".": { import: { types: "./dist/index.d.ts" } },
+      "./wire": { import: { types: "./dist/wire.d.ts" } },
+    },
+  });
+  const shape =
+    "/** A shape as it travels. */\ninterface ShapeWire {\n  /** Its size. */\n  size: number;\n}\n";
+  const owner = `import { ShapeWire } from "./wire.js";
+/** The class that owns the shape. */
+declare class Shape {
+  /** Its JSON. */
+  toJSON(): Shape.ShapeWire;
+}
+/** The shape's types, re-listed. */
+declare namespace Shape {
+  export type { ShapeWire };
+}
+export { Shape };
+`;
+  function relistFixture(wire: string) {
+    const dir = fixture({
+      "package.json": twoEntries,
+      "dist/index.d.ts": owner,
+      "dist/wire.d.ts": wire,
+    });
+    symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"));
+    return dir;
+  }
+
+  it("passes when another entry point's report declares the re-listed type", async () => {
+    const dir = relistFixture(`${shape}export type { ShapeWire };\n`);
+    const r = await script("api-report.mjs", ["--root", dir, "--update"]);
+    expect(r).toMatchObject({ code: 0 });
+    expect(readFileSync(join(dir, "api/fixture-pkg.api.md"), "utf8")).toMatch(
+      /export namespace Shape \{\n\s+(export )+type \{ ShapeWire \};/,
+    );
+    expect(readFileSync(join(dir, "api/fixture-pkg-wire.api.md"), "utf8")).toContain(
+      "export interface ShapeWire {",
+    );
+    expect(await script("api-report.mjs", ["--root", dir])).toMatchObject({ code: 0 });
+  }, 240_000);
+
+  it("fails when no report declares it, for its shape would show in no diff", async () => {
+    const dir = relistFixture(
+      `${shape}/** Something else. */\nexport declare const other: number;\nexport type { ShapeWire as Hidden };\n`,
+    );
+    const r = await script("api-report.mjs", ["--root", dir, "--update"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'fixture-pkg re-lists "ShapeWire" in a namespace, but no entry point\'s report declares it',
+    );
+  }, 240_000);
+});
+
 describe("the guides' link check", () => {
   it("passes when every relative link and anchor resolves", async () => {
     const dir = fixture({

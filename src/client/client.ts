@@ -6,7 +6,6 @@ import {
   type SystemCheckResponse,
   SystemCheckResponseSchema,
 } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
 import type { APIPromise } from "./api-promise.js";
 import { buildResource, RequestCore, type RequestOptions } from "./core.js";
 import { InvalidBaseURLError, MissingAPIKeyError, RequestValidationError } from "./errors.js";
@@ -204,28 +203,9 @@ export class TrainingClient {
  * `Checkpoints.CheckpointListParams`, `TrainingJobs.TrainingJobCreateParams`, ...).
  */
 export declare namespace TrainingClient {
-  /** Response of `GET /v1/health`; its shape is not documented, so every key is kept. */
-  export interface HealthResponse {
-    /** The service's status, e.g. `"ok"`, when it says one. */
-    status?: string | undefined;
-    /** Fields the service sends, kept as sent. */
-    [key: string]: unknown;
-  }
-  /**
-   * Response of `GET /v1/system-check` (a failed check answers 503). The contract
-   * names `api`, `database`, `cpu_queue` and `gpu_queue` without their shapes, so
-   * every key is kept as sent.
-   */
-  export interface SystemCheckResponse {
-    /** The overall status, when the service says one. */
-    status?: string | undefined;
-    /** The checks, kept as sent. */
-    [key: string]: unknown;
-  }
+  export type { HealthResponse, SystemCheckResponse };
 }
 // Each one exactly the type of its schema in the wire folder.
-sameType<TrainingClient.HealthResponse, HealthResponse>(true);
-sameType<TrainingClient.SystemCheckResponse, SystemCheckResponse>(true);
 
 /** Fails at construction, not at the first call, on a URL fetch cannot use. */
 function checkBaseURL(value: string): string {

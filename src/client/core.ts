@@ -9,7 +9,6 @@ import {
   APIConnectionTimeoutError,
   APIError,
   APIUserAbortError,
-  type RequestTarget,
   RequestValidationError,
   redactHeaders,
   redactSecret,
@@ -131,7 +130,7 @@ export class RequestCore {
     const headers = this.#headers(spec.operation, body !== undefined, opts.headers);
     if (spec.rawBody) headers.set("content-length", String(spec.rawBody.byteLength));
     const url = this.#url(spec.path, spec.query);
-    const target: RequestTarget = { method: spec.method, path: url.pathname };
+    const target: APIError.RequestTarget = { method: spec.method, path: url.pathname };
     const retryAllowed = spec.safeToRetry === true || opts.idempotent === true;
     const maxRetries = retryAllowed ? (opts.maxRetries ?? this.#settings.maxRetries) : 0;
 
@@ -157,7 +156,7 @@ export class RequestCore {
       headers,
       body: payload,
     }: { url: URL; headers: Headers; body: string | RawBody | undefined },
-    target: RequestTarget,
+    target: APIError.RequestTarget,
     opts: RequestOptions,
   ): Promise<WithResponse<Out>> {
     const timeout = opts.timeout ?? this.#settings.timeout;

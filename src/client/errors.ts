@@ -103,9 +103,6 @@ export class InvalidBaseURLError extends RequestValidationError {
   }
 }
 
-/** Where a failed request was going ({@link APIError.RequestTarget}). */
-export type RequestTarget = APIError.RequestTarget;
-
 /**
  * The service answered with an error status. Subclasses exist per status; the
  * parsed `body`, the response `headers` and the `requestID` are kept.

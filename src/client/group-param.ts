@@ -1,17 +1,10 @@
 // Trajectory groups as callers hold them: wire JSON, or an object that turns
 // itself into it (a `TrajectoryGroup`). The client does not import the data
 // model's code (dependencies point the other way), so it takes anything with
-// toJSON(); it names the group's types only, which the build erases.
-import type { TrajectoryGroup } from "../trajectory/group.js";
+// toJSON(); the group's types are the wire folder's.
+import type { TrajectoryGroupParam } from "../wire/index.js";
 
-/**
- * One trajectory group in a request: its wire JSON or a `TrajectoryGroup`
- * ({@link TrajectoryGroup.TrajectoryGroupParam}).
- *
- * @example
- * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
- */
-export type TrajectoryGroupParam = TrajectoryGroup.TrajectoryGroupParam;
+export type { TrajectoryGroupParam };
 
 /**
  * `params` with its `trajectory_groups` widened to {@link TrajectoryGroupParam}.

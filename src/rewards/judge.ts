@@ -43,23 +43,19 @@ export interface JudgeOptions {
 
 /** The types {@link JudgeOptions} and `judgeGroup` use. */
 export declare namespace JudgeOptions {
-  /** What a failed judgement does: see {@link JudgeOptions.onError}. */
-  export type JudgeErrorPolicy = "throw" | "skip" | "keep";
-
-  /** The judge's verdict on one trajectory. */
-  export interface JudgeScore {
-    /** Between 0 and 1, relative to the other trajectories of the group. */
-    reward: number;
-    /** The judge's reasons, in its words. */
-    explanation: string;
-  }
+  export type { JudgeErrorPolicy, JudgeScore };
 }
 
-/** What a failed judgement does ({@link JudgeOptions.JudgeErrorPolicy}). */
-export type JudgeErrorPolicy = JudgeOptions.JudgeErrorPolicy;
+/** What a failed judgement does: see {@link JudgeOptions.onError}. */
+export type JudgeErrorPolicy = "throw" | "skip" | "keep";
 
-/** The judge's verdict on one trajectory ({@link JudgeOptions.JudgeScore}). */
-export type JudgeScore = JudgeOptions.JudgeScore;
+/** The judge's verdict on one trajectory. */
+export interface JudgeScore {
+  /** Between 0 and 1, relative to the other trajectories of the group. */
+  reward: number;
+  /** The judge's reasons, in its words. */
+  explanation: string;
+}
 
 /**
  * Thrown when the judge model's answer could not be used, even after one retry.

@@ -2,8 +2,13 @@
 import { hostname } from "node:os";
 import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 
-/** The process holding a spool directory's lock ({@link SpoolLockedError.SpoolLockHolder}). */
-export type SpoolLockHolder = SpoolLockedError.SpoolLockHolder;
+/** The process holding a spool directory's lock, as its lock file names it. */
+export interface SpoolLockHolder {
+  /** Its process id. */
+  pid: number;
+  /** The host it runs on. */
+  host: string;
+}
 
 /**
  * Another shipper holds the spool directory: two shippers on one directory
@@ -39,13 +44,7 @@ export class SpoolLockedError extends TrajectoryRecorderError {
 
 /** The types of {@link SpoolLockedError}'s fields. */
 export declare namespace SpoolLockedError {
-  /** The process holding a spool directory's lock, as its lock file names it. */
-  export interface SpoolLockHolder {
-    /** Its process id. */
-    pid: number;
-    /** The host it runs on. */
-    host: string;
-  }
+  export type { SpoolLockHolder };
 }
 
 function describe(holder: SpoolLockHolder | undefined, lockFile: string): string {

@@ -43,14 +43,13 @@ export {
   type PresignedUrlUploaderOptions,
 } from "./uploaders.js";
 export {
-  manifestDigest,
-  WandbArtifactUploader,
-  type WandbArtifactUploaderOptions,
-} from "./wandb-artifacts.js";
-export { defaultSftUploader } from "./wandb-default.js";
-export { DEFAULT_WANDB_BASE_URL, WandbApiError } from "./wandb-graphql.js";
-export {
+  DEFAULT_WANDB_BASE_URL,
   DEFAULT_WANDB_MAX_ANSWER_BYTES,
   DEFAULT_WANDB_TIMEOUTS,
+  defaultSftUploader,
+  manifestDigest,
+  WandbApiError,
+  WandbArtifactUploader,
+  type WandbArtifactUploaderOptions,
   type WandbTimeouts,
-} from "./wandb-http.js";
+} from "./wandb/index.js";

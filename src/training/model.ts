@@ -22,7 +22,7 @@ import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
-import { defaultSftUploader } from "./wandb-default.js";
+import { defaultSftUploader } from "./wandb/index.js";
 
 /** What {@link TrainableModel.register} needs. */
 export interface RegisterOptions {
@@ -66,9 +66,6 @@ export interface TrainRunOptions {
    */
   onJobCreated?: (job: CreatedJob) => void | Promise<void>;
 }
-
-/** The check run on groups before `train` and `log` send them ({@link TrainableModel.GroupCheck}). */
-export type GroupCheck = TrainableModel.GroupCheck;
 
 /** A job just created, as given to `onJobCreated`. */
 export interface CreatedJob {

@@ -22,21 +22,20 @@ export interface Artifact {
 
 /** The types of {@link Artifact}'s fields. */
 export declare namespace Artifact {
-  /** The entity, project and W&B run an artifact belongs to. */
-  export interface ArtifactOwner {
-    /** The team or user. */
-    entity: string;
-    /** The project. */
-    project: string;
-    /** The W&B run the data is logged from (a model's `runId`, else its name). */
-    run: string;
-    /** The run's display name (the model's name, as ART's `wandb.init(name=...)`). */
-    displayName?: string;
-  }
+  export type { ArtifactOwner };
 }
 
-/** The entity, project and W&B run an artifact belongs to ({@link Artifact.ArtifactOwner}). */
-export type ArtifactOwner = Artifact.ArtifactOwner;
+/** The entity, project and W&B run an artifact belongs to. */
+export interface ArtifactOwner {
+  /** The team or user. */
+  entity: string;
+  /** The project. */
+  project: string;
+  /** The W&B run the data is logged from (a model's `runId`, else its name). */
+  run: string;
+  /** The run's display name (the model's name, as ART's `wandb.init(name=...)`). */
+  displayName?: string;
+}
 
 /**
  * Puts a training file somewhere the service can read it, and returns the URL
@@ -76,17 +75,16 @@ export class LocalFileUploader implements ArtifactUploader {
 
 /** The types {@link PresignedUrlUploaderOptions} uses. */
 export declare namespace PresignedUrlUploaderOptions {
-  /** A pre-signed upload target: where to PUT, and the URL the service reads from. */
-  export interface PresignedTarget {
-    /** The pre-signed URL that accepts a PUT. */
-    uploadUrl: string;
-    /** The URL given to the job. Default: `uploadUrl` without its query string. */
-    url?: string;
-  }
+  export type { PresignedTarget };
 }
 
-/** A pre-signed upload target ({@link PresignedUrlUploaderOptions.PresignedTarget}). */
-export type PresignedTarget = PresignedUrlUploaderOptions.PresignedTarget;
+/** A pre-signed upload target: where to PUT, and the URL the service reads from. */
+export interface PresignedTarget {
+  /** The pre-signed URL that accepts a PUT. */
+  uploadUrl: string;
+  /** The URL given to the job. Default: `uploadUrl` without its query string. */
+  url?: string;
+}
 
 /** Options of {@link PresignedUrlUploader}. */
 export interface PresignedUrlUploaderOptions {

@@ -7,12 +7,13 @@
 
 import { compactItems } from "../logprobs/index.js";
 import { copyJson } from "../util/copy-json.js";
+import type { MetricValue } from "../wire/index.js";
+import { sameType } from "../wire/same-type.js";
 import { type History, historyFromValid } from "./history.js";
 import type { FieldKind } from "./init-check.js";
 import { itemsJson, type MessageOrChoice, type ToolParam } from "./messages.js";
 
-/** A metric value: ART accepts numbers and booleans only. */
-export type MetricValue = number | boolean;
+export type { MetricValue };
 
 /**
  * How JSON is read: `"checked"` from a caller's input (checked by the wire
@@ -115,10 +116,33 @@ export const TRAJECTORY_FIELDS = {
 
 type Fields = typeof TRAJECTORY_FIELDS;
 
-/** A Trajectory's wire fields as they are in memory, derived from `TRAJECTORY_FIELDS`. */
-export type TrajectoryFields = {
-  [K in keyof Fields]: Fields[K] extends Field<infer V> ? V : never;
-};
+/**
+ * A Trajectory's wire fields as they are in memory (the class's own fields),
+ * written out from `TRAJECTORY_FIELDS` above, and checked against it below.
+ */
+export interface TrajectoryFields {
+  /** The conversation: messages the model saw, and the Choices it sampled. Default `[]`. */
+  messages_and_choices: MessageOrChoice[];
+  /** The tools offered to the model. Default `null`. */
+  tools: ToolParam[] | null;
+  /** Extra conversations (a sub-agent, a judge), trained with this reward. Default `[]`. */
+  additional_histories: History[];
+  /** The trajectory's reward. Default `0`. */
+  reward: number;
+  /** The policy version (checkpoint step) the rollout started with. Default `null`. */
+  initial_policy_version: number | null;
+  /** The policy version it ended with. Default `null`. */
+  final_policy_version: number | null;
+  /** Numbers and flags about the rollout (ART takes numbers and booleans only). Default `{}`. */
+  metrics: Record<string, number | boolean>;
+  /** Facts about the rollout. Default `{}`. */
+  metadata: Record<string, unknown>;
+  /** Free-form log lines. Default `[]`. */
+  logs: string[];
+}
+// The fields' values as `TRAJECTORY_FIELDS` declares them: the very same.
+type FieldValues = { [K in keyof Fields]: Fields[K] extends Field<infer V> ? V : never };
+sameType<TrajectoryFields, FieldValues>(true);
 
 /** The wire keys, in ART's order. */
 export const TRAJECTORY_KEYS = Object.keys(TRAJECTORY_FIELDS) as (keyof Fields)[];

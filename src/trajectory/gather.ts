@@ -5,15 +5,20 @@ import { TooManyExceptionsError } from "./errors.js";
 import { abortReason, untilAborted, withTimeout } from "./gather-limits.js";
 import { checkGatherOptions, checkGatherTrajectoriesOptions } from "./gather-options.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
+import type { ProgressStream } from "./progress.js";
 import { createProgressBar, type GatherProgress } from "./progress.js";
 import type { GroupSink } from "./sink.js";
 import { Trajectory } from "./trajectory.js";
 
-/** A group to gather ({@link GatherOptions.GatherGroupInput}). */
-export type GatherGroupInput = GatherOptions.GatherGroupInput;
+/** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
+export type GatherGroupInput =
+  | PendingGroup
+  | TrajectoryGroup
+  | PromiseLike<TrajectoryGroup>
+  | readonly Rollout[];
 
-/** What `afterEach` returns ({@link GatherOptions.AfterEachResult}). */
-export type AfterEachResult = GatherOptions.AfterEachResult;
+/** What `afterEach` returns: a group, groups to keep in its place, or nothing to drop it. */
+export type AfterEachResult = TrajectoryGroup | readonly TrajectoryGroup[] | null | undefined;
 
 /** Options of {@link gatherTrajectoryGroups}. */
 export interface GatherOptions {
@@ -84,29 +89,7 @@ export interface GatherOptions {
 
 /** The types {@link GatherOptions}, {@link gatherTrajectoryGroups} and {@link gatherTrajectories} use. */
 export declare namespace GatherOptions {
-  /** A group to gather: a pending group of rollouts, a group, a promise of one, or a list of rollouts. */
-  export type GatherGroupInput =
-    | PendingGroup
-    | TrajectoryGroup
-    | PromiseLike<TrajectoryGroup>
-    | readonly Rollout[];
-
-  /** What `afterEach` returns: a group, groups to keep in its place, or nothing to drop it. */
-  export type AfterEachResult = TrajectoryGroup | readonly TrajectoryGroup[] | null | undefined;
-
-  /** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
-  export type TrajectoriesRollout =
-    | Rollout
-    | PromiseLike<Iterable<Trajectory>>
-    | (() => PromiseLike<Iterable<Trajectory>> | Iterable<Trajectory>);
-
-  /** The stream the progress bar draws on, when it is a terminal. */
-  export interface ProgressStream {
-    /** Whether it is a terminal: the bar draws only then. */
-    isTTY?: boolean;
-    /** Writes a chunk of text. */
-    write(chunk: string): unknown;
-  }
+  export type { AfterEachResult, GatherGroupInput, ProgressStream, TrajectoriesRollout };
 }
 
 /**
@@ -413,8 +396,11 @@ export interface GatherTrajectoriesOptions {
   rolloutTimeout?: number;
 }
 
-/** One rollout of {@link gatherTrajectories} ({@link GatherOptions.TrajectoriesRollout}). */
-export type TrajectoriesRollout = GatherOptions.TrajectoriesRollout;
+/** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
+export type TrajectoriesRollout =
+  | Rollout
+  | PromiseLike<Iterable<Trajectory>>
+  | (() => PromiseLike<Iterable<Trajectory>> | Iterable<Trajectory>);
 
 /**
  * Runs rollouts that are not grouped and returns one result per input, in

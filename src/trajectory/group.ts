@@ -1,23 +1,18 @@
-import type { z } from "zod";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
 import {
   type ExceptionWire,
-  type ExceptionWireSchema,
+  type ExceptionWireInput,
+  type MetricValue,
   TrajectoryGroupJsonSchema,
+  type TrajectoryGroupParam,
   type TrajectoryGroupWire,
-  type TrajectoryGroupWireSchema,
+  type TrajectoryGroupWireInput,
 } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
 import { unwrapArtJson } from "./art-payload.js";
 import { exceptionToWire, textOf } from "./exception.js";
 import { extraKeys, parseWire } from "./parse.js";
-import {
-  type MetricValue,
-  readWrittenTrajectory,
-  Trajectory,
-  trajectoryFromValid,
-} from "./trajectory.js";
+import { readWrittenTrajectory, Trajectory, trajectoryFromValid } from "./trajectory.js";
 
 let readWritten: (raw: Record<string, unknown>) => TrajectoryGroup;
 let shell: (g: TrajectoryGroup) => Record<string, unknown>;
@@ -220,92 +215,20 @@ export class TrajectoryGroup {
 }
 
 /**
- * The types of {@link TrajectoryGroup}'s fields (each one the same type as the
- * wire folder's of that name, checked below).
+ * The types of {@link TrajectoryGroup}'s fields and JSON: the wire shapes,
+ * declared beside their schemas in `trajectory-recorder/wire` and re-listed
+ * here, and what a request takes as a group.
  */
 export declare namespace TrajectoryGroup {
-  /**
-   * A group of trajectories for the same scenario, as ART serializes it and
-   * `toJSON()` returns it.
-   */
-  export interface TrajectoryGroupWire {
-    /** Its trajectories' JSON. */
-    trajectories: Trajectory.TrajectoryWire[];
-    /** Its failed rollouts. */
-    exceptions: ExceptionWire[];
-    /** Facts about the scenario. */
-    metadata: Record<string, unknown>;
-    /** Numbers about the group. */
-    metrics: Record<string, MetricValue>;
-    /** Free-form log lines. */
-    logs: string[];
-    /** Keys ART adds later, kept as read. */
-    [key: string]: unknown;
-  }
-  /** A metric value: ART accepts numbers and booleans only. */
-  export type MetricValue = number | boolean;
-  /**
-   * A failed rollout as ART records it on its group (`PydanticException`):
-   * `type` is `"<class 'Name'>"`, `traceback` the formatted stack.
-   */
-  export interface ExceptionWire {
-    /** The error's class, as Python writes it: `"<class 'TimeoutError'>"`. */
-    type: string;
-    /** The error's message. */
-    message: string;
-    /** The formatted stack (`""` when there is none). */
-    traceback: string;
-    /** Keys ART adds later, kept as read. */
-    [key: string]: unknown;
-  }
-  /**
-   * A group's JSON as `trainingJobs.create`, `models.log` and `train()` take it:
-   * a {@link TrajectoryGroupWire} in which every key with ART's default may be left out.
-   *
-   * @example
-   * const group: TrajectoryGroup.TrajectoryGroupWireInput = { trajectories: [{ reward: 1 }, { reward: 0 }] };
-   */
-  export interface TrajectoryGroupWireInput {
-    /** Its trajectories' JSON. */
-    trajectories: Trajectory.TrajectoryWireInput[];
-    /** Its failed rollouts. Default `[]`. */
-    exceptions?: ExceptionWireInput[] | undefined;
-    /** Facts about the scenario. Default `{}`. */
-    metadata?: Record<string, unknown> | undefined;
-    /** Numbers about the group. Default `{}`. */
-    metrics?: Record<string, MetricValue> | undefined;
-    /** Free-form log lines. Default `[]`. */
-    logs?: string[] | undefined;
-    /** Keys ART adds later, kept. */
-    [key: string]: unknown;
-  }
-  /** A failed rollout as a request takes it ({@link ExceptionWire}; `traceback` optional). */
-  export interface ExceptionWireInput {
-    /** The error's class, as Python writes it: `"<class 'TimeoutError'>"`. */
-    type: string;
-    /** The error's message. */
-    message: string;
-    /** The formatted stack. Default `""`. */
-    traceback?: string | undefined;
-    /** Keys ART adds later, kept. */
-    [key: string]: unknown;
-  }
-  /**
-   * One group in a request: a `TrajectoryGroup` (anything whose `toJSON()`
-   * gives a group's JSON) or that JSON.
-   *
-   * @example
-   * await client.trainingJobs.create({ model_id, trajectory_groups: [group, group.toJSON()] });
-   */
-  export type TrajectoryGroupParam =
-    | TrajectoryGroupWireInput
-    | { toJSON(): TrajectoryGroupWireInput };
+  export type {
+    ExceptionWire,
+    ExceptionWireInput,
+    MetricValue,
+    TrajectoryGroupParam,
+    TrajectoryGroupWire,
+    TrajectoryGroupWireInput,
+  };
 }
-sameType<TrajectoryGroup.MetricValue, MetricValue>(true);
-sameType<TrajectoryGroup.TrajectoryGroupWireInput, z.input<typeof TrajectoryGroupWireSchema>>(true);
-sameType<TrajectoryGroup.ExceptionWireInput, z.input<typeof ExceptionWireSchema>>(true);
-sameType<TrajectoryGroup.ExceptionWire, ExceptionWire>(true);
-sameType<TrajectoryGroup.TrajectoryGroupWire, TrajectoryGroupWire>(true);
 
 /**
  * A group from wire JSON this library wrote (a GroupCollector's, kept in

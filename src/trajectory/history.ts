@@ -9,8 +9,13 @@ import type { Trajectory } from "./trajectory.js";
 
 const KNOWN = ["messages_and_choices", "tools"] as const;
 
-/** What a History is made from ({@link History.HistoryInit}). */
-export type HistoryInit = History.HistoryInit;
+/** What a History is made from; every field is optional. */
+export interface HistoryInit {
+  /** The conversation. Default `[]`. */
+  messages_and_choices?: MessageOrChoice[];
+  /** The tools offered in it. Default `null`. */
+  tools?: ToolParam[] | null;
+}
 
 let fromValid: (raw: Record<string, unknown>, mode: "checked" | "written") => History;
 let shell: (h: History) => Record<string, unknown>;
@@ -82,18 +87,7 @@ export class History {
 
 /** The types {@link History} takes. */
 export declare namespace History {
-  /** What a History is made from; every field is optional. */
-  export interface HistoryInit {
-    /** The conversation. Default `[]`. */
-    messages_and_choices?: MessageOrChoice[];
-    /** The tools offered in it. Default `null`. */
-    tools?: ToolParam[] | null;
-  }
-  /** A tool definition as sent to the model (OpenAI `ChatCompletionTool`). */
-  export interface ToolParam {
-    /** `"function"`. */
-    type: string;
-  }
+  export type { HistoryInit, ToolParam };
 }
 
 /**

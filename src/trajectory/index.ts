@@ -9,10 +9,7 @@ export {
   type ValidationProblem,
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
-
-import type { Trajectory } from "./trajectory.js";
-/** A Trajectory's wire fields as they are in memory ({@link Trajectory.TrajectoryFields}). */
-export type TrajectoryFields = Trajectory.TrajectoryFields;
+export type { MetricValue, TrajectoryFields } from "./fields.js";
 export {
   type AfterEachResult,
   type GatherGroupInput,
@@ -60,7 +57,7 @@ export {
 } from "./progress.js";
 export { hasRewardSignal } from "./signal.js";
 export type { GroupSink } from "./sink.js";
-export { type MetricValue, Trajectory, type TrajectoryInit } from "./trajectory.js";
+export { Trajectory, type TrajectoryInit } from "./trajectory.js";
 export {
   type CheckedGroups,
   checkGroups,

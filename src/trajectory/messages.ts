@@ -2,7 +2,6 @@ import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
 import { sameType } from "../wire/same-type.js";
 import { choiceJson } from "./choice-json.js";
-import type { History } from "./history.js";
 
 // In-memory shapes of `messages_and_choices`. They are structural on purpose,
 // so that the `openai` SDK's own message params and `Choice` objects (of any
@@ -51,8 +50,11 @@ export declare namespace MessageOrChoice {
 // The same type as ChoiceLike above, which `trajectory-recorder/wire` exports.
 sameType<MessageOrChoice.ChoiceLike, ChoiceLike>(true);
 
-/** A tool definition as sent to the model ({@link History.ToolParam}). */
-export type ToolParam = History.ToolParam;
+/** A tool definition as sent to the model (OpenAI `ChatCompletionTool`). */
+export interface ToolParam {
+  /** `"function"`. */
+  type: string;
+}
 
 /**
  * Tells a Choice (it has a `message` key) from a plain message param.

@@ -1,5 +1,4 @@
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import type { GatherOptions } from "./gather.js";
 
 /** A snapshot of a gather, passed to `onProgress` and drawn by the progress bar. */
 export interface GatherProgress {
@@ -77,8 +76,13 @@ function checkProgress(call: string, p: unknown): asserts p is GatherProgress {
     throw new InvalidArgumentError(call, "p.rewardMean", "a number or null", p.rewardMean);
 }
 
-/** The stream the progress bar draws on ({@link GatherOptions.ProgressStream}). */
-export type ProgressStream = GatherOptions.ProgressStream;
+/** The stream the progress bar draws on, when it is a terminal. */
+export interface ProgressStream {
+  /** Whether it is a terminal: the bar draws only then. */
+  isTTY?: boolean;
+  /** Writes a chunk of text. */
+  write(chunk: string): unknown;
+}
 
 /**
  * A progress bar on `stream` (stderr by default) that draws only when the

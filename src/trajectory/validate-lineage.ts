@@ -17,7 +17,6 @@ import {
   SPLIT_LOG,
   type TokenSequence,
 } from "./lineage.js";
-import type { GroupValidation } from "./validate.js";
 
 type Obj = Record<string, unknown>;
 
@@ -67,8 +66,21 @@ export function checkLineage(
   }
 }
 
-/** What the histories of a group share, in tokens ({@link GroupValidation.TokenSharing}). */
-export type TokenSharing = GroupValidation.TokenSharing;
+/** What the histories of a group share, in tokens (see `groupTokenSharing`). */
+export interface TokenSharing {
+  /** Histories (main and additional) whose last Choice carries token ids. */
+  histories: number;
+  /** Splits the recorder made where the tokens diverged (counted from `logs`). */
+  splits: number;
+  /**
+   * Tokens a prefix tree of the histories would hold once but a trainer
+   * reading each history as its own sequence reads again: shared system
+   * prompts, the turns before a split, the prompt of n > 1 samples. The
+   * Training Service's format has no way to say a prefix is shared, so they
+   * are counted, not left out.
+   */
+  duplicatePrefixTokens: number;
+}
 
 /** The token sequence of each history of `t` (its last Choice's prompt then tokens). */
 function sequences(t: Obj, into: TokenSequence[]): void {

@@ -5,10 +5,11 @@
 import { CompactLogprobs, logprobProblems } from "../logprobs/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { TrajectoryCheckError, type ValidationProblem } from "./errors.js";
+import type { TokenSharing } from "./validate-lineage.js";
 import { checkLineage, checkTokenCount, groupTokenSharing } from "./validate-lineage.js";
 
-/** What to do with a trajectory that fails the check ({@link ValidateOptions.ValidationMode}). */
-export type ValidationMode = ValidateOptions.ValidationMode;
+/** What to do with a trajectory that fails the check: see {@link ValidateOptions.mode}. */
+export type ValidationMode = "throw" | "drop" | "warn";
 
 /** Options of {@link validateTrajectory} and {@link validateGroup}. */
 export interface ValidateOptions {
@@ -40,8 +41,7 @@ export interface ValidateOptions {
 
 /** The types {@link ValidateOptions} uses. */
 export declare namespace ValidateOptions {
-  /** What to do with a trajectory that fails the check: see {@link ValidateOptions.mode}. */
-  export type ValidationMode = "throw" | "drop" | "warn";
+  export type { ValidationMode };
 }
 
 /** The `finish_reason` values the Training Service's schema accepts. */
@@ -277,21 +277,7 @@ export interface GroupValidation {
 
 /** The types {@link GroupValidation} uses. */
 export declare namespace GroupValidation {
-  /** What the histories of a group share, in tokens (see `groupTokenSharing`). */
-  export interface TokenSharing {
-    /** Histories (main and additional) whose last Choice carries token ids. */
-    histories: number;
-    /** Splits the recorder made where the tokens diverged (counted from `logs`). */
-    splits: number;
-    /**
-     * Tokens a prefix tree of the histories would hold once but a trainer
-     * reading each history as its own sequence reads again: shared system
-     * prompts, the turns before a split, the prompt of n > 1 samples. The
-     * Training Service's format has no way to say a prefix is shared, so they
-     * are counted, not left out.
-     */
-    duplicatePrefixTokens: number;
-  }
+  export type { TokenSharing };
 }
 
 /**

@@ -29,10 +29,20 @@ export const ModelCreateParamsSchema = z.strictObject({
   entity: z.string().min(1).nullish(),
   return_existing: z.boolean().optional(),
 });
-/**
- * Body of `POST /v1/preview/models`. Its shape is what `ModelCreateParamsSchema` accepts.
- */
-export type ModelCreateParams = z.input<typeof ModelCreateParamsSchema>;
+/** Body of `POST /v1/preview/models`. */
+export interface ModelCreateParams {
+  /** The project the model belongs to. */
+  project: string;
+  /** Its name in the project. */
+  name: string;
+  /** The base model it fine-tunes, e.g. `"OpenPipe/Qwen3-14B-Instruct"`. */
+  base_model: string;
+  /** The team or user that owns it (the key's default entity when left out). */
+  entity?: string | null | undefined;
+  /** Returns the model of the same name when there is one, instead of failing. */
+  return_existing?: boolean | undefined;
+}
+sameType<ModelCreateParams, z.input<typeof ModelCreateParamsSchema>>(true);
 
 /**
  * A trainable model as the service returns it.
@@ -81,11 +91,18 @@ export const ModelDeleteResponseSchema = z.looseObject({
   deleted_checkpoints: z.number().int(),
   deleted_run: z.boolean(),
 });
-/**
- * Response of `DELETE /v1/preview/models/{model_id}`. Its shape is what
- * `ModelDeleteResponseSchema` returns.
- */
-export type ModelDeleteResponse = z.infer<typeof ModelDeleteResponseSchema>;
+/** Response of `DELETE /v1/preview/models/{model_id}`. */
+export interface ModelDeleteResponse {
+  /** The deleted model's id. */
+  model_id: string;
+  /** How many of its checkpoints were deleted. */
+  deleted_checkpoints: number;
+  /** Whether its tracking run was deleted. */
+  deleted_run: boolean;
+  /** Fields the service adds later, kept as sent. */
+  [key: string]: unknown;
+}
+sameType<ModelDeleteResponse, z.infer<typeof ModelDeleteResponseSchema>>(true);
 
 // ---------------------------------------------------------------- checkpoints
 
@@ -127,11 +144,16 @@ export const CheckpointListParamsSchema = z.strictObject({
   limit: z.number().int().min(1).max(100).optional(),
   order: z.enum(["asc", "desc"]).optional(),
 });
-/**
- * Query of `GET /v1/preview/models/{model_id}/checkpoints`. Its shape is what
- * `CheckpointListParamsSchema` accepts.
- */
-export type CheckpointListParams = z.input<typeof CheckpointListParamsSchema>;
+/** Query of `GET /v1/preview/models/{model_id}/checkpoints`. */
+export interface CheckpointListParams {
+  /** The cursor: the id of the last checkpoint already seen. */
+  after?: string | undefined;
+  /** How many checkpoints a page holds, 1 to 100. */
+  limit?: number | undefined;
+  /** By step, ascending or descending. */
+  order?: "asc" | "desc" | undefined;
+}
+sameType<CheckpointListParams, z.input<typeof CheckpointListParamsSchema>>(true);
 
 /**
  * Body of `DELETE /v1/preview/models/{model_id}/checkpoints`.
@@ -142,11 +164,12 @@ export type CheckpointListParams = z.input<typeof CheckpointListParamsSchema>;
 export const CheckpointDeleteParamsSchema = z.strictObject({
   steps: z.array(z.number().int().min(0)),
 });
-/**
- * Body of `DELETE /v1/preview/models/{model_id}/checkpoints`. Its shape is what
- * `CheckpointDeleteParamsSchema` accepts.
- */
-export type CheckpointDeleteParams = z.input<typeof CheckpointDeleteParamsSchema>;
+/** Body of `DELETE /v1/preview/models/{model_id}/checkpoints`. */
+export interface CheckpointDeleteParams {
+  /** The training steps whose checkpoints go. */
+  steps: number[];
+}
+sameType<CheckpointDeleteParams, z.input<typeof CheckpointDeleteParamsSchema>>(true);
 
 /**
  * Response of `DELETE /v1/preview/models/{model_id}/checkpoints`: steps that did
@@ -159,11 +182,16 @@ export const CheckpointDeleteResponseSchema = z.looseObject({
   deleted_count: z.number().int(),
   not_found_steps: z.array(z.number().int()).default([]),
 });
-/**
- * Response of `DELETE /v1/preview/models/{model_id}/checkpoints`: steps that did not exist are
- * reported, not treated as an error. Its shape is what `CheckpointDeleteResponseSchema` returns.
- */
-export type CheckpointDeleteResponse = z.infer<typeof CheckpointDeleteResponseSchema>;
+/** Response of `DELETE /v1/preview/models/{model_id}/checkpoints`. */
+export interface CheckpointDeleteResponse {
+  /** How many checkpoints were deleted. */
+  deleted_count: number;
+  /** The steps asked for that had no checkpoint (not an error). */
+  not_found_steps: number[];
+  /** Fields the service adds later, kept as sent. */
+  [key: string]: unknown;
+}
+sameType<CheckpointDeleteResponse, z.infer<typeof CheckpointDeleteResponseSchema>>(true);
 
 // ---------------------------------------------------------------- log
 
@@ -189,11 +217,12 @@ export type LogParams = z.input<typeof LogParamsSchema>;
  * const out: LogResponse = LogResponseSchema.parse(body ?? {});
  */
 export const LogResponseSchema = z.looseObject({});
-/**
- * Response of the log endpoint; the service documents it as "anything". Its shape is what
- * `LogResponseSchema` returns.
- */
-export type LogResponse = z.infer<typeof LogResponseSchema>;
+/** Response of `POST /v1/preview/models/{model_id}/log`: the service documents it as "anything". */
+export interface LogResponse {
+  /** Whatever the service sends, kept as sent. */
+  [key: string]: unknown;
+}
+sameType<LogResponse, z.infer<typeof LogResponseSchema>>(true);
 
 // ---------------------------------------------------------------- RL training jobs
 
@@ -239,10 +268,69 @@ export const ExperimentalTrainingConfigSchema = z.strictObject({
   truncated_importance_sampling: nullableNumber,
 });
 /**
- * Optional knobs of an RL training job (`experimental_config`). Its shape is what
- * `ExperimentalTrainingConfigSchema` accepts.
+ * Optional knobs of an RL training job, as the service takes them: the
+ * snake_case keys of `TrainConfig`. A key it does not know is refused before
+ * anything is sent.
  */
-export type ExperimentalTrainingConfig = z.input<typeof ExperimentalTrainingConfigSchema>;
+export interface ExperimentalTrainingConfig {
+  /** `TrainConfig.advantageBalance`. */
+  advantage_balance?: number | null | undefined;
+  /** `TrainConfig.allowTrainingWithoutLogprobs`. */
+  allow_training_without_logprobs?: boolean | null | undefined;
+  /** `TrainConfig.epsilon`. */
+  epsilon?: number | null | undefined;
+  /** `TrainConfig.epsilonHigh`. */
+  epsilon_high?: number | null | undefined;
+  /** `TrainConfig.importanceSamplingLevel`. */
+  importance_sampling_level?:
+    | "token"
+    | "sequence"
+    | "average"
+    | "geometric_average"
+    | null
+    | undefined;
+  /** `TrainConfig.kimiK2Tau`. */
+  kimi_k2_tau?: number | null | undefined;
+  /** `TrainConfig.klPenaltyCoef`. */
+  kl_penalty_coef?: number | null | undefined;
+  /** `TrainConfig.klPenaltyReferenceStep`. */
+  kl_penalty_reference_step?: number | null | undefined;
+  /** `TrainConfig.klPenaltySource`. */
+  kl_penalty_source?: "current_learner" | "sample" | null | undefined;
+  /** `TrainConfig.klPenaltyStepLag`. */
+  kl_penalty_step_lag?: number | null | undefined;
+  /** `TrainConfig.klRefAdapterPath`. */
+  kl_ref_adapter_path?: string | null | undefined;
+  /** `TrainConfig.learningRate`. */
+  learning_rate?: number | null | undefined;
+  /** `TrainConfig.logprobCalculationChunkSize`. */
+  logprob_calculation_chunk_size?: number | null | undefined;
+  /** `TrainConfig.lossFn`. */
+  loss_fn?: "cispo" | "ppo" | null | undefined;
+  /** `TrainConfig.maskProbRatio`. */
+  mask_prob_ratio?: boolean | null | undefined;
+  /** `TrainConfig.maxNegativeAdvantageImportanceSamplingWeight`. */
+  max_negative_advantage_importance_sampling_weight?: number | null | undefined;
+  /** `TrainConfig.normalizeAdvantages`. */
+  normalize_advantages?: boolean | null | undefined;
+  /** `TrainConfig.numTrajectoriesLearningRateMultiplierPower`. */
+  num_trajectories_learning_rate_multiplier_power?: number | null | undefined;
+  /** `TrainConfig.packedSequenceLength`. */
+  packed_sequence_length?: number | null | undefined;
+  /** `TrainConfig.plotTensors`. */
+  plot_tensors?: boolean | null | undefined;
+  /** `TrainConfig.ppo`. */
+  ppo?: boolean | null | undefined;
+  /** `TrainConfig.precalculateLogprobs`. */
+  precalculate_logprobs?: boolean | null | undefined;
+  /** `TrainConfig.scaleLearningRateByRewardStdDev`. */
+  scale_learning_rate_by_reward_std_dev?: boolean | null | undefined;
+  /** `TrainConfig.scaleRewards`. */
+  scale_rewards?: boolean | null | undefined;
+  /** `TrainConfig.truncatedImportanceSampling`. */
+  truncated_importance_sampling?: number | null | undefined;
+}
+sameType<ExperimentalTrainingConfig, z.input<typeof ExperimentalTrainingConfigSchema>>(true);
 
 /**
  * Body of `POST /v1/preview/training-jobs`.
@@ -354,11 +442,14 @@ export const EventListParamsSchema = z.strictObject({
   after: z.string().min(1).optional(),
   limit: z.number().int().min(1).max(100).optional(),
 });
-/**
- * Query of `GET /v1/preview/training-jobs/{id}/events`. Its shape is what `EventListParamsSchema`
- * accepts.
- */
-export type EventListParams = z.input<typeof EventListParamsSchema>;
+/** Query of `GET /v1/preview/training-jobs/{training_job_id}/events`. */
+export interface EventListParams {
+  /** The cursor: the id of the last event already seen (exclusive). */
+  after?: string | undefined;
+  /** How many events a page holds, 1 to 100. */
+  limit?: number | undefined;
+}
+sameType<EventListParams, z.input<typeof EventListParamsSchema>>(true);
 
 // ---------------------------------------------------------------- SFT training jobs
 
@@ -379,10 +470,28 @@ export const SFTTrainingConfigSchema = z.looseObject({
     })
     .nullish(),
 });
-/**
- * `config` of an SFT job. Its shape is what `SFTTrainingConfigSchema` accepts.
- */
-export type SFTTrainingConfig = z.input<typeof SFTTrainingConfigSchema>;
+/** Settings of an SFT job, as the service takes them (`SftConfig` is the camelCase form). */
+export interface SFTTrainingConfig {
+  /** Examples per batch, or `"auto"` for the service's choice. */
+  batch_size?: number | "auto" | null | undefined;
+  /** One learning rate, or one per batch. */
+  learning_rate?: number | number[] | null | undefined;
+  /** The service's metric logging of the job. */
+  metric_logging?:
+    | {
+        /** Whether the job logs metrics. */
+        enabled?: boolean | undefined;
+        /** The step the metrics are logged at. */
+        target_training_step?: number | undefined;
+        /** Keys the service adds later, passed through. */
+        [key: string]: unknown;
+      }
+    | null
+    | undefined;
+  /** Keys the service adds later, passed through. */
+  [key: string]: unknown;
+}
+sameType<SFTTrainingConfig, z.input<typeof SFTTrainingConfigSchema>>(true);
 
 /**
  * Body of `POST /v1/preview/sft-training-jobs`.
@@ -396,11 +505,18 @@ export const SFTTrainingJobCreateParamsSchema = z.strictObject({
   config: SFTTrainingConfigSchema.nullish(),
   experimental_config: z.record(z.string(), z.unknown()).nullish(),
 });
-/**
- * Body of `POST /v1/preview/sft-training-jobs`. Its shape is what
- * `SFTTrainingJobCreateParamsSchema` accepts.
- */
-export type SFTTrainingJobCreateParams = z.input<typeof SFTTrainingJobCreateParamsSchema>;
+/** Body of `POST /v1/preview/sft-training-jobs`. */
+export interface SFTTrainingJobCreateParams {
+  /** The model to train (its id, a UUID). */
+  model_id: string;
+  /** Where the service reads the JSONL training file (an uploader's URL). */
+  training_data_url: string;
+  /** The job's settings. */
+  config?: SFTTrainingConfig | null | undefined;
+  /** Settings the service has not made official, passed through as given. */
+  experimental_config?: Record<string, unknown> | null | undefined;
+}
+sameType<SFTTrainingJobCreateParams, z.input<typeof SFTTrainingJobCreateParamsSchema>>(true);
 
 // ---------------------------------------------------------------- pagination
 
@@ -483,11 +599,14 @@ export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
  * const { status } = HealthResponseSchema.parse(body);
  */
 export const HealthResponseSchema = z.looseObject({ status: z.string().optional() });
-/**
- * Response of `GET /v1/health`; its shape is not documented, so anything is kept. Its shape is
- * what `HealthResponseSchema` returns.
- */
-export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+/** Response of `GET /v1/health`; its shape is not documented, so every key is kept. */
+export interface HealthResponse {
+  /** The service's status, e.g. `"ok"`, when it says one. */
+  status?: string | undefined;
+  /** Fields the service sends, kept as sent. */
+  [key: string]: unknown;
+}
+sameType<HealthResponse, z.infer<typeof HealthResponseSchema>>(true);
 
 /**
  * Response of `GET /v1/system-check`; the service answers 503 when a check fails.
@@ -499,10 +618,17 @@ export type HealthResponse = z.infer<typeof HealthResponseSchema>;
  */
 export const SystemCheckResponseSchema = z.looseObject({ status: z.string().optional() });
 /**
- * Response of `GET /v1/system-check`; the service answers 503 when a check fails. Its shape is
- * what `SystemCheckResponseSchema` returns.
+ * Response of `GET /v1/system-check` (a failed check answers 503). The contract
+ * names `api`, `database`, `cpu_queue` and `gpu_queue` without their shapes, so
+ * every key is kept as sent.
  */
-export type SystemCheckResponse = z.infer<typeof SystemCheckResponseSchema>;
+export interface SystemCheckResponse {
+  /** The overall status, when the service says one. */
+  status?: string | undefined;
+  /** The checks, kept as sent. */
+  [key: string]: unknown;
+}
+sameType<SystemCheckResponse, z.infer<typeof SystemCheckResponseSchema>>(true);
 
 // ---------------------------------------------------------------- zod issues as FastAPI items
 

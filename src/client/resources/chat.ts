@@ -6,8 +6,11 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
 } from "openai/resources/chat/completions";
-import { ChatCompletionCreateParamsSchema, type ChatEngineParams } from "../../wire/index.js";
-import { sameType } from "../../wire/same-type.js";
+import {
+  ChatCompletionCreateParamsSchema,
+  type ChatEngineParams,
+  type ChatStructuredOutputs,
+} from "../../wire/index.js";
 import { RequestValidationError, redactHeaders, redactSecret, serverMessage } from "../errors.js";
 
 /** The service's chat request ({@link ChatCompletions.ServiceChatParams}). */
@@ -63,8 +66,10 @@ export class ChatCompletions {
 
 /** The types {@link ChatCompletions.create} takes and returns, read off the `openai` SDK installed. */
 export declare namespace ChatCompletions {
+  export type { ChatEngineParams, ChatStructuredOutputs };
+
   /** The SDK's own `client.chat.completions`. */
-  type Completions = OpenAI["chat"]["completions"];
+  export type Completions = OpenAI["chat"]["completions"];
   /** The SDK's request options (headers, timeout, signal, ...). */
   export type OpenAIRequestOptions = Parameters<Completions["create"]>[1];
   /** OpenAI's params of a completion that is not streamed. */
@@ -85,123 +90,9 @@ export declare namespace ChatCompletions {
     ? { nonStreaming: A; streaming: B; either: C }
     : never;
   /** The service's chat request: OpenAI's params plus the engine's own fields. */
-  export type ServiceChatParams<P> = P & ChatEngineParams;
-  /**
-   * The serving engine's (vLLM's) own chat request fields, beyond OpenAI's, all
-   * optional; its zod schema is `ChatEngineParamsSchema` in `trajectory-recorder/wire`.
-   */
-  export interface ChatEngineParams {
-    /** Beam search instead of sampling. */
-    use_beam_search?: boolean | undefined;
-    /** Samples among the k likeliest tokens only (-1 or none: all). */
-    top_k?: number | null | undefined;
-    /** Drops tokens less likely than this fraction of the likeliest one. */
-    min_p?: number | null | undefined;
-    /** Penalizes tokens already in the prompt or the output (1: none). */
-    repetition_penalty?: number | null | undefined;
-    /** The length penalty of beam search. */
-    length_penalty?: number | undefined;
-    /** Token ids that end sampling. */
-    stop_token_ids?: number[] | null | undefined;
-    /** Keeps the stop string in the output. */
-    include_stop_str_in_output?: boolean | undefined;
-    /** Goes on past the end-of-sequence token. */
-    ignore_eos?: boolean | undefined;
-    /** The fewest tokens to sample before a stop may end it. */
-    min_tokens?: number | undefined;
-    /** Leaves special tokens out of the text. */
-    skip_special_tokens?: boolean | undefined;
-    /** Puts spaces between special tokens in the text. */
-    spaces_between_special_tokens?: boolean | undefined;
-    /** Keeps only the last this many prompt tokens (-1: the model's limit). */
-    truncate_prompt_tokens?: number | null | undefined;
-    /** Returns this many logprobs for each prompt token. */
-    prompt_logprobs?: number | null | undefined;
-    /** The only token ids that may be sampled. */
-    allowed_token_ids?: number[] | null | undefined;
-    /** Words that may not be sampled. */
-    bad_words?: string[] | undefined;
-    /** Puts the last message of the prompt in front of the answer. */
-    echo?: boolean | undefined;
-    /** Adds the chat template's generation prompt. */
-    add_generation_prompt?: boolean | undefined;
-    /** Continues the last (assistant) message instead of starting a new one. */
-    continue_final_message?: boolean | undefined;
-    /** Adds the tokenizer's special tokens to the prompt. */
-    add_special_tokens?: boolean | undefined;
-    /** Documents for a retrieval-augmented chat template. */
-    documents?: Record<string, unknown>[] | null | undefined;
-    /** A chat template to use instead of the model's. */
-    chat_template?: string | null | undefined;
-    /** Extra arguments of the chat template (e.g. `enable_thinking`). */
-    chat_template_kwargs?: Record<string, unknown> | null | undefined;
-    /** Extra arguments of a multi-modal processor. */
-    mm_processor_kwargs?: Record<string, unknown> | null | undefined;
-    /** Guided decoding: output held to a JSON schema, a regex, a choice or a grammar. */
-    structured_outputs?: ChatStructuredOutputs | null | undefined;
-    /** The request's priority in the engine's queue. */
-    priority?: number | undefined;
-    /** An id of the request, for the engine's logs. */
-    request_id?: string | undefined;
-    /** Writes sampled tokens as `token_id:<n>` (what the trainer reads). */
-    return_tokens_as_token_ids?: boolean | null | undefined;
-    /** Returns the prompt's and the choices' token ids. */
-    return_token_ids?: boolean | null | undefined;
-    /** A salt that keeps this request's prefix cache apart from others'. */
-    cache_salt?: string | null | undefined;
-    /** Parameters of a disaggregated prefill's KV transfer. */
-    kv_transfer_params?: Record<string, unknown> | null | undefined;
-    /** Extra engine arguments, passed through. */
-    vllm_xargs?: Record<string, string | number | (string | number)[]> | null | undefined;
-    /** Stops a repeating output. */
-    repetition_detection?:
-      | {
-          /** The longest pattern looked for, in tokens. */
-          max_pattern_size?: number | undefined;
-          /** The shortest pattern looked for, in tokens. */
-          min_pattern_size?: number | undefined;
-          /** How many repeats end sampling. */
-          min_count?: number | undefined;
-          /** Keys the engine adds later, passed through. */
-          [key: string]: unknown;
-        }
-      | null
-      | undefined;
-    /** Fields the engine adds later, passed through. */
-    [key: string]: unknown;
-  }
-  /** Guided decoding options of the serving engine. */
-  export interface ChatStructuredOutputs {
-    /** A JSON schema (or its text) the output follows. */
-    json?: string | Record<string, unknown> | null | undefined;
-    /** A regular expression the output matches. */
-    regex?: string | null | undefined;
-    /** The output is one of these strings. */
-    choice?: string[] | null | undefined;
-    /** A grammar the output follows. */
-    grammar?: string | null | undefined;
-    /** The output is a JSON object. */
-    json_object?: boolean | null | undefined;
-    /** Fails rather than falling back to another guided decoding backend. */
-    disable_fallback?: boolean | undefined;
-    /** No whitespace in the JSON output. */
-    disable_any_whitespace?: boolean | undefined;
-    /** No properties beyond the schema's in the JSON output. */
-    disable_additional_properties?: boolean | undefined;
-    /** The whitespace allowed in the JSON output. */
-    whitespace_pattern?: string | null | undefined;
-    /** A structural tag the output follows. */
-    structural_tag?: string | null | undefined;
-    /** The guided decoding backend. */
-    _backend?: string | null | undefined;
-    /** Whether the backend was chosen automatically. */
-    _backend_was_auto?: boolean | undefined;
-    /** Keys the engine adds later, passed through. */
-    [key: string]: unknown;
-  }
+  export type ServiceChatParams<P> = P & ChatCompletions.ChatEngineParams;
 }
 // Exactly the type of its schema in the wire folder.
-sameType<ChatCompletions.ChatEngineParams, ChatEngineParams>(true);
 
 /**
  * A rejected promise shaped like the SDK's APIPromise, so bad input rejects

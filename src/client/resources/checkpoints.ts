@@ -8,7 +8,6 @@ import {
   CheckpointListParamsSchema,
   CheckpointPageSchema,
 } from "../../wire/index.js";
-import { sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { type RequestCore, type RequestOptions, segment } from "../core.js";
 import { CursorPage, PagePromise } from "../pagination.js";
@@ -47,7 +46,7 @@ export class Checkpoints {
           method: "GET",
           path: `/preview/models/${segment(modelId)}/checkpoints`,
           pathParams: { model_id: modelId },
-          query,
+          query: { ...query },
           params: query,
           paramsSchema: CheckpointListParamsSchema,
           responseSchema: CheckpointPageSchema,
@@ -92,31 +91,6 @@ export class Checkpoints {
  * the same names with `Schema`, are in `trajectory-recorder/wire`).
  */
 export declare namespace Checkpoints {
-  /** Query of `GET /v1/preview/models/{model_id}/checkpoints`. */
-  export interface CheckpointListParams {
-    /** The cursor: the id of the last checkpoint already seen. */
-    after?: string | undefined;
-    /** How many checkpoints a page holds, 1 to 100. */
-    limit?: number | undefined;
-    /** By step, ascending or descending. */
-    order?: "asc" | "desc" | undefined;
-  }
-  /** Body of `DELETE /v1/preview/models/{model_id}/checkpoints`. */
-  export interface CheckpointDeleteParams {
-    /** The training steps whose checkpoints go. */
-    steps: number[];
-  }
-  /** Response of `DELETE /v1/preview/models/{model_id}/checkpoints`. */
-  export interface CheckpointDeleteResponse {
-    /** How many checkpoints were deleted. */
-    deleted_count: number;
-    /** The steps asked for that had no checkpoint (not an error). */
-    not_found_steps: number[];
-    /** Fields the service adds later, kept as sent. */
-    [key: string]: unknown;
-  }
+  export type { CheckpointDeleteParams, CheckpointDeleteResponse, CheckpointListParams };
 }
 // Each one exactly the type of its schema in the wire folder.
-sameType<Checkpoints.CheckpointListParams, CheckpointListParams>(true);
-sameType<Checkpoints.CheckpointDeleteParams, CheckpointDeleteParams>(true);
-sameType<Checkpoints.CheckpointDeleteResponse, CheckpointDeleteResponse>(true);

@@ -107,30 +107,7 @@ export class Models {
  * same names with `Schema`, are in `trajectory-recorder/wire`).
  */
 export declare namespace Models {
-  /** Body of `POST /v1/preview/models`. */
-  export interface ModelCreateParams {
-    /** The project the model belongs to. */
-    project: string;
-    /** Its name in the project. */
-    name: string;
-    /** The base model it fine-tunes, e.g. `"OpenPipe/Qwen3-14B-Instruct"`. */
-    base_model: string;
-    /** The team or user that owns it (the key's default entity when left out). */
-    entity?: string | null | undefined;
-    /** Returns the model of the same name when there is one, instead of failing. */
-    return_existing?: boolean | undefined;
-  }
-  /** Response of `DELETE /v1/preview/models/{model_id}`. */
-  export interface ModelDeleteResponse {
-    /** The deleted model's id. */
-    model_id: string;
-    /** How many of its checkpoints were deleted. */
-    deleted_checkpoints: number;
-    /** Whether its tracking run was deleted. */
-    deleted_run: boolean;
-    /** Fields the service adds later, kept as sent. */
-    [key: string]: unknown;
-  }
+  export type { LogResponse, ModelCreateParams, ModelDeleteResponse };
   /** Body of `POST /v1/preview/models/{model_id}/log`. */
   export interface LogParams {
     /** The split the groups are logged under, e.g. `"val"`. */
@@ -138,14 +115,6 @@ export declare namespace Models {
     /** The groups to log: `TrajectoryGroup`s or their JSON. */
     trajectory_groups: TrajectoryGroup.TrajectoryGroupParam[];
   }
-  /** Response of `POST /v1/preview/models/{model_id}/log`: the service documents it as "anything". */
-  export interface LogResponse {
-    /** Whatever the service sends, kept as sent. */
-    [key: string]: unknown;
-  }
 }
 // Each one exactly the type of its schema in the wire folder.
-sameType<Models.ModelCreateParams, ModelCreateParams>(true);
-sameType<Models.ModelDeleteResponse, ModelDeleteResponse>(true);
-sameType<Models.LogResponse, LogResponse>(true);
 sameType<Models.LogParams, Flat<WithGroupParams<LogParams>>>(true);

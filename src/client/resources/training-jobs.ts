@@ -53,7 +53,7 @@ export class TrainingJobEvents {
           method: "GET",
           path: `/preview/training-jobs/${segment(jobId)}/events`,
           pathParams: { training_job_id: jobId },
-          query,
+          query: { ...query },
           params: query,
           paramsSchema: EventListParamsSchema,
           responseSchema: TrainingJobEventPageSchema,
@@ -73,16 +73,9 @@ export class TrainingJobEvents {
  * same names with `Schema`, are in `trajectory-recorder/wire`).
  */
 export declare namespace TrainingJobEvents {
-  /** Query of `GET /v1/preview/training-jobs/{training_job_id}/events`. */
-  export interface EventListParams {
-    /** The cursor: the id of the last event already seen (exclusive). */
-    after?: string | undefined;
-    /** How many events a page holds, 1 to 100. */
-    limit?: number | undefined;
-  }
+  export type { EventListParams };
 }
 // Exactly the type of its schema in the wire folder.
-sameType<TrainingJobEvents.EventListParams, EventListParams>(true);
 
 /**
  * RL training jobs: `client.trainingJobs`.
@@ -151,6 +144,7 @@ export class TrainingJobs {
  * names with `Schema`, are in `trajectory-recorder/wire`).
  */
 export declare namespace TrainingJobs {
+  export type { ExperimentalTrainingConfig };
   /** Body of `POST /v1/preview/training-jobs`. */
   export interface TrainingJobCreateParams {
     /** The model to train (its id, a UUID). */
@@ -158,77 +152,13 @@ export declare namespace TrainingJobs {
     /** The groups to train on (at least one): `TrajectoryGroup`s or their JSON. */
     trajectory_groups: TrajectoryGroup.TrajectoryGroupParam[];
     /** The job's knobs, each documented on `TrainConfig` (its camelCase form). */
-    experimental_config?: ExperimentalTrainingConfig | null | undefined;
-  }
-  /**
-   * Optional knobs of an RL training job, as the service takes them: the
-   * snake_case keys of `TrainConfig`. A key it does not know is refused before
-   * anything is sent.
-   */
-  export interface ExperimentalTrainingConfig {
-    /** `TrainConfig.advantageBalance`. */
-    advantage_balance?: number | null | undefined;
-    /** `TrainConfig.allowTrainingWithoutLogprobs`. */
-    allow_training_without_logprobs?: boolean | null | undefined;
-    /** `TrainConfig.epsilon`. */
-    epsilon?: number | null | undefined;
-    /** `TrainConfig.epsilonHigh`. */
-    epsilon_high?: number | null | undefined;
-    /** `TrainConfig.importanceSamplingLevel`. */
-    importance_sampling_level?:
-      | "token"
-      | "sequence"
-      | "average"
-      | "geometric_average"
-      | null
-      | undefined;
-    /** `TrainConfig.kimiK2Tau`. */
-    kimi_k2_tau?: number | null | undefined;
-    /** `TrainConfig.klPenaltyCoef`. */
-    kl_penalty_coef?: number | null | undefined;
-    /** `TrainConfig.klPenaltyReferenceStep`. */
-    kl_penalty_reference_step?: number | null | undefined;
-    /** `TrainConfig.klPenaltySource`. */
-    kl_penalty_source?: "current_learner" | "sample" | null | undefined;
-    /** `TrainConfig.klPenaltyStepLag`. */
-    kl_penalty_step_lag?: number | null | undefined;
-    /** `TrainConfig.klRefAdapterPath`. */
-    kl_ref_adapter_path?: string | null | undefined;
-    /** `TrainConfig.learningRate`. */
-    learning_rate?: number | null | undefined;
-    /** `TrainConfig.logprobCalculationChunkSize`. */
-    logprob_calculation_chunk_size?: number | null | undefined;
-    /** `TrainConfig.lossFn`. */
-    loss_fn?: "cispo" | "ppo" | null | undefined;
-    /** `TrainConfig.maskProbRatio`. */
-    mask_prob_ratio?: boolean | null | undefined;
-    /** `TrainConfig.maxNegativeAdvantageImportanceSamplingWeight`. */
-    max_negative_advantage_importance_sampling_weight?: number | null | undefined;
-    /** `TrainConfig.normalizeAdvantages`. */
-    normalize_advantages?: boolean | null | undefined;
-    /** `TrainConfig.numTrajectoriesLearningRateMultiplierPower`. */
-    num_trajectories_learning_rate_multiplier_power?: number | null | undefined;
-    /** `TrainConfig.packedSequenceLength`. */
-    packed_sequence_length?: number | null | undefined;
-    /** `TrainConfig.plotTensors`. */
-    plot_tensors?: boolean | null | undefined;
-    /** `TrainConfig.ppo`. */
-    ppo?: boolean | null | undefined;
-    /** `TrainConfig.precalculateLogprobs`. */
-    precalculate_logprobs?: boolean | null | undefined;
-    /** `TrainConfig.scaleLearningRateByRewardStdDev`. */
-    scale_learning_rate_by_reward_std_dev?: boolean | null | undefined;
-    /** `TrainConfig.scaleRewards`. */
-    scale_rewards?: boolean | null | undefined;
-    /** `TrainConfig.truncatedImportanceSampling`. */
-    truncated_importance_sampling?: number | null | undefined;
+    experimental_config?: TrainingJobs.ExperimentalTrainingConfig | null | undefined;
   }
 }
 // Exactly the types of their schemas in the wire folder (the groups widened).
 sameType<TrainingJobs.TrainingJobCreateParams, Flat<WithGroupParams<TrainingJobCreateParams>>>(
   true,
 );
-sameType<TrainingJobs.ExperimentalTrainingConfig, ExperimentalTrainingConfig>(true);
 
 /**
  * SFT training jobs: `client.sftTrainingJobs`. Their events are read with
@@ -273,39 +203,6 @@ export class SFTTrainingJobs {
  * same names with `Schema`, are in `trajectory-recorder/wire`).
  */
 export declare namespace SFTTrainingJobs {
-  /** Body of `POST /v1/preview/sft-training-jobs`. */
-  export interface SFTTrainingJobCreateParams {
-    /** The model to train (its id, a UUID). */
-    model_id: string;
-    /** Where the service reads the JSONL training file (an uploader's URL). */
-    training_data_url: string;
-    /** The job's settings. */
-    config?: SFTTrainingConfig | null | undefined;
-    /** Settings the service has not made official, passed through as given. */
-    experimental_config?: Record<string, unknown> | null | undefined;
-  }
-  /** Settings of an SFT job, as the service takes them (`SftConfig` is the camelCase form). */
-  export interface SFTTrainingConfig {
-    /** Examples per batch, or `"auto"` for the service's choice. */
-    batch_size?: number | "auto" | null | undefined;
-    /** One learning rate, or one per batch. */
-    learning_rate?: number | number[] | null | undefined;
-    /** The service's metric logging of the job. */
-    metric_logging?:
-      | {
-          /** Whether the job logs metrics. */
-          enabled?: boolean | undefined;
-          /** The step the metrics are logged at. */
-          target_training_step?: number | undefined;
-          /** Keys the service adds later, passed through. */
-          [key: string]: unknown;
-        }
-      | null
-      | undefined;
-    /** Keys the service adds later, passed through. */
-    [key: string]: unknown;
-  }
+  export type { SFTTrainingConfig, SFTTrainingJobCreateParams };
 }
 // Each one exactly the type of its schema in the wire folder.
-sameType<SFTTrainingJobs.SFTTrainingJobCreateParams, SFTTrainingJobCreateParams>(true);
-sameType<SFTTrainingJobs.SFTTrainingConfig, SFTTrainingConfig>(true);

@@ -4,12 +4,18 @@
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
-import { markError, TrajectoryRecorderError } from "../util/error-family.js";
-import { readBodyCapped } from "../util/index.js";
-import type { WandbArtifactUploaderOptions } from "./wandb-artifacts.js";
+import { markError, TrajectoryRecorderError } from "../../util/error-family.js";
+import { readBodyCapped } from "../../util/index.js";
 
-/** Deadlines of each W&B request ({@link WandbArtifactUploaderOptions.WandbTimeouts}). */
-export type WandbTimeouts = WandbArtifactUploaderOptions.WandbTimeouts;
+/** Deadlines of each W&B request, in milliseconds. */
+export interface WandbTimeouts {
+  /** Until the TCP (and TLS) connection is up. Default 10 000. */
+  connectMs?: number;
+  /** Until the answer's status and headers arrive. Default 60 000. */
+  headersMs?: number;
+  /** The whole exchange: sending, waiting and reading the answer. Default 300 000. */
+  requestMs?: number;
+}
 
 /** Deadlines used when {@link WandbTimeouts} leaves one out. */
 export const DEFAULT_WANDB_TIMEOUTS: Required<WandbTimeouts> = {

@@ -3,10 +3,10 @@
 // (wandb/wandb core/api/graphql/*.graphql): the same operation names, fields
 // and variables, so a server that serves the client serves us.
 import { z } from "zod";
-import { abortableSleep, isRetryableStatus, retryDelay, USER_AGENT } from "../client/index.js";
-import { markError, TrajectoryRecorderError } from "../util/error-family.js";
-import { formatZodPath } from "../wire/index.js";
-import { exchange, redactKey, type WandbTimeouts, WandbTransportError } from "./wandb-http.js";
+import { abortableSleep, isRetryableStatus, retryDelay, USER_AGENT } from "../../client/index.js";
+import { markError, TrajectoryRecorderError } from "../../util/error-family.js";
+import { formatZodPath } from "../../wire/index.js";
+import { exchange, redactKey, type WandbTimeouts, WandbTransportError } from "./http.js";
 
 /** W&B's public API, used when neither option nor `WANDB_BASE_URL` gives one. */
 export const DEFAULT_WANDB_BASE_URL = "https://api.wandb.ai";

@@ -5,9 +5,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { inspect } from "node:util";
 import { z } from "zod";
-import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import { isSafeForCredentials } from "../util/loopback.js";
-import type { Artifact, ArtifactUploader } from "./uploaders.js";
+import { InvalidArgumentError, isObjectLike } from "../../util/argument-error.js";
+import { isSafeForCredentials } from "../../util/loopback.js";
+import type { Artifact, ArtifactUploader } from "../uploaders.js";
 import {
   ARTIFACT_TYPE,
   ARTIFACT_VERSION,
@@ -22,8 +22,9 @@ import {
   UPSERT_RUN,
   WandbApiError,
   type WandbConnection,
-} from "./wandb-graphql.js";
-import { DEFAULT_WANDB_MAX_ANSWER_BYTES, DEFAULT_WANDB_TIMEOUTS } from "./wandb-http.js";
+} from "./graphql.js";
+import type { WandbTimeouts } from "./http.js";
+import { DEFAULT_WANDB_MAX_ANSWER_BYTES, DEFAULT_WANDB_TIMEOUTS } from "./http.js";
 
 /** Options of {@link WandbArtifactUploader}. */
 export interface WandbArtifactUploaderOptions {
@@ -69,15 +70,7 @@ export interface WandbArtifactUploaderOptions {
 
 /** The types {@link WandbArtifactUploaderOptions} uses. */
 export declare namespace WandbArtifactUploaderOptions {
-  /** Deadlines of each W&B request, in milliseconds. */
-  export interface WandbTimeouts {
-    /** Until the TCP (and TLS) connection is up. Default 10 000. */
-    connectMs?: number;
-    /** Until the answer's status and headers arrive. Default 60 000. */
-    headersMs?: number;
-    /** The whole exchange: sending, waiting and reading the answer. Default 300 000. */
-    requestMs?: number;
-  }
+  export type { WandbTimeouts };
 }
 
 /**

@@ -1,9 +1,9 @@
 // Which uploader `trainSft` uses when it is given none.
-import type { TrainingClient } from "../client/index.js";
-import { InvalidArgumentError } from "../util/argument-error.js";
-import { isLoopbackHostname } from "../util/loopback.js";
-import { WandbArtifactUploader } from "./wandb-artifacts.js";
-import { DEFAULT_WANDB_BASE_URL } from "./wandb-graphql.js";
+import type { TrainingClient } from "../../client/index.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
+import { isLoopbackHostname } from "../../util/loopback.js";
+import { WandbArtifactUploader } from "./artifacts.js";
+import { DEFAULT_WANDB_BASE_URL } from "./graphql.js";
 
 /**
  * The uploader `trainSft` uses when none is given: a
