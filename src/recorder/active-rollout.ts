@@ -9,23 +9,14 @@ import type {
 import type { CompletionUsage } from "openai/resources/completions";
 import type { LineageMode, Trajectory } from "../trajectory/index.js";
 
-/** Options a rollout records with ({@link ActiveRollout.RolloutOptions}). */
-export type RolloutOptions = ActiveRollout.RolloutOptions;
-
-/** A recorded Choice, with the token ids a vLLM-style server returns ({@link ActiveRollout.RecordedChoice}). */
-export type RecordedChoice = ActiveRollout.RecordedChoice;
-
-/** One completion as the recorder saw it ({@link ActiveRollout.RecordedCompletion}). */
-export type RecordedCompletion = ActiveRollout.RecordedCompletion;
-
 /** The rollout running in the current async context. */
 export interface ActiveRollout {
   /** The trajectory this rollout records into. */
   readonly trajectory: Trajectory;
   /** What the recorder records for this rollout (logprobs, token ids, content, lineage). */
-  readonly options: ActiveRollout.RolloutOptions;
+  readonly options: RolloutOptions;
   /** The single path every recorded call goes through. */
-  recordCompletion(call: ActiveRollout.RecordedCompletion): void;
+  recordCompletion(call: RecordedCompletion): void;
   /**
    * Records a tool's result for the conversation (main or additional) whose
    * assistant turn issued `tool_call_id`. It is held until a later request of
@@ -59,73 +50,75 @@ export interface ActiveRollout {
   onEnd?(callback: () => void): void;
 }
 
-/** The types {@link ActiveRollout} uses. */
+/** The types {@link ActiveRollout} uses, declared in this file and listed here. */
 export declare namespace ActiveRollout {
-  /** Options a rollout records with. */
-  export interface RolloutOptions {
-    /** Ask for `logprobs: true` on every call inside the rollout. Default `true`. */
-    logprobs: boolean;
-    /**
-     * Ask for `return_token_ids: true` and `return_tokens_as_token_ids: true` on
-     * every call inside the rollout, as ART does. Default `true`.
-     */
-    tokenIds: boolean;
-    /** Put message content on telemetry spans. Default `false`. */
-    recordContent?: boolean;
-    /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
-    isPolicy?: (model: string | undefined) => boolean;
-    /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
-    lineage?: LineageMode;
-  }
+  export type { RecordedChoice, RecordedCompletion, RolloutOptions };
+}
 
-  /** A recorded Choice, with the token ids a vLLM-style server returns. */
-  export type RecordedChoice = ChatCompletion.Choice & {
-    /** The sampled tokens' ids. */
-    token_ids?: number[];
-    /** The prompt's token ids. */
+/** Options a rollout records with. */
+export interface RolloutOptions {
+  /** Ask for `logprobs: true` on every call inside the rollout. Default `true`. */
+  logprobs: boolean;
+  /**
+   * Ask for `return_token_ids: true` and `return_tokens_as_token_ids: true` on
+   * every call inside the rollout, as ART does. Default `true`.
+   */
+  tokenIds: boolean;
+  /** Put message content on telemetry spans. Default `false`. */
+  recordContent?: boolean;
+  /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
+  isPolicy?: (model: string | undefined) => boolean;
+  /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
+  lineage?: LineageMode;
+}
+
+/** A recorded Choice, with the token ids a vLLM-style server returns. */
+export type RecordedChoice = ChatCompletion.Choice & {
+  /** The sampled tokens' ids. */
+  token_ids?: number[];
+  /** The prompt's token ids. */
+  prompt_token_ids?: number[];
+};
+
+/** One completion as the recorder saw it: the request snapshot and the sampled choices. */
+export interface RecordedCompletion {
+  /** The request as sent (a snapshot: later changes of the caller's objects do not reach it). */
+  request: {
+    /** The model asked for. */
+    model?: string;
+    /** The messages sent. */
+    messages: ChatCompletionMessageParam[];
+    /** The tools offered. */
+    tools?: ChatCompletionTool[];
+    /** The request's other parameters. */
+    [k: string]: unknown;
+  };
+  /** The choices the call sampled. */
+  choices: RecordedChoice[];
+  /** What the response said besides its choices. */
+  response?: {
+    /** The completion's id. */
+    id?: string;
+    /** The model that answered. */
+    model?: string;
+    /** Its token usage. */
+    usage?: CompletionUsage;
+    /** The prompt's token ids, when the server returns them. */
     prompt_token_ids?: number[];
   };
-
-  /** One completion as the recorder saw it: the request snapshot and the sampled choices. */
-  export interface RecordedCompletion {
-    /** The request as sent (a snapshot: later changes of the caller's objects do not reach it). */
-    request: {
-      /** The model asked for. */
-      model?: string;
-      /** The messages sent. */
-      messages: ChatCompletionMessageParam[];
-      /** The tools offered. */
-      tools?: ChatCompletionTool[];
-      /** The request's other parameters. */
-      [k: string]: unknown;
-    };
-    /** The choices the call sampled. */
-    choices: RecordedChoice[];
-    /** What the response said besides its choices. */
-    response?: {
-      /** The completion's id. */
-      id?: string;
-      /** The model that answered. */
-      model?: string;
-      /** Its token usage. */
-      usage?: CompletionUsage;
-      /** The prompt's token ids, when the server returns them. */
-      prompt_token_ids?: number[];
-    };
-    /** How the call ended. Default `"complete"`. */
-    status?: "complete" | "incomplete" | "aborted" | "error";
-    /** The error it ended with, when it failed. */
-    error?: unknown;
-    /** The response was streamed. */
-    streamed?: boolean;
-    /**
-     * When the call started (ms since the epoch). Framework plugins set it: the
-     * rollout then emits the call's GenAI `chat` span from this time to now.
-     */
-    startTime?: number;
-    /** The call already has its span (the wrapped client traces its own calls). */
-    traced?: boolean;
-    /** Sampled by the policy, whatever the model's name (a client wrapped as the policy's). */
-    policy?: boolean;
-  }
+  /** How the call ended. Default `"complete"`. */
+  status?: "complete" | "incomplete" | "aborted" | "error";
+  /** The error it ended with, when it failed. */
+  error?: unknown;
+  /** The response was streamed. */
+  streamed?: boolean;
+  /**
+   * When the call started (ms since the epoch). Framework plugins set it: the
+   * rollout then emits the call's GenAI `chat` span from this time to now.
+   */
+  startTime?: number;
+  /** The call already has its span (the wrapped client traces its own calls). */
+  traced?: boolean;
+  /** Sampled by the policy, whatever the model's name (a client wrapped as the policy's). */
+  policy?: boolean;
 }

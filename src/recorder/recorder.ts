@@ -61,7 +61,7 @@ export interface RecorderOptions {
    * text (ART's text-equivalent reconciliation), still said in `logs`.
    * `"off"`: no token check. A rollout may override it.
    */
-  lineage?: RecorderOptions.LineageMode;
+  lineage?: LineageMode;
   /**
    * What `t.baseURL` forwards to (see {@link RolloutTrajectory}): a
    * `TrainableModel` (its latest checkpoint fills in `model: ""`, every
@@ -77,53 +77,33 @@ export interface RecorderOptions {
    * and when they end (a `TrajectoryStore` from `trajectory-recorder/store`).
    * A process killed mid-call then keeps every call before it. Default: none.
    */
-  store?: RecorderOptions.Store;
+  store?: RecorderOptions.RolloutStore;
   /** How sessions end (see {@link Recorder.session}). */
-  sessions?: RecorderOptions.SessionOptions;
+  sessions?: SessionOptions;
 }
 
 /** The types {@link RecorderOptions} uses, declared where they are used and listed here. */
 export declare namespace RecorderOptions {
-  /** Options of the recording endpoint behind `t.baseURL` (and of the standalone proxy). */
-  export type EndpointOptions = EndpointOptionsType;
-  /**
-   * How the recorder builds histories from the token ids a server returns:
-   * `"tokens"` (default) splits a history where the tokens diverge, `"text"`
-   * keeps turns whose messages match as text in one history, `"off"` checks no
-   * tokens (the full rules: `LineageMode` in src/trajectory/lineage.ts).
-   */
-  export type LineageMode = "tokens" | "text" | "off";
-  /** A TrainableModel, or anything shaped like one. */
-  export type TrainableModelLike = TrainableModelLikeType;
-  /** Any OpenAI-compatible server. */
-  export type UrlUpstream = UrlUpstreamType;
-  /** Where the recording endpoint forwards chat completions. */
-  export type RecordingUpstream = RecordingUpstreamType;
-  /** Where rollouts and sessions are written as they record (a `TrajectoryStore`). */
-  export type Store = RolloutStore;
-  /** How sessions (trajectories opened by `recorder.session(id)`) end. */
-  export interface SessionOptions {
-    /** A session that starts no call for this long ends (ms). Default 1,800,000 (30 minutes). */
-    idleTimeoutMs?: number;
-    /** Sessions open at once; opening one more ends the least recently active. Default 10,000. */
-    maxOpen?: number;
-    /** Called with each session's trajectory when it ends (by `endSession`, idleness or `maxOpen`). */
-    onEnd?: (trajectory: RolloutTrajectory) => void;
-  }
+  export type {
+    EndpointOptions,
+    LineageMode,
+    RecordingUpstream,
+    RolloutStore,
+    SessionOptions,
+    TrainableModelLike,
+    UrlUpstream,
+  };
 }
-type EndpointOptionsType = EndpointOptions;
-type TrainableModelLikeType = TrainableModelLike;
-type UrlUpstreamType = UrlUpstream;
-type RecordingUpstreamType = RecordingUpstream;
 
-// The same modes as the trajectory folder's, which validates them.
-sameType<RecorderOptions.LineageMode, LineageMode>(true);
-
-/** Options of {@link Recorder.rollout} ({@link Recorder.RolloutCallOptions}). */
-export type RolloutCallOptions = Recorder.RolloutCallOptions;
-
-/** What `fn` of {@link Recorder.rollout} is given besides its trajectory ({@link Recorder.RolloutContext}). */
-export type RolloutContext = Recorder.RolloutContext;
+/** How sessions (trajectories opened by `recorder.session(id)`) end. */
+export interface SessionOptions {
+  /** A session that starts no call for this long ends (ms). Default 1,800,000 (30 minutes). */
+  idleTimeoutMs?: number;
+  /** Sessions open at once; opening one more ends the least recently active. Default 10,000. */
+  maxOpen?: number;
+  /** Called with each session's trajectory when it ends (by `endSession`, idleness or `maxOpen`). */
+  onEnd?: (trajectory: RolloutTrajectory) => void;
+}
 
 // Shared across the copies of this module (see context.ts): once per process.
 const WARNED_EMPTY = Symbol.for("trajectory-recorder.warned-empty-rollout");
@@ -252,7 +232,7 @@ export class Recorder {
    * same client. With `{ policy: true }` every completion of this client is
    * the policy's, whatever model name the server answers with.
    */
-  wrap<T extends object>(client: T, options: Recorder.WrapOptions = {}): T {
+  wrap<T extends object>(client: T, options: WrapOptions = {}): T {
     const bound = isObjectLike(options) ? options.session : undefined;
     if (
       bound !== undefined &&
@@ -290,7 +270,7 @@ export class Recorder {
    * const res = await handle.run(() => openai.chat.completions.create(body));
    * recorder.receiptOf(res); // { trajectory_id: "trj_…", call: 1 }
    */
-  receiptOf(completion: unknown): Recorder.Receipt | undefined {
+  receiptOf(completion: unknown): Receipt | undefined {
     return receiptOf(completion);
   }
 
@@ -305,7 +285,7 @@ export class Recorder {
    * handle.trajectory.reward = 1;
    * const t = handle.finish();
    */
-  open(options: Recorder.OpenOptions = {}): RolloutHandle {
+  open(options: OpenOptions = {}): RolloutHandle {
     const call = "recorder.open(options)";
     if (!isObjectLike(options))
       throw new InvalidArgumentError(call, "options", "an object", options);
@@ -316,7 +296,7 @@ export class Recorder {
     return this.#open(options, null);
   }
 
-  #open(options: Recorder.OpenOptions, session: string | null): RolloutHandle {
+  #open(options: OpenOptions, session: string | null): RolloutHandle {
     const handle = new RolloutHandle({
       session,
       metadata: options.metadata ? { ...options.metadata } : {},
@@ -370,7 +350,7 @@ export class Recorder {
    * const res = await session.run(() => openai.chat.completions.create(body));
    * reply(res, { receipt: session.id });
    */
-  session(id: string, options: Recorder.OpenOptions = {}): RolloutHandle {
+  session(id: string, options: OpenOptions = {}): RolloutHandle {
     const call = "recorder.session(id, options)";
     if (typeof id !== "string" || !SESSION_ID.test(id))
       throw new InvalidArgumentError(call, "id", "1 to 200 letters, digits or ._:-", id);
@@ -391,8 +371,8 @@ export class Recorder {
     }
     const handle = this.#open(
       {
-        ...(options as Recorder.OpenOptions),
-        metadata: { ...(options as Recorder.OpenOptions).metadata, session_id: id },
+        ...(options as OpenOptions),
+        metadata: { ...(options as OpenOptions).metadata, session_id: id },
       },
       id,
     );
@@ -471,8 +451,8 @@ export class Recorder {
    * for this rollout.
    */
   async rollout(
-    fn: (trajectory: RolloutTrajectory, context: Recorder.RolloutContext) => unknown,
-    options: Recorder.RolloutCallOptions = {},
+    fn: (trajectory: RolloutTrajectory, context: RolloutContext) => unknown,
+    options: RolloutCallOptions = {},
   ): Promise<RolloutTrajectory> {
     const call = "recorder.rollout(fn, options)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
@@ -495,13 +475,13 @@ export class Recorder {
     const handle = this.#open(
       {
         metadata: metadata as Record<string, unknown> | undefined,
-        lineage: options.lineage as RecorderOptions.LineageMode | undefined,
+        lineage: options.lineage as LineageMode | undefined,
       },
       null,
     );
     const trajectory = handle.trajectory;
     const abort = rolloutAbort(signal, timeout);
-    const given: Recorder.RolloutContext = { signal: abort.signal };
+    const given: RolloutContext = { signal: abort.signal };
     let failed = false;
     let failure: unknown;
     try {
@@ -552,47 +532,48 @@ export class Recorder {
   }
 }
 
-/** The types {@link Recorder}'s methods take. */
+/** The types {@link Recorder}'s methods take, declared in this file (or where they are used) and listed here. */
 export declare namespace Recorder {
-  /** Options of {@link Recorder.rollout}. */
-  export interface RolloutCallOptions {
-    /** Copied into the trajectory's `metadata`. */
-    metadata?: Record<string, unknown>;
-    /**
-     * Ends the rollout when it aborts: `rollout()` rejects with
-     * {@link RolloutAbortedError}, whose `trajectory` holds what was recorded and
-     * logs why it ended. Given to `fn` (combined with `timeout`) to pass on to
-     * its own calls.
-     */
-    signal?: AbortSignal;
-    /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
-    timeout?: number;
-    /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
-    lineage?: RecorderOptions.LineageMode;
-  }
-
-  /** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
-  export interface RolloutContext {
-    /** Aborts when the rollout is aborted (its `signal`, or its `timeout`): pass it on to your own calls. */
-    signal: AbortSignal;
-  }
-
-  /** Options of {@link Recorder.wrap}. */
-  export type WrapOptions = WrapOptionsType;
-
-  /** Options of {@link Recorder.open} and {@link Recorder.session}. */
-  export interface OpenOptions {
-    /** Copied into the trajectory's `metadata` (a session adds `session_id`). */
-    metadata?: Record<string, unknown>;
-    /** How its histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
-    lineage?: RecorderOptions.LineageMode;
-  }
-
-  /** Where a recorded completion went: {@link Recorder.receiptOf}. */
-  export type Receipt = ReceiptType;
+  export type {
+    OpenOptions,
+    Receipt,
+    RolloutCallOptions,
+    RolloutContext,
+    RolloutHandle,
+    WrapOptions,
+  };
 }
-type WrapOptionsType = WrapOptions;
-type ReceiptType = Receipt;
+
+/** Options of {@link Recorder.rollout}. */
+export interface RolloutCallOptions {
+  /** Copied into the trajectory's `metadata`. */
+  metadata?: Record<string, unknown>;
+  /**
+   * Ends the rollout when it aborts: `rollout()` rejects with
+   * {@link RolloutAbortedError}, whose `trajectory` holds what was recorded and
+   * logs why it ended. Given to `fn` (combined with `timeout`) to pass on to
+   * its own calls.
+   */
+  signal?: AbortSignal;
+  /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
+  timeout?: number;
+  /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
+  lineage?: LineageMode;
+}
+
+/** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
+export interface RolloutContext {
+  /** Aborts when the rollout is aborted (its `signal`, or its `timeout`): pass it on to your own calls. */
+  signal: AbortSignal;
+}
+
+/** Options of {@link Recorder.open} and {@link Recorder.session}. */
+export interface OpenOptions {
+  /** Copied into the trajectory's `metadata` (a session adds `session_id`). */
+  metadata?: Record<string, unknown>;
+  /** How its histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
+  lineage?: LineageMode;
+}
 
 function isAbortSignal(value: unknown): value is AbortSignal {
   return (
@@ -668,7 +649,7 @@ function checkSessionOptions(call: string, sessions: unknown): void {
   if (sessions === undefined) return;
   if (!isObjectLike(sessions))
     throw new InvalidArgumentError(call, "options.sessions", "an object", sessions);
-  const s = sessions as RecorderOptions.SessionOptions;
+  const s = sessions as SessionOptions;
   for (const name of ["idleTimeoutMs", "maxOpen"] as const) {
     const v = s[name];
     if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 1))
