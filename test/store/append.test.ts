@@ -174,6 +174,32 @@ describe("a session written as appends", () => {
     await store.close();
   });
 
+  it("keeps a call interrupted after appends on top of the state they add up to", async () => {
+    const dir = tempDir();
+    const store = await TrajectoryStore.open({ dir });
+    const handle = new Recorder({ store }).open();
+    session(handle);
+    const before = JSON.parse(JSON.stringify(handle.trajectory));
+    const sent = [...handle.trajectory.messages(), { role: "user", content: "fourth?" }] as Msg[];
+    // The call begins and the process stops before its answer is recorded.
+    handle.state.startCall({ model: "policy", messages: sent });
+    store.progressCall(handle.id, handle.calls, { content: "Four" });
+    await store.close();
+
+    const { lines, logger } = keptLogger();
+    const reopened = await TrajectoryStore.open({ dir, logger });
+    const stored = reopened.get(handle.id);
+    expect(stored?.interrupted).toBe(true);
+    expect(stored?.trajectory.messages_and_choices).toEqual([
+      ...before.messages_and_choices,
+      { role: "user", content: "fourth?" },
+      { role: "assistant", content: "Four" },
+    ]);
+    expect(stored?.trajectory.additional_histories).toEqual(before.additional_histories);
+    expect(lines.join("\n")).toMatch(/1 call was interrupted/);
+    await reopened.close();
+  });
+
   it("merges a put and its appends into one put when it compacts", async () => {
     const dir = tempDir();
     const { logger } = keptLogger();
