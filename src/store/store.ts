@@ -213,6 +213,9 @@ export class TrajectoryStore {
       throw new InvalidArgumentError(call, "entry.main", "arrays of items", entry.main);
     if (typeof entry.fields !== "object" || entry.fields === null)
       throw new InvalidArgumentError(call, "entry.fields", "an object", entry.fields);
+    const from = entry.from;
+    if (!Number.isInteger(from?.main) || !Array.isArray(from.histories))
+      throw new InvalidArgumentError(call, "entry.from", "{ main, histories } lengths", from);
     const prev = this.entries.get(entry.id);
     if (prev?.status !== "open" || !continues(prev.lengths, entry.from)) return false;
     const count = entry.from.histories.length;
