@@ -2,6 +2,10 @@
 // full state after each call, as the server does, for an RL loop's calls
 // (4 turns of 64 sampled tokens with top-5 logprobs) and for one long answer
 // (2,000 tokens, top-5 logprobs); `get` of each; the begun-call records.
+// A session's calls are also written as the recorder writes them now: a
+// put at its first call, then an append of what each later call added
+// (its user message and Choice), per call across a 4-call session, at 64
+// and at 2,000 tokens, beside a full put after every call.
 // The store's own work only, on the machine's disk, fsync off (the default)
 // and on ("always"). The reference is what any recording endpoint does with
 // such an answer anyway: JSON.parse of the completion and JSON.stringify of
@@ -83,6 +87,7 @@ function trajectory(turns: number, tokens: number): TrajectoryWire {
 const now = () => Number(process.hrtime.bigint()) / 1000;
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)] ?? 0;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const us = (x: number) => `${x.toFixed(1)} µs`;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
@@ -98,8 +103,13 @@ async function measure(
   const longAnswer = JSON.stringify(completion(2000));
   const loopAnswer = JSON.stringify(completion(64));
   const rounds = n(fsync === "always" ? 60 : 200);
+  const longRounds = n(fsync === "always" ? 6 : 20);
+  const longSession = [1, 2, 3, 4].map((t) => trajectory(t, 2000));
 
   const putLoop: number[] = [];
+  const deltaLoop: number[] = [];
+  const sessionFull: number[] = [];
+  const sessionDelta: number[] = [];
   const putLong: number[] = [];
   const getLoop: number[] = [];
   const getLong: number[] = [];
@@ -130,9 +140,29 @@ async function measure(
       });
       putLoop.push(now() - t);
     }
+    for (let turn = 1; turn <= 4; turn++) {
+      const t = now();
+      writeCall(store, `delta-${r}`, loop, turn);
+      deltaLoop.push(now() - t);
+    }
     let t = now();
     store.get(id);
     getLoop.push(now() - t);
+    if (r < longRounds)
+      for (let turn = 1; turn <= 4; turn++) {
+        t = now();
+        store.put({
+          id: `long-full-${r}`,
+          session: null,
+          status: "open",
+          trajectory: longSession[turn - 1] as TrajectoryWire,
+          calls: turn,
+        });
+        sessionFull.push(now() - t);
+        t = now();
+        writeCall(store, `long-delta-${r}`, longSession, turn);
+        sessionDelta.push(now() - t);
+      }
 
     t = now();
     store.put({ id: `long-${r}`, session: null, status: "finished", trajectory: long, calls: 1 });
@@ -159,6 +189,17 @@ async function measure(
     [`put, one 2,000-token answer, p50${tag}`]: { value: us(pct(putLong, 0.5)) },
     [`put, one 2,000-token answer, p95${tag}`]: { value: us(pct(putLong, 0.95)) },
   };
+  Object.assign(rows, {
+    [`per call of a 4-call session, 64 tokens: put each call / put + appends, p50${tag}`]: {
+      value: `${us(pct(putLoop, 0.5))} / ${us(pct(deltaLoop, 0.5))}`,
+    },
+    [`per call of a 4-call session, 2,000 tokens: put each call / put + appends, p50${tag}`]: {
+      value: `${us(pct(sessionFull, 0.5))} / ${us(pct(sessionDelta, 0.5))}`,
+    },
+    [`the same, mean over the 4 calls${tag}`]: {
+      value: `${us(mean(sessionFull))} / ${us(mean(sessionDelta))}`,
+    },
+  });
   if (fsync === "never")
     Object.assign(rows, {
       "beginCall (its new messages written), p50": { value: us(pct(begin, 0.5)) },
@@ -186,6 +227,29 @@ async function measure(
       "store after the run": { value: `${stats.segments} segments, ${kib(stats.bytes)}` },
     });
   return { rows, refLong: pct(reference, 0.5), putLong: pct(putLong, 0.5) };
+}
+
+/**
+ * Call `turn` of a session as the recorder writes it: the full state at the
+ * first call, then only what the call added (its user message and Choice).
+ */
+function writeCall(store: TrajectoryStore, id: string, states: TrajectoryWire[], turn: number) {
+  const state = states[turn - 1] as TrajectoryWire;
+  const { messages_and_choices, additional_histories: _, ...fields } = state;
+  const from = messages_and_choices.length - 2;
+  const appended =
+    turn > 1 &&
+    store.append({
+      id,
+      session: null,
+      status: "open",
+      calls: turn,
+      from: { main: from, histories: [] },
+      main: messages_and_choices.slice(from),
+      histories: [],
+      fields,
+    });
+  if (!appended) store.put({ id, session: null, status: "open", trajectory: state, calls: turn });
 }
 
 /** The store's rows, for `console.table`. */

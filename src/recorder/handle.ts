@@ -4,6 +4,7 @@
 
 import { randomBytes } from "node:crypto";
 import { context, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import { History, type MessageOrChoice } from "../trajectory/index.js";
 import { errorMessage } from "../util/error-message.js";
 import type { RecordedCompletion, RolloutOptions } from "./active-rollout.js";
 import { runInRollout } from "./context.js";
@@ -28,6 +29,24 @@ export interface RolloutStore {
     model?: string | null;
     metadata?: Record<string, unknown>;
   }): void;
+  /**
+   * Writes only what an open trajectory gained since the previous write
+   * (`TrajectoryStore.append` describes the fields); returns false when the
+   * store cannot take it, and the full state is `put` instead. Optional: a
+   * store without it gets a `put` after every call.
+   */
+  append?(entry: {
+    id: string;
+    session: string | null;
+    status: "open";
+    calls: number;
+    model?: string | null;
+    metadata?: Record<string, unknown>;
+    from: { main: number; histories: number[] };
+    main: unknown[];
+    histories: { index: number; items: unknown[]; tools?: unknown[] | null }[];
+    fields: Record<string, unknown>;
+  }): boolean;
   /** A call started (written before it is sent upstream). */
   beginCall?(
     id: string,
@@ -84,6 +103,8 @@ export class RolloutHandle {
   /** A write of the trajectory's state, waiting for the current call's answer to go out. */
   #scheduled: ReturnType<typeof setImmediate> | undefined;
   #whenSaved: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** What the latest open write left in the store, for the next one to continue; undefined: put in full. */
+  #written: Written | undefined;
 
   /** @internal Use `recorder.open()`. */
   constructor(init: HandleInit) {
@@ -238,23 +259,32 @@ export class RolloutHandle {
     return this.#whenSaved.promise;
   }
 
-  /** Writes the trajectory's state to the store, if there is one. */
+  /**
+   * Writes the trajectory's state to the store, if there is one: while it is
+   * open and has only grown since the previous write, just what it gained
+   * (an append); otherwise, and always at the end, its full state.
+   */
   #save(status: "open" | "finished"): void {
     const store = this.#store;
     if (!store) return;
+    const written = this.#written;
+    this.#written = undefined;
     try {
-      store.put({
-        id: this.id,
-        session: this.session,
-        status,
-        // The trajectory itself, not a copy: the store's JSON.stringify calls
-        // its toJSON with a key, which shares the recorded tokens' bytes
-        // instead of copying them (the same JSON, a fraction of the cost).
-        trajectory: this.trajectory as unknown as ReturnType<RolloutTrajectory["toJSON"]>,
-        calls: this.#state.calls,
-        model: this.#model,
-        metadata: this.trajectory.metadata,
-      });
+      const delta = status === "open" && written && store.append ? this.#delta(written) : undefined;
+      if (!delta || !store.append?.(delta))
+        store.put({
+          id: this.id,
+          session: this.session,
+          status,
+          // The trajectory itself, not a copy: the store's JSON.stringify calls
+          // its toJSON with a key, which shares the recorded tokens' bytes
+          // instead of copying them (the same JSON, a fraction of the cost).
+          trajectory: this.trajectory as unknown as ReturnType<RolloutTrajectory["toJSON"]>,
+          calls: this.#state.calls,
+          model: this.#model,
+          metadata: this.trajectory.metadata,
+        });
+      if (status === "open") this.#written = writtenNow(this.trajectory);
     } catch (error) {
       // The caller's call succeeded: the failure is said, once per rollout, never thrown.
       if (this.#storeFailed) return;
@@ -265,4 +295,83 @@ export class RolloutHandle {
       this.trajectory.log(`writing to the store failed: ${errorMessage(error)}`);
     }
   }
+
+  /** What the trajectory gained since `written`, or undefined when it did more than grow. */
+  #delta(written: Written): Parameters<NonNullable<RolloutStore["append"]>>[0] | undefined {
+    const t = this.trajectory;
+    if (!grewFrom(t.messages_and_choices, written.main, written.mainLast)) return undefined;
+    if (t.additional_histories.length < written.histories.length) return undefined;
+    const histories: { index: number; items: unknown[]; tools?: unknown[] | null }[] = [];
+    for (let i = 0; i < t.additional_histories.length; i++) {
+      const h = t.additional_histories[i] as History;
+      const w = written.histories[i];
+      if (w && (w.history !== h || !grewFrom(h.messages_and_choices, w.count, w.last)))
+        return undefined;
+      const from = w?.count ?? 0;
+      const toolsChanged = w ? w.tools !== h.tools : h.tools !== null;
+      if (h.messages_and_choices.length > from || toolsChanged || !w)
+        histories.push({
+          index: i,
+          items: h.messages_and_choices.slice(from).map(forStringify),
+          ...(toolsChanged ? { tools: h.tools } : {}),
+        });
+    }
+    return {
+      id: this.id,
+      session: this.session,
+      status: "open",
+      calls: this.#state.calls,
+      model: this.#model,
+      metadata: t.metadata,
+      from: { main: written.main, histories: written.histories.map((w) => w.count) },
+      main: t.messages_and_choices.slice(written.main).map(forStringify),
+      histories,
+      // Every key but the histories (a RolloutTrajectory has no unknown keys).
+      fields: {
+        tools: t.tools,
+        reward: t.reward,
+        initial_policy_version: t.initial_policy_version,
+        final_policy_version: t.final_policy_version,
+        metrics: t.metrics,
+        metadata: t.metadata,
+        logs: t.logs,
+      },
+    };
+  }
+}
+
+/** What a write left in the store: each history's length and last item, by identity. */
+type Written = {
+  main: number;
+  mainLast: unknown;
+  histories: { history: History; count: number; last: unknown; tools: unknown }[];
+};
+
+function writtenNow(t: RolloutTrajectory): Written {
+  return {
+    main: t.messages_and_choices.length,
+    mainLast: t.messages_and_choices.at(-1),
+    histories: t.additional_histories.map((h) => ({
+      history: h,
+      count: h.messages_and_choices.length,
+      last: h.messages_and_choices.at(-1),
+      tools: h.tools,
+    })),
+  };
+}
+
+/** Whether `items` still holds what was written (`count` items, the last one `last`), maybe more. */
+function grewFrom(items: readonly unknown[], count: number, last: unknown): boolean {
+  return items.length >= count && (count === 0 || items[count - 1] === last);
+}
+
+/**
+ * An item as the trajectory's own JSON.stringify writes it: through a
+ * History's toJSON with a key, which shares the recorded tokens' bytes.
+ */
+function forStringify(item: MessageOrChoice): unknown {
+  return {
+    toJSON: (key: string) =>
+      new History({ messages_and_choices: [item] }).toJSON(key).messages_and_choices[0],
+  };
 }

@@ -32,15 +32,16 @@ export {
   signFeedbackToken,
   verifyFeedbackToken,
 } from "./signed.js";
-export {
-  type CallProgress,
-  type CallRequest,
-  type ListFilter,
-  type StoredTrajectory,
-  type StoreEntry,
-  type StoreLogger,
-  type StoreStats,
-  TrajectoryStore,
-  type TrajectoryStoreOptions,
-  type TrajectorySummary,
-} from "./store.js";
+export { TrajectoryStore } from "./store.js";
+export type {
+  CallProgress,
+  CallRequest,
+  ListFilter,
+  StoreAppend,
+  StoredTrajectory,
+  StoreEntry,
+  StoreLogger,
+  StoreStats,
+  TrajectoryStoreOptions,
+  TrajectorySummary,
+} from "./types.js";

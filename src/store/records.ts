@@ -20,6 +20,29 @@ export type PutRecord = {
   trajectory: TrajectoryWire;
 };
 
+/**
+ * What a trajectory gained since its latest put or append (written while it
+ * is open, so a call costs its own bytes, not the whole state's). Applies only
+ * on top of a state whose lengths are `from`: `main` is pushed onto
+ * `messages_and_choices`, each `histories[i].items` onto additional history
+ * `index` (a new one, at the end, when `index` is past `from.histories`),
+ * with its `tools` when given; `fields` replace every other key.
+ */
+export type AppendRecord = {
+  k: "append";
+  id: string;
+  session: string | null;
+  status: "open";
+  calls: number;
+  model: string | null;
+  metadata?: Record<string, unknown>;
+  updated_at: number;
+  from: { main: number; histories: number[] };
+  main: unknown[];
+  histories: { index: number; items: unknown[]; tools?: unknown[] | null }[];
+  fields: Record<string, unknown>;
+};
+
 /** A call begun: its request, kept until a put with `calls >= call` covers it. */
 export type CallRecord = {
   k: "call";
@@ -52,6 +75,7 @@ export type MetaRecord = { k: "meta"; dropped: number };
 
 export type LogRecord =
   | PutRecord
+  | AppendRecord
   | CallRecord
   | ProgressRecord
   | FeedbackLogRecord

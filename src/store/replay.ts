@@ -2,6 +2,7 @@
 // indexes it. Every kind of record may be read twice (a compaction killed
 // before it deleted its source); the latest wins, feedback is kept once by id.
 import type { FeedbackRecord } from "./feedback.js";
+import { continues, type Lengths, lengthsAfter, lengthsOf } from "./reconstruct.js";
 import type { Location, LogRecord } from "./records.js";
 
 /** A stored trajectory in the index: small fields and where its records lie. */
@@ -10,12 +11,14 @@ export type Entry = {
   session: string | null;
   status: "open" | "finished";
   calls: number;
-  /** How many items its `messages_and_choices` holds. */
-  items: number;
+  /** How many items its histories hold (what an append must continue). */
+  lengths: Lengths;
   model: string | null;
   created: number;
   updated: number;
   putAt: Location;
+  /** The appends written since the put, in order. */
+  appendAt: Location[];
   feedbackAt: Location[];
   reward: number | null;
   eligible: boolean | null;
@@ -28,7 +31,10 @@ export type Pending = { call: number; callAt: Location; progressAt?: Location };
 /** The state replay builds from the log, before the store indexes it. */
 export class Replay {
   readonly entries = new Map<string, Entry>();
-  readonly feedback = new Map<string, Map<string, { at: Location; record: FeedbackRecord }>>();
+  readonly feedback = new Map<
+    string,
+    Map<string, { at: Location; time: number; record: FeedbackRecord }>
+  >();
   readonly pending = new Map<string, Pending>();
   readonly progress = new Map<string, { call: number; at: Location }>();
   dropped = 0;
@@ -42,11 +48,12 @@ export class Replay {
           session: r.session,
           status: r.status,
           calls: r.calls,
-          items: r.trajectory.messages_and_choices?.length ?? 0,
+          lengths: lengthsOf(r),
           model: r.model,
           created: r.created_at,
           updated: Math.max(r.updated_at, prev?.updated ?? 0),
           putAt: at,
+          appendAt: [],
           feedbackAt: [],
           reward: null,
           eligible: null,
@@ -56,14 +63,28 @@ export class Replay {
         if (p && p.call <= r.calls) this.pending.delete(r.id);
         return;
       }
-      case "feedback": {
+      case "append": {
+        // One written on top of another state (a put that came after it,
+        // copied by a compaction) is not part of the latest state.
         const entry = this.entries.get(r.id);
-        if (!entry) return;
-        entry.updated = Math.max(entry.updated, r.at);
+        if (entry?.status !== "open" || !continues(entry.lengths, r.from)) return;
+        entry.appendAt.push(at);
+        entry.lengths = lengthsAfter(entry.lengths, r);
+        entry.session = r.session;
+        entry.calls = r.calls;
+        entry.model = r.model;
+        entry.updated = Math.max(entry.updated, r.updated_at);
+        const p = this.pending.get(r.id);
+        if (p && p.call <= r.calls) this.pending.delete(r.id);
+        return;
+      }
+      case "feedback": {
+        // Kept even before its trajectory's put: a compaction may copy a
+        // feedback ahead of the put it merged; a drop clears both.
         const map = this.feedback.get(r.id) ?? new Map();
         this.feedback.set(r.id, map);
         if (!map.has(r.feedback.feedback_id))
-          map.set(r.feedback.feedback_id, { at, record: r.feedback });
+          map.set(r.feedback.feedback_id, { at, time: r.at, record: r.feedback });
         return;
       }
       case "call": {

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { InvalidArgumentError } from "../util/index.js";
 import type { TrajectoryWire } from "../wire/index.js";
+import { Bounds, DAY, GiB, MiB } from "./bounds.js";
 import {
   FeedbackConflictError,
   FeedbackNotFoundError,
@@ -17,134 +18,34 @@ import {
   firstDifference,
   parseFeedback,
 } from "./feedback.js";
-import { keepInterruptedCall } from "./interrupted.js";
+import { listEntries, listSessions, summarize } from "./listing.js";
 import { acquireLock } from "./lock.js";
+import { LogIndex } from "./log-index.js";
+import { continues } from "./reconstruct.js";
 import type {
+  AppendRecord,
   CallRecord,
   FeedbackLogRecord,
-  Location,
   LogRecord,
   ProgressRecord,
-  PutRecord,
 } from "./records.js";
-import { type Entry, type Pending, Replay } from "./replay.js";
-import { listSegments, type ScanResult, Segments, scanSegment, syncDir } from "./segments.js";
+import { loadReplay, recoverInterrupted } from "./recovery.js";
+import { type Entry, Replay } from "./replay.js";
+import { listSegments, type ScanResult, Segments, scanSegment } from "./segments.js";
+import type {
+  CallProgress,
+  CallRequest,
+  ListFilter,
+  StoreAppend,
+  StoredTrajectory,
+  StoreEntry,
+  StoreLogger,
+  StoreStats,
+  TrajectoryStoreOptions,
+  TrajectorySummary,
+} from "./types.js";
 
-const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
-const DAY = 86_400_000;
-/** After a bound is passed, the store is brought down to this share of it, so it is not redone at every write. */
-const LOW_WATER = 0.8;
-
-/** Where the store reports what it drops and what it recovered. */
-export type StoreLogger = { warn(message: string): void; info?(message: string): void };
-
-/** The options of {@link TrajectoryStore.open}. */
-export type TrajectoryStoreOptions = {
-  /** The store's directory, created when missing. One process writes it at a time (a `LOCK` file). */
-  dir: string;
-  /**
-   * The most bytes its segment files may take together; past it, old records
-   * are compacted and, when that is not enough, trajectories dropped (oldest
-   * unrewarded first, then oldest). Default 1 GiB.
-   */
-  maxBytes?: number;
-  /** How long a trajectory is kept after its last write or feedback, in ms. Default 30 days. */
-  maxAgeMs?: number;
-  /** The size at which a new segment file is started. Default 64 MiB. */
-  segmentBytes?: number;
-  /**
-   * `"never"` (default): a write that returned survives the death of the
-   * process (it is in the kernel's page cache), not a power cut until
-   * `flush()` or `close()` (which fsync). `"always"`: every write is fsynced
-   * before it returns (survives a power cut; costs a disk flush per write).
-   */
-  fsync?: "always" | "never";
-  /** Receives a line for every drop and every recovery. Default: `console.warn`. */
-  logger?: StoreLogger;
-};
-
-/** What `put` records: a trajectory's full current state. */
-export type StoreEntry = {
-  /** The trajectory's id (what receipts and feedback name). */
-  id: string;
-  /** The session it belongs to, or null. */
-  session: string | null;
-  status: "open" | "finished";
-  /** The trajectory as ART dumps it. */
-  trajectory: TrajectoryWire;
-  /** How many calls it holds; a begun call with a number up to this is complete. */
-  calls: number;
-  model?: string | null;
-  /** The caller's own data, kept with this state (not merged with earlier puts'). */
-  metadata?: Record<string, unknown>;
-};
-
-/** A begun call's request, as `beginCall` takes it. */
-export type CallRequest = { model?: string; messages: unknown[]; tools?: unknown[] | null };
-/** How far a call's answer has arrived, as `progressCall` takes it. */
-export type CallProgress = { content: string; reasoning?: string; tool_calls?: unknown[] };
-
-/** A stored trajectory's summary, as `list` returns it. */
-export type TrajectorySummary = {
-  id: string;
-  session: string | null;
-  status: "open" | "finished";
-  /** When it was first stored, ISO 8601. */
-  created_at: string;
-  /** When it was last stored or given feedback, ISO 8601. */
-  updated_at: string;
-  calls: number;
-  model: string | null;
-  /** The reward its feedback gives (see `aggregateFeedback`), or null before any. */
-  reward: number | null;
-  /** Whether it may be trained on; null until it has a reward or a feedback says. */
-  eligible: boolean | null;
-  /** True when a call was cut by the process stopping (kept as far as it got; see its `logs`). */
-  interrupted: boolean;
-  /** How many feedbacks it has. */
-  feedback: number;
-  /** The size of its latest stored state, in bytes. */
-  bytes: number;
-};
-
-/** A stored trajectory with its feedback, as `get` returns it. */
-export type StoredTrajectory = Omit<TrajectorySummary, "feedback" | "bytes"> & {
-  /** The trajectory with its feedback applied: `reward` and `metrics`. */
-  trajectory: TrajectoryWire;
-  /** Its feedback, oldest first. */
-  feedback: FeedbackRecord[];
-  metadata: Record<string, unknown> | null;
-};
-
-/** Which trajectories `list` returns; every condition must hold. */
-export type ListFilter = {
-  session?: string;
-  /** Last written (or given feedback) at or after this time. */
-  since?: Date | number;
-  /** Last written (or given feedback) before this time. */
-  until?: Date | number;
-  eligible?: boolean;
-  /** True: only those with a reward from feedback; false: only those without. */
-  rewarded?: boolean;
-  /** At most this many, newest first. */
-  limit?: number;
-};
-
-/** The store's size and what its bounds dropped. */
-export type StoreStats = {
-  trajectories: number;
-  /** The bytes of its segment files. */
-  bytes: number;
-  segments: number;
-  /** Trajectories dropped by the size and age bounds since the store was created. */
-  dropped: number;
-};
-
-const when = (t: Date | number) => (typeof t === "number" ? t : t.getTime());
 const iso = (ms: number) => new Date(ms).toISOString();
-const entryBytes = (e: Entry) => e.putAt.len + e.feedbackAt.reduce((n, f) => n + f.len, 0);
-const pendingBytes = (p: Pending) => p.callAt.len + (p.progressAt?.len ?? 0);
 
 /**
  * An embedded, crash-safe store of production trajectories on disk: an
@@ -162,19 +63,10 @@ const pendingBytes = (p: Pending) => p.callAt.len + (p.progressAt?.len ?? 0);
 export class TrajectoryStore {
   /** The store's directory. */
   readonly dir: string;
-  private readonly maxBytes: number;
-  private readonly maxAgeMs: number;
   private readonly logger: StoreLogger;
-  private readonly segments: Segments;
+  private readonly index: LogIndex;
+  private readonly bounds: Bounds;
   private readonly release: () => void;
-  /** By last write, oldest first (an entry written again moves to the end). */
-  private readonly entries = new Map<string, Entry>();
-  private readonly pending = new Map<string, Pending>();
-  /** Each idempotency key's feedback: its trajectory and index in `feedbackAt`. */
-  private readonly keys = new Map<string, { id: string; index: number }>();
-  private live = 0;
-  private dropped = 0;
-  private compacting = false;
   private closed = false;
 
   private constructor(
@@ -184,11 +76,16 @@ export class TrajectoryStore {
     logger: StoreLogger,
   ) {
     this.dir = options.dir;
-    this.maxBytes = options.maxBytes ?? GiB;
-    this.maxAgeMs = options.maxAgeMs ?? 30 * DAY;
     this.logger = logger;
-    this.segments = segments;
+    this.index = new LogIndex(segments);
+    const maxBytes = options.maxBytes ?? GiB;
+    const maxAgeMs = options.maxAgeMs ?? 30 * DAY;
+    this.bounds = new Bounds(this.index, options.dir, maxBytes, maxAgeMs, logger);
     this.release = release;
+  }
+
+  private get entries(): Map<string, Entry> {
+    return this.index.entries;
   }
 
   /**
@@ -231,7 +128,7 @@ export class TrajectoryStore {
         options.fsync === "always",
       );
       const store = new TrajectoryStore(options, segments, release, logger);
-      store.load(replay);
+      loadReplay(store.index, replay);
       const cut = damage.reduce((n, d) => n + d.truncated, 0);
       const skipped = damage.reduce((n, d) => n + d.skipped, 0);
       if (cut)
@@ -242,8 +139,8 @@ export class TrajectoryStore {
         logger.warn(
           `TrajectoryStore: skipped ${skipped} unreadable lines in ${options.dir} (damaged from outside the store).`,
         );
-      store.recoverInterrupted(replay);
-      if (store.pastBounds()) store.enforceBounds(undefined);
+      recoverInterrupted(store.index, replay, logger, options.dir);
+      store.bounds.afterWrite(undefined);
       return store;
     } catch (error) {
       release();
@@ -251,115 +148,8 @@ export class TrajectoryStore {
     }
   }
 
-  private load(replay: Replay): void {
-    this.dropped = replay.dropped;
-    const sorted = [...replay.entries.values()].sort((a, b) => a.updated - b.updated);
-    for (const e of sorted) {
-      const feedback = [...(replay.feedback.get(e.id)?.values() ?? [])].sort(
-        (a, b) => a.record.n - b.record.n,
-      );
-      e.feedbackAt = feedback.map((f) => f.at);
-      const outcome = aggregateFeedback(feedback.map((f) => f.record));
-      e.reward = outcome.reward;
-      e.eligible = outcome.eligible;
-      feedback.forEach((f, index) => {
-        if (f.record.idempotency_key) this.keys.set(f.record.idempotency_key, { id: e.id, index });
-      });
-      this.entries.set(e.id, e);
-      this.live += entryBytes(e);
-    }
-    for (const [id, p] of replay.pending) {
-      const progress = replay.progress.get(id);
-      if (progress?.call === p.call) p.progressAt = progress.at;
-      this.pending.set(id, p);
-      this.live += pendingBytes(p);
-    }
-  }
-
-  private recoverInterrupted(replay: Replay): void {
-    let kept = 0;
-    for (const [id, p] of [...this.pending]) {
-      const entry = this.entries.get(id);
-      if (entry && entry.calls >= p.call) {
-        this.clearPending(id);
-        continue;
-      }
-      const prior = entry ? this.readRecord<PutRecord>(entry.putAt) : undefined;
-      const call = this.readRecord<CallRecord>(p.callAt);
-      const progress = p.progressAt ? this.readRecord<ProgressRecord>(p.progressAt) : undefined;
-      const record: PutRecord = {
-        k: "put",
-        id,
-        session: prior?.session ?? call.session,
-        status: prior?.status ?? "open",
-        calls: p.call,
-        model: prior?.model ?? call.request.model ?? null,
-        ...(prior?.metadata ? { metadata: prior.metadata } : {}),
-        interrupted: true,
-        created_at: prior?.created_at ?? call.at,
-        updated_at: Math.max(prior?.updated_at ?? 0, progress?.at ?? call.at),
-        trajectory: keepInterruptedCall(prior?.trajectory, call, progress),
-      };
-      this.writePut(record);
-      kept++;
-    }
-    if (kept) {
-      // A recovered state keeps the time it was cut at: put the order back.
-      const sorted = [...this.entries.values()].sort((x, y) => x.updated - y.updated);
-      this.entries.clear();
-      for (const e of sorted) this.entries.set(e.id, e);
-    }
-    if (replay.pending.size > 0) this.segments.sync();
-    if (kept)
-      this.logger.warn(
-        `TrajectoryStore: ${kept} call${kept > 1 ? "s were" : " was"} interrupted by the previous process stopping; kept as far as ${kept > 1 ? "they" : "it"} got and marked in ${kept > 1 ? "their trajectories'" : "its trajectory's"} logs (${this.dir}).`,
-      );
-  }
-
   private check(method: string): void {
     if (this.closed) throw new StoreClosedError(method, this.dir);
-  }
-
-  private write(record: LogRecord): Location {
-    return this.segments.append(Buffer.from(`${JSON.stringify(record)}\n`));
-  }
-
-  private readRecord<T extends LogRecord>(at: Location): T {
-    return JSON.parse(this.segments.read(at).toString("utf8")) as T;
-  }
-
-  private clearPending(id: string): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.live -= pendingBytes(p);
-    this.pending.delete(id);
-  }
-
-  /** Appends a put record and indexes it. */
-  private writePut(record: PutRecord): void {
-    const at = this.write(record);
-    const prev = this.entries.get(record.id);
-    const entry: Entry = {
-      id: record.id,
-      session: record.session,
-      status: record.status,
-      calls: record.calls,
-      items: record.trajectory.messages_and_choices?.length ?? 0,
-      model: record.model,
-      created: record.created_at,
-      updated: Math.max(record.updated_at, prev?.updated ?? 0),
-      putAt: at,
-      feedbackAt: prev?.feedbackAt ?? [],
-      reward: prev?.reward ?? null,
-      eligible: prev?.eligible ?? null,
-      interrupted: record.interrupted === true,
-    };
-    if (prev) this.live -= prev.putAt.len;
-    this.live += at.len;
-    this.entries.delete(record.id);
-    this.entries.set(record.id, entry);
-    const p = this.pending.get(record.id);
-    if (p && p.call <= record.calls) this.clearPending(record.id);
   }
 
   /**
@@ -373,17 +163,7 @@ export class TrajectoryStore {
   put(entry: StoreEntry): void {
     this.check("put");
     const call = "TrajectoryStore.put";
-    if (typeof entry?.id !== "string" || entry.id === "" || entry.id.length > 200)
-      throw new InvalidArgumentError(
-        call,
-        "entry.id",
-        "a string of 1 to 200 characters",
-        entry?.id,
-      );
-    if (!Number.isInteger(entry.calls) || entry.calls < 0)
-      throw new InvalidArgumentError(call, "entry.calls", "an integer of 0 or more", entry.calls);
-    if (entry.status !== "open" && entry.status !== "finished")
-      throw new InvalidArgumentError(call, "entry.status", '"open" or "finished"', entry.status);
+    checkWrite(call, entry);
     if (typeof entry.trajectory !== "object" || entry.trajectory === null)
       throw new InvalidArgumentError(
         call,
@@ -393,7 +173,7 @@ export class TrajectoryStore {
       );
     const prev = this.entries.get(entry.id);
     const now = Date.now();
-    this.writePut({
+    this.index.writePut({
       k: "put",
       id: entry.id,
       session: entry.session ?? null,
@@ -407,7 +187,64 @@ export class TrajectoryStore {
       updated_at: now,
       trajectory: entry.trajectory,
     });
-    this.afterWrite(entry.id);
+    this.bounds.afterWrite(entry.id);
+  }
+
+  /**
+   * Records what an open trajectory gained since its latest `put` or
+   * `append` (see {@link StoreAppend}): a call costs its own bytes, not the
+   * whole state's; `get` gives back the state they add up to. Returns false,
+   * writing nothing, when the store does not hold the state it continues (the
+   * bounds dropped the trajectory, its latest state is finished, or the
+   * lengths in `from` are not the stored ones): `put` the full state then.
+   * Synchronous and durable on return, as `put`.
+   *
+   * @example
+   * store.append({ id, session: "s1", status: "open", calls: 3, from: { main: 4, histories: [] },
+   *   main: [userMessage, choice], histories: [], fields: { ...everyOtherKey } });
+   */
+  append(entry: StoreAppend): boolean {
+    this.check("append");
+    const call = "TrajectoryStore.append";
+    checkWrite(call, entry);
+    if (entry.status !== "open")
+      throw new InvalidArgumentError(call, "entry.status", '"open"', entry.status);
+    if (!Array.isArray(entry.main) || !Array.isArray(entry.histories))
+      throw new InvalidArgumentError(call, "entry.main", "arrays of items", entry.main);
+    if (typeof entry.fields !== "object" || entry.fields === null)
+      throw new InvalidArgumentError(call, "entry.fields", "an object", entry.fields);
+    const from = entry.from;
+    if (!Number.isInteger(from?.main) || !Array.isArray(from.histories))
+      throw new InvalidArgumentError(call, "entry.from", "{ main, histories } lengths", from);
+    const prev = this.entries.get(entry.id);
+    if (prev?.status !== "open" || !continues(prev.lengths, entry.from)) return false;
+    const count = entry.from.histories.length;
+    const known = (h: { index: number }) => Number.isInteger(h.index) && h.index >= 0;
+    const news = entry.histories.filter((h) => known(h) && h.index >= count);
+    if (!entry.histories.every(known) || news.some((h, i) => h.index !== count + i))
+      throw new InvalidArgumentError(
+        call,
+        "entry.histories",
+        `indexes below ${count}, or new histories numbered from ${count} in order`,
+        entry.histories.map((h) => h.index),
+      );
+    const record: AppendRecord = {
+      k: "append",
+      id: entry.id,
+      session: entry.session ?? null,
+      status: "open",
+      calls: entry.calls,
+      model: entry.model ?? prev.model,
+      ...(entry.metadata ? { metadata: entry.metadata } : {}),
+      updated_at: Date.now(),
+      from: entry.from,
+      main: entry.main,
+      histories: entry.histories,
+      fields: entry.fields,
+    };
+    this.index.writeAppend(prev, record);
+    this.bounds.afterWrite(entry.id);
+    return true;
   }
 
   /**
@@ -434,7 +271,7 @@ export class TrajectoryStore {
       throw new InvalidArgumentError(name, "request.messages", "an array", request?.messages);
     const entry = this.entries.get(id);
     // The messages the trajectory already holds are not written again.
-    const skipped = Math.min(entry?.items ?? 0, request.messages.length);
+    const skipped = Math.min(entry?.lengths.main ?? 0, request.messages.length);
     const record: CallRecord = {
       k: "call",
       id,
@@ -448,11 +285,11 @@ export class TrajectoryStore {
         tools: request.tools ?? null,
       },
     };
-    const at = this.write(record);
-    this.clearPending(id);
-    this.pending.set(id, { call, callAt: at });
-    this.live += at.len;
-    this.afterWrite(id);
+    const at = this.index.write(record);
+    this.index.clearPending(id);
+    this.index.pending.set(id, { call, callAt: at });
+    this.index.live += at.len;
+    this.bounds.afterWrite(id);
   }
 
   /**
@@ -465,7 +302,7 @@ export class TrajectoryStore {
    */
   progressCall(id: string, call: number, partial: CallProgress): void {
     this.check("progressCall");
-    const p = this.pending.get(id);
+    const p = this.index.pending.get(id);
     if (p?.call !== call) return;
     if (typeof partial?.content !== "string")
       throw new InvalidArgumentError(
@@ -485,10 +322,10 @@ export class TrajectoryStore {
         ...(partial.tool_calls?.length ? { tool_calls: partial.tool_calls } : {}),
       },
     };
-    const at = this.write(record);
-    this.live += at.len - (p.progressAt?.len ?? 0);
+    const at = this.index.write(record);
+    this.index.live += at.len - (p.progressAt?.len ?? 0);
     p.progressAt = at;
-    this.afterWrite(id);
+    this.bounds.afterWrite(id);
   }
 
   /**
@@ -505,10 +342,10 @@ export class TrajectoryStore {
     this.check("addFeedback");
     const body = parseFeedback(input);
     const key = body.idempotency_key;
-    const prior = key === undefined ? undefined : this.keys.get(key);
+    const prior = key === undefined ? undefined : this.index.keys.get(key);
     const priorAt = prior && this.entries.get(prior.id)?.feedbackAt[prior.index];
     if (key !== undefined && priorAt) {
-      const stored = this.readRecord<FeedbackLogRecord>(priorAt).feedback;
+      const stored = this.index.readRecord<FeedbackLogRecord>(priorAt).feedback;
       const field = firstDifference(stored, body);
       if (field) throw new FeedbackConflictError(key, field);
       return { feedback: stored, created: false };
@@ -527,8 +364,8 @@ export class TrajectoryStore {
       n: entry.feedbackAt.length + 1,
       created_at: iso(now),
     };
-    const at = this.write({ k: "feedback", id: entry.id, at: now, feedback });
-    const all = [...this.readFeedback(entry), feedback];
+    const at = this.index.write({ k: "feedback", id: entry.id, at: now, feedback });
+    const all = [...this.index.readFeedback(entry), feedback];
     const outcome = aggregateFeedback(all);
     entry.feedbackAt.push(at);
     entry.reward = outcome.reward;
@@ -536,14 +373,15 @@ export class TrajectoryStore {
     entry.updated = Math.max(entry.updated, now);
     this.entries.delete(entry.id);
     this.entries.set(entry.id, entry);
-    this.live += at.len;
-    if (key !== undefined) this.keys.set(key, { id: entry.id, index: entry.feedbackAt.length - 1 });
-    this.afterWrite(entry.id);
+    this.index.live += at.len;
+    if (key !== undefined)
+      this.index.keys.set(key, { id: entry.id, index: entry.feedbackAt.length - 1 });
+    this.bounds.afterWrite(entry.id);
     return { feedback, created: true };
   }
 
   private readFeedback(entry: Entry): FeedbackRecord[] {
-    return entry.feedbackAt.map((at) => this.readRecord<FeedbackLogRecord>(at).feedback);
+    return entry.feedbackAt.map((at) => this.index.readRecord<FeedbackLogRecord>(at).feedback);
   }
 
   /**
@@ -558,33 +396,16 @@ export class TrajectoryStore {
     this.check("get");
     const entry = this.entries.get(id);
     if (!entry) return undefined;
-    const record = this.readRecord<PutRecord>(entry.putAt);
-    const feedback = this.readFeedback(entry);
+    const record = this.index.readState(entry);
+    const feedback = this.index.readFeedback(entry);
     const outcome = aggregateFeedback(feedback);
     const trajectory: TrajectoryWire = {
       ...record.trajectory,
       reward: outcome.reward ?? record.trajectory.reward,
       metrics: { ...record.trajectory.metrics, ...outcome.metrics },
     };
-    const { feedback: _count, bytes: _bytes, ...summary } = this.summary(entry);
+    const { feedback: _count, bytes: _bytes, ...summary } = summarize(entry);
     return { ...summary, trajectory, feedback, metadata: record.metadata ?? null };
-  }
-
-  private summary(e: Entry): TrajectorySummary {
-    return {
-      id: e.id,
-      session: e.session,
-      status: e.status,
-      created_at: iso(e.created),
-      updated_at: iso(e.updated),
-      calls: e.calls,
-      model: e.model,
-      reward: e.reward,
-      eligible: e.eligible,
-      interrupted: e.interrupted,
-      feedback: e.feedbackAt.length,
-      bytes: e.putAt.len,
-    };
   }
 
   /** Whether a trajectory is stored under `id` (a call begun and never put is not). */
@@ -602,21 +423,7 @@ export class TrajectoryStore {
    */
   list(filter: ListFilter = {}): TrajectorySummary[] {
     this.check("list");
-    const since = filter.since === undefined ? -Infinity : when(filter.since);
-    const until = filter.until === undefined ? Infinity : when(filter.until);
-    const limit = filter.limit ?? Infinity;
-    const out: TrajectorySummary[] = [];
-    const all = [...this.entries.values()];
-    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
-      const e = all[i] as Entry;
-      if (e.updated >= until) continue;
-      if (e.updated < since) break;
-      if (filter.session !== undefined && e.session !== filter.session) continue;
-      if (filter.eligible !== undefined && (e.eligible === true) !== filter.eligible) continue;
-      if (filter.rewarded !== undefined && (e.reward !== null) !== filter.rewarded) continue;
-      out.push(this.summary(e));
-    }
-    return out;
+    return listEntries(this.entries, filter);
   }
 
   /**
@@ -628,37 +435,23 @@ export class TrajectoryStore {
    */
   sessions(): { session: string; trajectories: string[]; updated_at: string }[] {
     this.check("sessions");
-    const out = new Map<string, { session: string; trajectories: string[]; updated_at: string }>();
-    const all = [...this.entries.values()];
-    for (let i = all.length - 1; i >= 0; i--) {
-      const e = all[i] as Entry;
-      if (e.session === null) continue;
-      const s = out.get(e.session);
-      if (s) s.trajectories.push(e.id);
-      else
-        out.set(e.session, {
-          session: e.session,
-          trajectories: [e.id],
-          updated_at: iso(e.updated),
-        });
-    }
-    return [...out.values()];
+    return listSessions(this.entries);
   }
 
   /** How many trajectories, bytes and segments the store holds, and how many its bounds dropped. */
   stats(): StoreStats {
     return {
       trajectories: this.entries.size,
-      bytes: this.segments.total,
-      segments: this.segments.numbers().length,
-      dropped: this.dropped,
+      bytes: this.index.segments.total,
+      segments: this.index.segments.numbers().length,
+      dropped: this.index.dropped,
     };
   }
 
   /** Makes every write so far durable on disk (fsync): it then survives a power cut too. */
   flush(): void {
     this.check("flush");
-    this.segments.sync();
+    this.index.segments.sync();
   }
 
   /** Flushes, closes the files and releases the lock. Calling it again does nothing. */
@@ -666,137 +459,22 @@ export class TrajectoryStore {
     if (this.closed) return;
     this.closed = true;
     try {
-      this.segments.close();
+      this.index.segments.close();
     } finally {
       this.release();
     }
   }
-
-  private afterWrite(keep: string): void {
-    if (this.pastBounds()) this.enforceBounds(keep);
-  }
-
-  /** Whether the files pass `maxBytes` or the least recently written trajectory `maxAgeMs`. */
-  private pastBounds(): boolean {
-    const oldest = this.entries.values().next().value as Entry | undefined;
-    const expired = oldest !== undefined && oldest.updated < Date.now() - this.maxAgeMs;
-    return expired || this.segments.total > this.maxBytes;
-  }
-
-  /**
-   * Drops what is past the age bound, then (when the live records alone pass
-   * the size bound) the oldest unrewarded trajectories, then the oldest; then
-   * compacts the oldest segments until the files fit. Logs every drop.
-   */
-  private enforceBounds(keep: string | undefined): void {
-    if (this.compacting) return;
-    this.compacting = true;
-    try {
-      const before = this.dropped;
-      const cutoff = Date.now() - this.maxAgeMs;
-      const old: Entry[] = [];
-      for (const e of this.entries.values()) {
-        if (e.updated >= cutoff) break;
-        if (e.id !== keep) old.push(e);
-      }
-      for (const e of old) this.drop(e, "age");
-      if (old.length)
-        this.logger.warn(
-          `TrajectoryStore: dropped ${old.length} trajector${old.length > 1 ? "ies" : "y"} not written or given feedback for maxAgeMs (${formatMs(this.maxAgeMs)}) from ${this.dir}.`,
-        );
-      const target = this.maxBytes * LOW_WATER;
-      if (this.live > target) this.dropForSize(target, keep);
-      if (this.dropped > before) this.write({ k: "meta", dropped: this.dropped });
-      if (this.segments.total > target) this.compact(target);
-    } finally {
-      this.compacting = false;
-    }
-  }
-
-  private dropForSize(target: number, keep: string | undefined): void {
-    let unrewarded = 0;
-    let rewarded = 0;
-    for (const pass of ["unrewarded", "any"] as const) {
-      for (const e of [...this.entries.values()]) {
-        if (this.live <= target) break;
-        if (e.id === keep || (pass === "unrewarded" && e.reward !== null)) continue;
-        if (e.reward === null) unrewarded++;
-        else rewarded++;
-        this.drop(e, "size");
-      }
-    }
-    const n = unrewarded + rewarded;
-    if (n)
-      this.logger.warn(
-        `TrajectoryStore: dropped ${n} trajector${n > 1 ? "ies" : "y"} (${unrewarded} without a reward, ${rewarded} with one; oldest first) to keep ${this.dir} under maxBytes (${formatBytes(this.maxBytes)}); ${this.dropped} dropped since the store was created.`,
-      );
-  }
-
-  private drop(e: Entry, reason: "age" | "size"): void {
-    this.write({ k: "drop", id: e.id, at: Date.now(), reason });
-    this.live -= entryBytes(e);
-    this.clearPending(e.id);
-    this.entries.delete(e.id);
-    for (const at of e.feedbackAt) {
-      const key = this.readRecord<FeedbackLogRecord>(at).feedback.idempotency_key;
-      if (key !== undefined && this.keys.get(key)?.id === e.id) this.keys.delete(key);
-    }
-    this.dropped++;
-  }
-
-  /**
-   * Copies the live records of the oldest segments to the newest and deletes
-   * them, until the files fit under `target`. A kill at any point loses
-   * nothing: a source is deleted only after its copies are on disk, and a
-   * copy read twice is the same record (replay keeps the latest).
-   */
-  private compact(target: number): void {
-    if (this.segments.activeSize > 0) this.segments.roll();
-    const first = this.segments.activeSegment;
-    const done: number[] = [];
-    let freed = 0;
-    for (const seg of this.segments.numbers()) {
-      if (seg >= first || this.segments.total - freed <= target) break;
-      this.copyLive(seg);
-      freed += this.segments.sizeOf(seg);
-      done.push(seg);
-    }
-    if (done.length === 0) return;
-    if (this.dropped > 0) this.write({ k: "meta", dropped: this.dropped });
-    // One flush for all the copies, then the sources go.
-    this.segments.sync();
-    for (const seg of done) this.segments.remove(seg);
-    syncDir(this.dir);
-  }
-
-  private copyLive(seg: number): void {
-    type Move = { at: Location; set: (at: Location) => void };
-    const moves: Move[] = [];
-    for (const e of this.entries.values()) {
-      if (e.putAt.seg === seg) moves.push({ at: e.putAt, set: (at) => (e.putAt = at) });
-      e.feedbackAt.forEach((f, i) => {
-        if (f.seg === seg) moves.push({ at: f, set: (at) => (e.feedbackAt[i] = at) });
-      });
-    }
-    for (const p of this.pending.values()) {
-      if (p.callAt.seg === seg) moves.push({ at: p.callAt, set: (at) => (p.callAt = at) });
-      const progress = p.progressAt;
-      if (progress?.seg === seg) moves.push({ at: progress, set: (at) => (p.progressAt = at) });
-    }
-    // In their order in the file: a call before its progress, feedback in turn.
-    moves.sort((a, b) => a.at.off - b.at.off);
-    for (const m of moves) m.set(this.segments.append(this.segments.read(m.at)));
-  }
 }
 
-function formatBytes(n: number): string {
-  return n >= GiB
-    ? `${+(n / GiB).toFixed(2)} GiB`
-    : n >= MiB
-      ? `${+(n / MiB).toFixed(2)} MiB`
-      : `${n} bytes`;
-}
-
-function formatMs(ms: number): string {
-  return ms >= DAY ? `${+(ms / DAY).toFixed(2)} days` : `${Math.round(ms / 1000)} s`;
+/** The checks `put` and `append` share. */
+function checkWrite(
+  call: string,
+  entry: { id: string; calls: number; status: "open" | "finished" },
+): void {
+  if (typeof entry?.id !== "string" || entry.id === "" || entry.id.length > 200)
+    throw new InvalidArgumentError(call, "entry.id", "a string of 1 to 200 characters", entry?.id);
+  if (!Number.isInteger(entry.calls) || entry.calls < 0)
+    throw new InvalidArgumentError(call, "entry.calls", "an integer of 0 or more", entry.calls);
+  if (entry.status !== "open" && entry.status !== "finished")
+    throw new InvalidArgumentError(call, "entry.status", '"open" or "finished"', entry.status);
 }

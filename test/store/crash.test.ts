@@ -53,6 +53,34 @@ describe("a store whose process is killed with SIGKILL", () => {
     }
   }, 60_000);
 
+  it("keeps every append that returned before the kill, on top of its put", async () => {
+    const dir = tempDir();
+    const writer = startWriter("appends", dir);
+    await waitForLines(writer, 400);
+    await killWriter(writer);
+    const printed = new Map<string, number>();
+    for (const line of writer.lines) {
+      const [id, calls] = line.split(" ");
+      printed.set(id as string, Number(calls));
+    }
+
+    const { logger } = quiet();
+    const store = await TrajectoryStore.open({ dir, logger });
+    for (const [id, calls] of printed) {
+      const stored = store.get(id);
+      expect(stored, id).toBeDefined();
+      expect(stored?.calls).toBeGreaterThanOrEqual(calls);
+      const n = stored?.calls ?? 0;
+      expect(stored?.trajectory.messages_and_choices).toHaveLength(2 * n);
+      expect(stored?.trajectory.messages_and_choices.at(-2)).toEqual({
+        role: "user",
+        content: `question ${n - 1}`,
+      });
+      if (n > 1) expect(stored?.trajectory.logs).toEqual([`call ${n}`]);
+    }
+    await store.close();
+  }, 60_000);
+
   it("keeps a call cut mid-answer as far as it got, as context, named in the logs", async () => {
     const dir = tempDir();
     const writer = startWriter("interrupt", dir);
