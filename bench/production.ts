@@ -13,17 +13,21 @@ const SCALE = Number(process.env.BENCH_PROXY_SCALE ?? 1);
 const n = (x: number) => Math.max(8, Math.round(x * SCALE));
 const FILE = fileURLToPath(new URL("./production-server.ts", import.meta.url));
 
-let calls = 0;
-const call = (client: OpenAI, long: boolean, tag: string) =>
-  client.chat.completions.create(
+// One count per side, so that each side's sessions are 4 calls long.
+const counts: Record<string, number> = {};
+function call(client: OpenAI, long: boolean, tag: string) {
+  const n = counts[tag] ?? 0;
+  counts[tag] = n + 1;
+  return client.chat.completions.create(
     {
       model: "m",
       messages: [{ role: "user", content: "hi" }],
       max_tokens: long ? 2000 : 64,
       ...(long ? { top_logprobs: 5 } : {}),
     } as never,
-    { headers: { "x-trajectory-session": `${tag}-${Math.floor(calls++ / 4)}` } },
+    { headers: { "x-trajectory-session": `${tag}-${Math.floor(n / 4)}` } },
   );
+}
 
 async function latency(off: OpenAI, on: OpenAI, long: boolean, rounds: number) {
   const a: number[] = [];

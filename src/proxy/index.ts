@@ -1,7 +1,8 @@
 /**
  * The standalone recording proxy: an OpenAI-compatible endpoint that records
- * each rollout's chat completions as ART trajectories, with a JSON API for
- * orchestrators in any language (docs/proxy.md).
+ * each rollout's (or session's) chat completions as ART trajectories, with a
+ * JSON API for orchestrators in any language (docs/proxy.md), and sessions,
+ * receipts and feedback for deployed agents (docs/production.md).
  *
  * @packageDocumentation
  * @module trajectory-recorder/proxy
@@ -21,6 +22,7 @@ export {
   TrainRequest,
   UpdateRolloutRequest,
 } from "./api.js";
+export type { FeedbackOptions } from "./production.js";
 export {
   type RecordingProxy,
   type RecordingProxyOptions,

@@ -14,9 +14,9 @@ export interface ActiveRollout {
   /** The trajectory this rollout records into. */
   readonly trajectory: Trajectory;
   /** What the recorder records for this rollout (logprobs, token ids, content, lineage). */
-  readonly options: RolloutOptions;
+  readonly options: ActiveRollout.RolloutOptions;
   /** The single path every recorded call goes through. */
-  recordCompletion(call: RecordedCompletion): void;
+  recordCompletion(call: ActiveRollout.RecordedCompletion): void;
   /**
    * Records a tool's result for the conversation (main or additional) whose
    * assistant turn issued `tool_call_id`. It is held until a later request of
@@ -52,7 +52,7 @@ export interface ActiveRollout {
 
 /** The types {@link ActiveRollout} uses, declared in this file and listed here. */
 export declare namespace ActiveRollout {
-  export type { RecordedChoice, RecordedCompletion, RolloutOptions };
+  export type { LineageMode, RecordedChoice, RecordedCompletion, RolloutOptions };
 }
 
 /** Options a rollout records with. */
@@ -69,7 +69,7 @@ export interface RolloutOptions {
   /** Whether a model (undefined: unnamed) is the policy being trained; absent: every model is. */
   isPolicy?: (model: string | undefined) => boolean;
   /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
-  lineage?: LineageMode;
+  lineage?: ActiveRollout.LineageMode;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */

@@ -31,11 +31,13 @@ export { currentRollout } from "./context.js";
 export { RolloutAbortedError } from "./errors.js";
 export { RolloutHandle, type RolloutStore } from "./handle.js";
 export {
+  type OpenOptions,
   Recorder,
   type RecorderOptions,
   type RolloutCallOptions,
   type RolloutContext,
+  type SessionOptions,
 } from "./recorder.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 export { RolloutTrajectory } from "./rollout-trajectory.js";
-export { type WrapOptions, wrapClient } from "./wrap.js";
+export { type Receipt, type WrapOptions, wrapClient } from "./wrap.js";

@@ -24,7 +24,13 @@ import { RolloutAbortedError } from "./errors.js";
 import { RolloutHandle, type RolloutStore } from "./handle.js";
 import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";
 import { tracingEnabled } from "./spans.js";
-import { type Receipt, receiptOf, sessionHeader, type WrapOptions, wrapClient } from "./wrap.js";
+import {
+  type Receipt,
+  receiptOf,
+  sessionHeader,
+  type WrapOptions,
+  wrapWithSessions,
+} from "./wrap.js";
 
 /** Options of {@link Recorder}. */
 export interface RecorderOptions {
@@ -61,7 +67,7 @@ export interface RecorderOptions {
    * text (ART's text-equivalent reconciliation), still said in `logs`.
    * `"off"`: no token check. A rollout may override it.
    */
-  lineage?: LineageMode;
+  lineage?: RecorderOptions.LineageMode;
   /**
    * What `t.baseURL` forwards to (see {@link RolloutTrajectory}): a
    * `TrainableModel` (its latest checkpoint fills in `model: ""`, every
@@ -79,7 +85,7 @@ export interface RecorderOptions {
    */
   store?: RecorderOptions.RolloutStore;
   /** How sessions end (see {@link Recorder.session}). */
-  sessions?: SessionOptions;
+  sessions?: RecorderOptions.SessionOptions;
 }
 
 /** The types {@link RecorderOptions} uses, declared where they are used and listed here. */
@@ -232,7 +238,7 @@ export class Recorder {
    * same client. With `{ policy: true }` every completion of this client is
    * the policy's, whatever model name the server answers with.
    */
-  wrap<T extends object>(client: T, options: WrapOptions = {}): T {
+  wrap<T extends object>(client: T, options: Recorder.WrapOptions = {}): T {
     const bound = isObjectLike(options) ? options.session : undefined;
     if (
       bound !== undefined &&
@@ -257,7 +263,7 @@ export class Recorder {
       }
       return this.session(id).state;
     };
-    return wrapClient(client, options, sessionOf);
+    return wrapWithSessions(client, options, sessionOf);
   }
 
   /**
@@ -270,7 +276,7 @@ export class Recorder {
    * const res = await handle.run(() => openai.chat.completions.create(body));
    * recorder.receiptOf(res); // { trajectory_id: "trj_…", call: 1 }
    */
-  receiptOf(completion: unknown): Receipt | undefined {
+  receiptOf(completion: unknown): Recorder.Receipt | undefined {
     return receiptOf(completion);
   }
 
@@ -285,7 +291,7 @@ export class Recorder {
    * handle.trajectory.reward = 1;
    * const t = handle.finish();
    */
-  open(options: OpenOptions = {}): RolloutHandle {
+  open(options: Recorder.OpenOptions = {}): Recorder.RolloutHandle {
     const call = "recorder.open(options)";
     if (!isObjectLike(options))
       throw new InvalidArgumentError(call, "options", "an object", options);
@@ -296,7 +302,7 @@ export class Recorder {
     return this.#open(options, null);
   }
 
-  #open(options: OpenOptions, session: string | null): RolloutHandle {
+  #open(options: Recorder.OpenOptions, session: string | null): Recorder.RolloutHandle {
     const handle = new RolloutHandle({
       session,
       metadata: options.metadata ? { ...options.metadata } : {},
@@ -350,7 +356,7 @@ export class Recorder {
    * const res = await session.run(() => openai.chat.completions.create(body));
    * reply(res, { receipt: session.id });
    */
-  session(id: string, options: OpenOptions = {}): RolloutHandle {
+  session(id: string, options: Recorder.OpenOptions = {}): Recorder.RolloutHandle {
     const call = "recorder.session(id, options)";
     if (typeof id !== "string" || !SESSION_ID.test(id))
       throw new InvalidArgumentError(call, "id", "1 to 200 letters, digits or ._:-", id);
@@ -371,8 +377,8 @@ export class Recorder {
     }
     const handle = this.#open(
       {
-        ...(options as OpenOptions),
-        metadata: { ...(options as OpenOptions).metadata, session_id: id },
+        ...(options as Recorder.OpenOptions),
+        metadata: { ...(options as Recorder.OpenOptions).metadata, session_id: id },
       },
       id,
     );
@@ -382,7 +388,7 @@ export class Recorder {
   }
 
   /** The open session `id`'s handle, or `undefined` (never opens one). */
-  getSession(id: string): RolloutHandle | undefined {
+  getSession(id: string): Recorder.RolloutHandle | undefined {
     const handle = this.#sessions.get(id);
     return handle && !handle.ended ? handle : undefined;
   }
@@ -451,8 +457,8 @@ export class Recorder {
    * for this rollout.
    */
   async rollout(
-    fn: (trajectory: RolloutTrajectory, context: RolloutContext) => unknown,
-    options: RolloutCallOptions = {},
+    fn: (trajectory: RolloutTrajectory, context: Recorder.RolloutContext) => unknown,
+    options: Recorder.RolloutCallOptions = {},
   ): Promise<RolloutTrajectory> {
     const call = "recorder.rollout(fn, options)";
     if (typeof fn !== "function") throw new InvalidArgumentError(call, "fn", "a function", fn);
@@ -481,7 +487,7 @@ export class Recorder {
     );
     const trajectory = handle.trajectory;
     const abort = rolloutAbort(signal, timeout);
-    const given: RolloutContext = { signal: abort.signal };
+    const given: Recorder.RolloutContext = { signal: abort.signal };
     let failed = false;
     let failure: unknown;
     try {
@@ -558,7 +564,7 @@ export interface RolloutCallOptions {
   /** Ends the rollout after this many milliseconds, as an aborted `signal` does. Default: none. */
   timeout?: number;
   /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
-  lineage?: LineageMode;
+  lineage?: RecorderOptions.LineageMode;
 }
 
 /** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */
@@ -572,7 +578,7 @@ export interface OpenOptions {
   /** Copied into the trajectory's `metadata` (a session adds `session_id`). */
   metadata?: Record<string, unknown>;
   /** How its histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
-  lineage?: LineageMode;
+  lineage?: RecorderOptions.LineageMode;
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {

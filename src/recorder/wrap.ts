@@ -453,7 +453,12 @@ export interface WrapOptions {
  * Wraps `client.chat.completions` so `create` records inside a rollout. Returns
  * the same client type; wrapping twice is a no-op.
  */
-export function wrapClient<T extends object>(
+export function wrapClient<T extends object>(client: T, options: WrapOptions = {}): T {
+  return wrapWithSessions(client, options);
+}
+
+/** {@link wrapClient}, with where calls outside rollouts find their session (`recorder.wrap`). */
+export function wrapWithSessions<T extends object>(
   client: T,
   options: WrapOptions = {},
   sessionOf?: SessionOf,
@@ -491,6 +496,6 @@ export function wrapClient<T extends object>(
   Object.defineProperty(completions, WRAPPED, { value: true });
   // openai 5 to 7 derive a client with `new this.constructor(options)`, which
   // has the class's own create: the derived client is wrapped the same way.
-  deriveLike(client, (derived) => wrapClient(derived, options, sessionOf));
+  deriveLike(client, (derived) => wrapWithSessions(derived, options, sessionOf));
   return client;
 }

@@ -33,7 +33,7 @@ const metrics = z
  *   trajectory's `reward`.
  * - `metrics`: numbers or booleans merged into the trajectory's metrics (a later feedback wins).
  * - `comment`: free text, at most 4,096 characters; kept with the feedback, never in the trajectory.
- * - `eligible`: whether the trajectory may be trained on (see {@link aggregateFeedback}).
+ * - `eligible`: whether the trajectory may be trained on (the aggregation rule in docs/production.md).
  * - `turns`: values for single calls (`call` is the 1-based call number of the receipt).
  * - `idempotency_key`: a resend with the same key and content is stored once.
  * - `source`: who sent it (`"browser"`, `"ci"`), for reading back.
