@@ -12,12 +12,11 @@ import {
 import { checkGroups, refuseUntrainableBytes, type ValidateOptions } from "../trajectory/index.js";
 import { PreparedGroup } from "../trajectory/prepared.js";
 import { fillModelName } from "../util/derive-client.js";
-import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
+import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
+import { type Checkpoint, sameType, type TrajectoryGroupWire } from "../wire/index.js";
 import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";

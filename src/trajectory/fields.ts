@@ -7,8 +7,7 @@
 
 import { compactItems } from "../logprobs/index.js";
 import { copyJson } from "../util/copy-json.js";
-import type { MetricValue } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
+import { type MetricValue, sameType } from "../wire/index.js";
 import { type History, historyFromValid } from "./history.js";
 import type { FieldKind } from "./init-check.js";
 import { itemsJson, type MessageOrChoice, type ToolParam } from "./messages.js";

@@ -3,9 +3,11 @@ import {
   type EventListParams,
   EventListParamsSchema,
   type ExperimentalTrainingConfig,
+  type Flat,
   type SFTTrainingConfig,
   type SFTTrainingJobCreateParams,
   SFTTrainingJobCreateParamsSchema,
+  sameType,
   type TrainingJob,
   type TrainingJobCreateParams,
   TrainingJobCreateParamsSchema,
@@ -13,7 +15,6 @@ import {
   TrainingJobEventPageSchema,
   TrainingJobSchema,
 } from "../../wire/index.js";
-import { type Flat, sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
