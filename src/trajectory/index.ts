@@ -27,6 +27,7 @@ export {
   type TrajectoryGroupInit,
   type TrajectoryGroupOptions,
 } from "./group.js";
+export { InvalidGroupDataError } from "./group-errors.js";
 export { History, type HistoryInit } from "./history.js";
 export {
   type ChoiceTokens,
