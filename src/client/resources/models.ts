@@ -16,7 +16,7 @@ import {
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
-import { registerCore } from "../prepared.js";
+import { registerCore } from "../resource-cores.js";
 import { Checkpoints } from "./checkpoints.js";
 
 /**

@@ -19,7 +19,7 @@ import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
-import { registerCore } from "../prepared.js";
+import { registerCore } from "../resource-cores.js";
 
 /**
  * Events of a training job (RL or SFT): `client.trainingJobs.events`.
