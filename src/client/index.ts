@@ -33,6 +33,8 @@ export {
 export type { TrajectoryGroupParam, WithGroupParams } from "./group-param.js";
 export { type InferenceModelRef, inferenceModelName } from "./model-name.js";
 export { CursorPage, PagePromise } from "./pagination.js";
+// Internal: the model's train and log send prepared groups through these.
+export { createPreparedJob, logPreparedGroups } from "./prepared.js";
 export {
   Chat,
   ChatCompletions,

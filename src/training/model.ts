@@ -1,16 +1,22 @@
 import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
-import { inferenceModelName, type TrainingClient } from "../client/index.js";
-import { createPreparedJob, logPreparedGroups } from "../client/prepared.js";
+import {
+  createPreparedJob,
+  inferenceModelName,
+  logPreparedGroups,
+  type TrainingClient,
+} from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import {
+  checkGroups,
   type GroupInput,
+  PreparedGroup,
   prepareGroup,
   prepareGroups,
+  refuseUntrainableBytes,
   rewardSignalOf,
-} from "../trajectory/group-wire.js";
-import { checkGroups, refuseUntrainableBytes, type ValidateOptions } from "../trajectory/index.js";
-import { PreparedGroup } from "../trajectory/prepared.js";
+  type ValidateOptions,
+} from "../trajectory/index.js";
 import { fillModelName } from "../util/derive-client.js";
 import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 import { type Checkpoint, sameType, type TrajectoryGroupWire } from "../wire/index.js";

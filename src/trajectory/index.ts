@@ -23,11 +23,20 @@ export { GatherTimeoutError } from "./gather-limits.js";
 export {
   PendingGroup,
   type Rollout,
+  readWrittenGroup,
   TrajectoryGroup,
   type TrajectoryGroupInit,
   type TrajectoryGroupOptions,
 } from "./group.js";
 export { InvalidGroupDataError } from "./group-errors.js";
+export {
+  type GroupInput,
+  groupPath,
+  prepareGroup,
+  prepareGroups,
+  rewardSignalOf,
+  toWireGroups,
+} from "./group-wire.js";
 export { History, type HistoryInit } from "./history.js";
 export {
   type ChoiceTokens,
@@ -50,6 +59,7 @@ export {
   toChatMessage,
   toChatMessages,
 } from "./messages.js";
+export { PreparedGroup } from "./prepared.js";
 export {
   createProgressBar,
   formatProgress,
@@ -58,7 +68,7 @@ export {
 } from "./progress.js";
 export { hasRewardSignal } from "./signal.js";
 export type { GroupSink } from "./sink.js";
-export { Trajectory, type TrajectoryInit } from "./trajectory.js";
+export { readWrittenTrajectory, Trajectory, type TrajectoryInit } from "./trajectory.js";
 export {
   type CheckedGroups,
   checkGroups,
@@ -73,3 +83,4 @@ export {
   validateTrajectory,
 } from "./validate.js";
 export { groupTokenSharing, type TokenSharing } from "./validate-lineage.js";
+export { checkRolloutTrajectory, type WireIssue } from "./wire-writer.js";

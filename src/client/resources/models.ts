@@ -1,4 +1,4 @@
-import type { TrajectoryGroup } from "../../trajectory/group.js";
+import type { TrajectoryGroup } from "../../trajectory/index.js";
 import {
   type Flat,
   type LogParams,
