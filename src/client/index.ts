@@ -27,6 +27,7 @@ export {
   PermissionDeniedError,
   RateLimitError,
   RequestValidationError,
+  redactSecret,
   TrainingClientError,
   UnprocessableEntityError,
 } from "./errors.js";
