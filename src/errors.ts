@@ -37,12 +37,7 @@ export { ReportSourceError, type ReportSourceProblem } from "./report/errors.js"
 export { InvalidRewardError } from "./rewards/apply.js";
 export { JudgeResponseError } from "./rewards/judge.js";
 export { SpoolLockedError, type SpoolLockHolder } from "./shipper/errors.js";
-export {
-  CheckpointTimeoutError,
-  InvalidTrainingOptionsError,
-  TrainingFailedError,
-} from "./training/errors.js";
-export { InvalidGroupDataError } from "./training/group-errors.js";
+export { CheckpointTimeoutError, TrainingFailedError } from "./training/errors.js";
 export { WandbApiError } from "./training/wandb/index.js";
 export {
   TooManyExceptionsError,
@@ -51,7 +46,9 @@ export {
   type ValidationProblem,
 } from "./trajectory/errors.js";
 export { GatherTimeoutError } from "./trajectory/gather-limits.js";
+export { InvalidGroupDataError } from "./trajectory/group-errors.js";
 export { InvalidArgumentError } from "./util/argument-error.js";
 export { TrajectoryRecorderError } from "./util/error-family.js";
+export { InvalidTrainingOptionsError } from "./util/training-options-error.js";
 // What `UnprocessableEntityError.detail` lists.
 export type { ValidationErrorItem } from "./wire/index.js";

@@ -78,11 +78,7 @@ export {
   TrajectoryShipper,
   type TrajectoryShipperOptions,
 } from "./shipper/index.js";
-export {
-  CheckpointTimeoutError,
-  InvalidTrainingOptionsError,
-  TrainingFailedError,
-} from "./training/errors.js";
+export { CheckpointTimeoutError, TrainingFailedError } from "./training/errors.js";
 // Training: the model handle, its options and results, SFT uploaders.
 export {
   type Artifact,
@@ -142,6 +138,7 @@ export {
 } from "./trajectory/index.js";
 export { InvalidArgumentError } from "./util/argument-error.js";
 export { TrajectoryRecorderError } from "./util/error-family.js";
+export { InvalidTrainingOptionsError } from "./util/training-options-error.js";
 // The service's objects a program holds most (every request and response
 // shape, with its zod schema, is in `trajectory-recorder/wire`).
 export type { Checkpoint, Model, TrainingJob, TrainingJobEvent } from "./wire/index.js";

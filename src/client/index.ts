@@ -27,12 +27,15 @@ export {
   PermissionDeniedError,
   RateLimitError,
   RequestValidationError,
+  redactSecret,
   TrainingClientError,
   UnprocessableEntityError,
 } from "./errors.js";
 export type { TrajectoryGroupParam, WithGroupParams } from "./group-param.js";
 export { type InferenceModelRef, inferenceModelName } from "./model-name.js";
 export { CursorPage, PagePromise } from "./pagination.js";
+// Internal: the model's train and log send prepared groups through these.
+export { createPreparedJob, logPreparedGroups } from "./prepared.js";
 export {
   Chat,
   ChatCompletions,

@@ -3,8 +3,8 @@
 // without another validation or stringify. The model's `train` and `log`
 // send through these. They are functions of this module rather than methods
 // of `client.trainingJobs` / `client.models`, so the public classes carry
-// nothing internal; each resource registers its request core here when it is
-// built.
+// nothing internal; each resource registers its request core in
+// resource-cores.ts when it is built.
 import { z } from "zod";
 import {
   type LogResponse,
@@ -15,22 +15,10 @@ import {
   TrainingJobSchema,
 } from "../wire/index.js";
 import type { APIPromise } from "./api-promise.js";
-import { groupsBody, type RequestCore, type RequestOptions, segment } from "./core.js";
+import { groupsBody, type RequestOptions, segment } from "./core.js";
+import { coreOf } from "./resource-cores.js";
 import type { Models } from "./resources/models.js";
 import type { TrainingJobs } from "./resources/training-jobs.js";
-
-const cores = new WeakMap<object, RequestCore>();
-
-/** Called by a resource's constructor: the core its prepared requests go through. */
-export function registerCore(resource: object, core: RequestCore): void {
-  cores.set(resource, core);
-}
-
-function coreOf(resource: object, what: string): RequestCore {
-  const core = cores.get(resource);
-  if (!core) throw new TypeError(`${what}: expected the client's own resource object`);
-  return core;
-}
 
 /**
  * A job's body whose groups were written and checked when they were

@@ -5,7 +5,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL } from "../training/left-out.js";
+import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL } from "../training/index.js";
 import { ReportSourceError } from "./errors.js";
 import type { ReportGroup, ReportRun, ReportStep, ReportTraining } from "./run.js";
 

@@ -2,10 +2,15 @@ import PQueue from "p-queue";
 import { abortableSleep, isRetryableError, retryDelay } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import type { GroupInput } from "../training/index.js";
-import { markLeftOut } from "../training/left-out.js";
-import { prepareGroup, rewardSignalOf } from "../trajectory/group-wire.js";
-import { checkGroups, type ValidateOptions, type ValidationMode } from "../trajectory/index.js";
-import { PreparedGroup } from "../trajectory/prepared.js";
+import { markLeftOut } from "../training/index.js";
+import {
+  checkGroups,
+  PreparedGroup,
+  prepareGroup,
+  rewardSignalOf,
+  type ValidateOptions,
+  type ValidationMode,
+} from "../trajectory/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { TrajectoryRecorderError } from "../util/error-family.js";
 import { installExitHooks } from "./exit-hooks.js";

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { PreparedGroup } from "../trajectory/prepared.js";
+import { PreparedGroup } from "../trajectory/index.js";
 import { atomicWriteFile, isTempName } from "../util/atomic-write.js";
 import type { TrajectoryGroupWire } from "../wire/index.js";
 

@@ -11,7 +11,7 @@ import {
   TrainingFailedError,
   type TrainResult,
 } from "../training/index.js";
-import { rewardSignalOf } from "../trajectory/group-wire.js";
+import { rewardSignalOf } from "../trajectory/index.js";
 import type { Spool, SpoolEntry, SpoolJob } from "./spool.js";
 import type { Counters, ShipperLogger } from "./stats.js";
 

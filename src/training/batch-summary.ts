@@ -5,8 +5,7 @@
 // `art/_backend_training.py`). A value the service reported under the same
 // name wins, as ART only fills names the trainer left out.
 
-import { rewardSignalOf } from "../trajectory/group-wire.js";
-import { PreparedGroup } from "../trajectory/prepared.js";
+import { PreparedGroup, rewardSignalOf } from "../trajectory/index.js";
 
 function countOf(json: unknown, key: "trajectories" | "exceptions"): number {
   const list = (json as Record<string, unknown> | null)?.[key];

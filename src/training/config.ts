@@ -1,13 +1,14 @@
 // Training options as users write them (camelCase) and as they travel (snake_case).
+
+import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 import {
   type ExperimentalTrainingConfig,
   ExperimentalTrainingConfigSchema,
   formatZodPath,
   type SFTTrainingConfig,
   SFTTrainingConfigSchema,
+  sameType,
 } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
 import { refuseArtConflicts, withArtDefaults } from "./train-defaults.js";
 
 type CamelCase<S extends string> = S extends `${infer H}_${infer T}`

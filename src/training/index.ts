@@ -1,12 +1,9 @@
 // Training: the model handle, following jobs, SFT data and uploaders.
 
-export { type GroupInput, toWireGroups } from "../trajectory/group-wire.js";
+export { type GroupInput, toWireGroups } from "../trajectory/index.js";
+export { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 export { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
-export {
-  CheckpointTimeoutError,
-  InvalidTrainingOptionsError,
-  TrainingFailedError,
-} from "./errors.js";
+export { CheckpointTimeoutError, TrainingFailedError } from "./errors.js";
 export {
   type CheckpointEvaluation,
   type EvaluateCheckpointsOptions,
@@ -19,7 +16,7 @@ export {
   followTrainingJob,
   type TrainingProgress,
 } from "./follow.js";
-export { InvalidGroupDataError } from "./group-errors.js";
+export { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
 export {
   type CreatedJob,

@@ -4,8 +4,7 @@
 // history, the CLI and the report count every rollout and can tell which
 // groups were not trained on.
 
-import { prepareGroup } from "../trajectory/group-wire.js";
-import { PreparedGroup } from "../trajectory/prepared.js";
+import { PreparedGroup, prepareGroup } from "../trajectory/index.js";
 import type { TrajectoryGroupWire } from "../wire/index.js";
 
 /**

@@ -1,23 +1,28 @@
 import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
-import { inferenceModelName, type TrainingClient } from "../client/index.js";
-import { createPreparedJob, logPreparedGroups } from "../client/prepared.js";
+import {
+  createPreparedJob,
+  inferenceModelName,
+  logPreparedGroups,
+  type TrainingClient,
+} from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import {
+  checkGroups,
   type GroupInput,
+  PreparedGroup,
   prepareGroup,
   prepareGroups,
+  refuseUntrainableBytes,
   rewardSignalOf,
-} from "../trajectory/group-wire.js";
-import { checkGroups, refuseUntrainableBytes, type ValidateOptions } from "../trajectory/index.js";
-import { PreparedGroup } from "../trajectory/prepared.js";
+  type ValidateOptions,
+} from "../trajectory/index.js";
 import { fillModelName } from "../util/derive-client.js";
-import type { Checkpoint, TrajectoryGroupWire } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
+import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
+import { type Checkpoint, sameType, type TrajectoryGroupWire } from "../wire/index.js";
 import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
 import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";

@@ -1,7 +1,7 @@
 // The SFT training file: one `{messages, tools?}` JSON object per line.
 import { z } from "zod";
+import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 import { formatZodPath } from "../wire/index.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
 
 /** Anything that can become one SFT line: a `Trajectory`, or a line object itself. */
 export type SftExample =

@@ -3,8 +3,9 @@
 // implies for another. Source: `ServerlessBackend.train` and `_train_model`
 // (`OpenPipe/ART` src/art/serverless/backend.py) with `build_rl_train_configs`
 // (src/art/_backend_training.py).
+
+import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 import type { ExperimentalTrainingConfig } from "../wire/index.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
 
 type Wire = ExperimentalTrainingConfig;
 

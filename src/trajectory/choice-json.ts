@@ -6,7 +6,7 @@
 import { CompactLogprobs } from "../logprobs/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { copyJson } from "../util/copy-json.js";
-import type { ChoiceLike } from "./messages.js";
+import type { ChoiceLike } from "./message-types.js";
 
 type Json = Record<string, unknown>;
 

@@ -7,8 +7,7 @@
 
 import { compactItems } from "../logprobs/index.js";
 import { copyJson } from "../util/copy-json.js";
-import type { MetricValue } from "../wire/index.js";
-import { sameType } from "../wire/same-type.js";
+import { type MetricValue, sameType } from "../wire/index.js";
 import { type History, historyFromValid } from "./history.js";
 import type { FieldKind } from "./init-check.js";
 import { itemsJson, type MessageOrChoice, type ToolParam } from "./messages.js";
@@ -146,3 +145,10 @@ sameType<TrajectoryFields, FieldValues>(true);
 
 /** The wire keys, in ART's order. */
 export const TRAJECTORY_KEYS = Object.keys(TRAJECTORY_FIELDS) as (keyof Fields)[];
+
+// What the constructor accepts: the wire fields, and `start_time`, which ART
+// never dumps (it is written back only when it came in, with the unknown keys).
+export const TRAJECTORY_INIT_KINDS = {
+  ...Object.fromEntries(TRAJECTORY_KEYS.map((k) => [k, TRAJECTORY_FIELDS[k].init])),
+  start_time: "Date",
+} as Record<string, FieldKind>;

@@ -4,11 +4,11 @@
 // the shape it writes, since only trajectory/ knows that shape.
 
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { InvalidGroupDataError } from "../training/group-errors.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { formatZodPath, type TrajectoryGroupWire } from "../wire/index.js";
 import type { TrajectoryGroup } from "./group.js";
+import { InvalidGroupDataError } from "./group-errors.js";
 import { PreparedGroup } from "./prepared.js";
 import { hasRewardSignal } from "./signal.js";
 import { groupWirePieces, type WireIssue } from "./wire-writer.js";

@@ -5,7 +5,6 @@ import { checkInit } from "./init-check.js";
 import type { MessageOrChoice, MessageParam, ToolParam } from "./messages.js";
 import { itemsJson, toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
-import type { Trajectory } from "./trajectory.js";
 
 const KNOWN = ["messages_and_choices", "tools"] as const;
 
@@ -46,7 +45,7 @@ export class History {
   }
 
   /** ART's wire JSON: `{ messages_and_choices, tools }` plus any unknown keys read in. */
-  toJSON(key?: unknown): Trajectory.HistoryWire {
+  toJSON(key?: unknown): History.HistoryWire {
     return {
       // As Trajectory.toJSON: shared bytes arrays only when JSON.stringify asks.
       messages_and_choices: itemsJson(this.messages_and_choices, typeof key === "string"),
@@ -85,9 +84,12 @@ export class History {
   }
 }
 
-/** The types {@link History} takes. */
+/**
+ * The types {@link History} takes, and its JSON (declared once, beside its
+ * schema in `trajectory-recorder/wire`; `Trajectory.HistoryWire` names it too).
+ */
 export declare namespace History {
-  export type { HistoryInit, ToolParam };
+  export type { HistoryInit, HistoryWire, ToolParam };
 }
 
 /**

@@ -23,10 +23,20 @@ export { GatherTimeoutError } from "./gather-limits.js";
 export {
   PendingGroup,
   type Rollout,
+  readWrittenGroup,
   TrajectoryGroup,
   type TrajectoryGroupInit,
   type TrajectoryGroupOptions,
 } from "./group.js";
+export { InvalidGroupDataError } from "./group-errors.js";
+export {
+  type GroupInput,
+  groupPath,
+  prepareGroup,
+  prepareGroups,
+  rewardSignalOf,
+  toWireGroups,
+} from "./group-wire.js";
 export { History, type HistoryInit } from "./history.js";
 export {
   type ChoiceTokens,
@@ -49,15 +59,18 @@ export {
   toChatMessage,
   toChatMessages,
 } from "./messages.js";
+export { PreparedGroup } from "./prepared.js";
 export {
   createProgressBar,
   formatProgress,
   type GatherProgress,
   type ProgressStream,
 } from "./progress.js";
+// Internal: the recorder marks the Choices it captured.
+export { markRecorded } from "./recorded.js";
 export { hasRewardSignal } from "./signal.js";
 export type { GroupSink } from "./sink.js";
-export { Trajectory, type TrajectoryInit } from "./trajectory.js";
+export { readWrittenTrajectory, Trajectory, type TrajectoryInit } from "./trajectory.js";
 export {
   type CheckedGroups,
   checkGroups,
@@ -72,3 +85,4 @@ export {
   validateTrajectory,
 } from "./validate.js";
 export { groupTokenSharing, type TokenSharing } from "./validate-lineage.js";
+export { checkRolloutTrajectory, type WireIssue } from "./wire-writer.js";

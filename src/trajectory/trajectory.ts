@@ -25,17 +25,18 @@ import {
   type UserMessageWire,
 } from "../wire/index.js";
 import { unwrapArtJson } from "./art-payload.js";
-import { TrajectoryValidationError } from "./errors.js";
 import {
   type ReadMode,
   TRAJECTORY_FIELDS,
+  TRAJECTORY_INIT_KINDS,
   TRAJECTORY_KEYS,
   type TrajectoryFields,
 } from "./fields.js";
-import { checkInit, type FieldKind } from "./init-check.js";
+import { checkInit } from "./init-check.js";
 import type { MessageParam } from "./messages.js";
 import { toChatMessages } from "./messages.js";
 import { extraKeys, parseWire } from "./parse.js";
+import { checkStartTime, parsePythonDatetime } from "./start-time.js";
 
 let readWritten: (raw: Record<string, unknown>) => Trajectory;
 
@@ -79,13 +80,6 @@ export interface TrajectoryInit extends Partial<Trajectory.TrajectoryFields> {
   start_time?: Date;
 }
 
-// What the constructor accepts: the wire fields, and `start_time`, which ART
-// never dumps (it is written back only when it came in, with the unknown keys).
-const INIT_KINDS = {
-  ...Object.fromEntries(TRAJECTORY_KEYS.map((k) => [k, TRAJECTORY_FIELDS[k].init])),
-  start_time: "Date",
-} as Record<string, FieldKind>;
-
 /**
  * A Trajectory's wire fields (`messages_and_choices`, `tools`,
  * `additional_histories`, `reward`, `initial_policy_version`,
@@ -114,7 +108,7 @@ export class Trajectory {
   #extra: Record<string, unknown> | undefined;
 
   constructor(init: TrajectoryInit = {}) {
-    checkInit("new Trajectory(init)", init, INIT_KINDS);
+    checkInit("new Trajectory(init)", init, TRAJECTORY_INIT_KINDS);
     const fields = this as Record<string, unknown>;
     const given = init as Record<string, unknown>;
     for (const k of TRAJECTORY_KEYS) fields[k] = given[k] ?? TRAJECTORY_FIELDS[k].default();
@@ -170,15 +164,7 @@ export class Trajectory {
   static fromJSON(input: unknown): Trajectory {
     const json = unwrapArtJson(input, "trajectory", "trajectory");
     const parsed = parseWire(TrajectoryWireSchema, json, "trajectory");
-    if (parsed.start_time && !parsePythonDatetime(parsed.start_time))
-      throw new TrajectoryValidationError("trajectory", [
-        {
-          code: "custom",
-          path: ["start_time"],
-          message: `expected a date and time as ISO 8601 (as Python's isoformat writes it), received ${JSON.stringify(parsed.start_time.slice(0, 40))}`,
-          input: parsed.start_time,
-        },
-      ]);
+    if (parsed.start_time) checkStartTime(parsed.start_time);
     return Trajectory.#read(
       typeof json === "string" ? JSON.parse(json) : json,
       "checked",
@@ -241,11 +227,4 @@ export declare namespace Trajectory {
     TrajectoryWireInput,
     UserMessageWire,
   };
-}
-
-// Python's isoformat may carry microseconds and no zone (naive local time);
-// JavaScript's Date wants at most milliseconds.
-function parsePythonDatetime(value: string): Date | undefined {
-  const date = new Date(value.replace(/(\.\d{3})\d+/, "$1"));
-  return Number.isNaN(date.getTime()) ? undefined : date;
 }

@@ -21,4 +21,7 @@ export {
   type MessageOrChoice,
   type MessageParam,
 } from "../trajectory/messages.js";
-export * from "./index.js";
+// The schemas, not the internal `sameType` check that index.ts adds.
+export * from "./api.js";
+export * from "./chat.js";
+export * from "./trajectory.js";

@@ -2,4 +2,7 @@
 // and the emulator. This folder is a leaf: it imports nothing of ours.
 export * from "./api.js";
 export * from "./chat.js";
+// Internal: the compile-time check that a hand-written type equals its
+// schema's. `trajectory-recorder/wire` (entry.ts) leaves it out.
+export { type Flat, sameType } from "./same-type.js";
 export * from "./trajectory.js";

@@ -3,7 +3,7 @@ import { Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { expect, it } from "vitest";
 import { CompactLogprobs } from "../../src/logprobs/index.js";
 import { recordedChoices } from "../../src/recorder/response.js";
-import { prepareGroup } from "../../src/training/groups.js";
+import { prepareGroup } from "../../src/trajectory/index.js";
 
 const tok = (token: string, logprob: number, bytes = [...Buffer.from(token)]) => ({
   token,

@@ -15,9 +15,7 @@ import { afterEach, expect, it } from "vitest";
 import { logPreparedGroups } from "../../src/client/prepared.js";
 import { CompactLogprobs } from "../../src/logprobs/index.js";
 import { recordedChoices } from "../../src/recorder/response.js";
-import { prepareGroup } from "../../src/training/groups.js";
-import { PreparedGroup } from "../../src/training/prepared.js";
-import { refuseUntrainableBytes } from "../../src/trajectory/index.js";
+import { PreparedGroup, prepareGroup, refuseUntrainableBytes } from "../../src/trajectory/index.js";
 
 const MODEL = "5b1f5d8e-3f5e-4a57-8d0a-6f0f3f1e2a11";
 const stops: (() => void)[] = [];

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { InvalidTrainingOptionsError, Trajectory, TrajectoryGroup } from "trajectory-recorder";
 import { History } from "trajectory-recorder/core";
 import { expect, it } from "vitest";
-import { prepareGroup } from "../../src/training/groups.js";
+import { prepareGroup } from "../../src/trajectory/index.js";
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../fixtures/art/${name}`, import.meta.url), "utf8"));

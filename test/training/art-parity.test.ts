@@ -225,7 +225,7 @@ it("refuses nested metadata before anything is sent, by default, naming its path
 
 it("summarises a batch as ART does where the service is silent: failed rollouts count as trajectories", async () => {
   const { withSummary } = await import("../../src/training/batch-summary.js");
-  const { prepareGroup } = await import("../../src/training/groups.js");
+  const { prepareGroup } = await import("../../src/trajectory/index.js");
   const failed = trainableGroup(0, 1);
   (failed as any).exceptions = [{ type: "TimeoutError", message: "slow", traceback: "" }];
   const prepared = await prepareGroup(trainableGroup(1, 1, 1), "train");

@@ -1,5 +1,6 @@
-import type { TrajectoryGroup } from "../../trajectory/group.js";
+import type { TrajectoryGroup } from "../../trajectory/index.js";
 import {
+  type Flat,
   type LogParams,
   LogParamsSchema,
   type LogResponse,
@@ -10,12 +11,12 @@ import {
   type ModelDeleteResponse,
   ModelDeleteResponseSchema,
   ModelSchema,
+  sameType,
 } from "../../wire/index.js";
-import { type Flat, sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
-import { registerCore } from "../prepared.js";
+import { registerCore } from "../resource-cores.js";
 import { Checkpoints } from "./checkpoints.js";
 
 /**

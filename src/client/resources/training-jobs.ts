@@ -1,11 +1,13 @@
-import type { TrajectoryGroup } from "../../trajectory/group.js";
+import type { TrajectoryGroup } from "../../trajectory/index.js";
 import {
   type EventListParams,
   EventListParamsSchema,
   type ExperimentalTrainingConfig,
+  type Flat,
   type SFTTrainingConfig,
   type SFTTrainingJobCreateParams,
   SFTTrainingJobCreateParamsSchema,
+  sameType,
   type TrainingJob,
   type TrainingJobCreateParams,
   TrainingJobCreateParamsSchema,
@@ -13,12 +15,11 @@ import {
   TrainingJobEventPageSchema,
   TrainingJobSchema,
 } from "../../wire/index.js";
-import { type Flat, sameType } from "../../wire/same-type.js";
 import type { APIPromise } from "../api-promise.js";
 import { buildResource, type RequestCore, type RequestOptions, segment } from "../core.js";
 import { groupsToWire, type WithGroupParams } from "../group-param.js";
 import { CursorPage, PagePromise } from "../pagination.js";
-import { registerCore } from "../prepared.js";
+import { registerCore } from "../resource-cores.js";
 
 /**
  * Events of a training job (RL or SFT): `client.trainingJobs.events`.

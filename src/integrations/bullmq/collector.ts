@@ -3,10 +3,10 @@ import type { Redis } from "ioredis";
 import {
   exceptionToWire,
   hasRewardSignal,
+  readWrittenTrajectory,
   Trajectory,
   TrajectoryGroup,
 } from "../../trajectory/index.js";
-import { readWrittenTrajectory } from "../../trajectory/trajectory.js";
 import { InvalidArgumentError, kindOf } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";

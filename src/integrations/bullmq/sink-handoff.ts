@@ -3,8 +3,8 @@
 // in Redis before and after `add` (see handoff.ts for what a crash leaves),
 // and publishing the steps the sink's training jobs reach.
 import { abortableSleep } from "../../client/index.js";
-import { readWrittenGroup } from "../../trajectory/group.js";
 import type { GroupSink } from "../../trajectory/index.js";
+import { readWrittenGroup } from "../../trajectory/index.js";
 import { errorMessage } from "../../util/index.js";
 import type { CoordinatorRun } from "./coordinator-run.js";
 import { confirmHandOff, recoverHandOffs, refusedHandOff, takeForHandOff } from "./handoff.js";

@@ -1,8 +1,12 @@
 import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Recorder, RolloutTrajectory } from "../../recorder/index.js";
-import { Trajectory, TrajectoryValidationError } from "../../trajectory/index.js";
-import { checkRolloutTrajectory, type WireIssue } from "../../trajectory/wire-writer.js";
+import {
+  checkRolloutTrajectory,
+  Trajectory,
+  TrajectoryValidationError,
+  type WireIssue,
+} from "../../trajectory/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
 import { RolloutResultError } from "./errors.js";

@@ -1,5 +1,5 @@
 import { markError } from "../util/error-family.js";
-import { InvalidTrainingOptionsError } from "./errors.js";
+import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 
 /**
  * The trajectory groups given to a training method or the shipper are not
