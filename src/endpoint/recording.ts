@@ -6,7 +6,7 @@
 // status, headers, error body, SSE chunks as they arrive.
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { redactSecret } from "../client/errors.js";
+import { redactSecret } from "../client/index.js";
 import { errorMessage } from "../util/error-message.js";
 import { backoffDelay, bearerToken, readRequestBody, sendError } from "../util/http.js";
 import type { CallProgress, EndpointRollout, RolloutHost } from "./host.js";

@@ -19,7 +19,6 @@ import {
 } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
-import { sameType } from "../wire/same-type.js";
 import { RolloutAbortedError } from "./errors.js";
 import { RolloutHandle, type RolloutStore } from "./handle.js";
 import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";

@@ -7,10 +7,10 @@ import {
   History,
   isChoice,
   type MessageOrChoice,
+  markRecorded,
   type Trajectory,
   toChatMessage,
 } from "../trajectory/index.js";
-import { markRecorded } from "../trajectory/recorded.js";
 import { copyJson } from "../util/copy-json.js";
 import { errorMessage } from "../util/error-message.js";
 import type { ActiveRollout, RecordedCompletion, RolloutOptions } from "./active-rollout.js";
