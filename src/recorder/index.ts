@@ -30,14 +30,15 @@ export type {
 export { currentRollout } from "./context.js";
 export { RolloutAbortedError } from "./errors.js";
 export { RolloutHandle, type RolloutStore } from "./handle.js";
+export type { Receipt } from "./receipts.js";
 export {
   type OpenOptions,
   Recorder,
-  type RecorderOptions,
   type RolloutCallOptions,
   type RolloutContext,
-  type SessionOptions,
 } from "./recorder.js";
+export type { RecorderOptions } from "./recorder-options.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
 export { RolloutTrajectory } from "./rollout-trajectory.js";
-export { type Receipt, type WrapOptions, wrapClient } from "./wrap.js";
+export type { SessionOptions } from "./sessions.js";
+export { type WrapOptions, wrapClient } from "./wrap.js";

@@ -21,94 +21,19 @@ import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutAbortedError } from "./errors.js";
 import { RolloutHandle, type RolloutStore } from "./handle.js";
-import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";
-import { tracingEnabled } from "./spans.js";
+import { type Receipt, receiptOf, sessionHeader } from "./receipts.js";
 import {
-  type Receipt,
-  receiptOf,
-  sessionHeader,
-  type WrapOptions,
-  wrapWithSessions,
-} from "./wrap.js";
-
-/** Options of {@link Recorder}. */
-export interface RecorderOptions {
-  /** Ask for logprobs inside rollouts. Default `true`. */
-  logprobs?: boolean;
-  /**
-   * Ask for the engine's token ids inside rollouts (`return_token_ids` and
-   * `return_tokens_as_token_ids`, vLLM extensions the Training Service accepts;
-   * turn off for servers that reject unknown parameters). Default `true`.
-   */
-  tokenIds?: boolean;
-  /** Put message content on telemetry spans. Default `false`. */
-  recordContent?: boolean;
-  /** Where {@link Recorder.gatherTrajectoryGroups} sends finished groups (e.g. a shipper). */
-  shipper?: GroupSink;
-  /**
-   * The models being trained: a list of model names, or a predicate on a
-   * model name. A completion is the policy's when its response's model (else
-   * its request's) is; any other model's completion is recorded as a plain
-   * assistant message (context, never trained on) and the trajectory's logs
-   * name that model once. Default: every model is the policy.
-   * `model.openai({ recorder })` adds its own model.
-   */
-  policy?: readonly string[] | ((model: string) => boolean);
-  /** Where the recorder warns (once per process, e.g. a rollout that recorded no call). Default `console`. */
-  logger?: { warn(message: string): void };
-  /**
-   * How histories follow the token ids the server returns. `"tokens"`
-   * (default): a turn whose `prompt_token_ids` do not start with the previous
-   * Choice's `prompt_token_ids` and `token_ids` (a chat template that strips
-   * earlier reasoning, re-serializes tool call arguments, ...) goes on in a
-   * new additional history, and `logs` say where the tokens diverged.
-   * `"text"`: such turns stay in their history when the messages match as
-   * text (ART's text-equivalent reconciliation), still said in `logs`.
-   * `"off"`: no token check. A rollout may override it.
-   */
-  lineage?: RecorderOptions.LineageMode;
-  /**
-   * What `t.baseURL` forwards to (see {@link RolloutTrajectory}): a
-   * `TrainableModel` (its latest checkpoint fills in `model: ""`, every
-   * completion is the policy's, as `model.openai({ recorder })`), or any
-   * OpenAI-compatible server `{ baseURL, apiKey?, model?, policy? }`. The
-   * endpoint starts with the first rollout, on loopback; `recorder.close()` stops it.
-   */
-  upstream?: RecorderOptions.RecordingUpstream;
-  /** Where and how the endpoint behind `t.baseURL` listens (loopback, a free port by default). */
-  endpoint?: RecorderOptions.EndpointOptions;
-  /**
-   * Where rollouts and sessions are written as they record: after each call,
-   * and when they end (a `TrajectoryStore` from `trajectory-recorder/store`).
-   * A process killed mid-call then keeps every call before it. Default: none.
-   */
-  store?: RecorderOptions.RolloutStore;
-  /** How sessions end (see {@link Recorder.session}). */
-  sessions?: RecorderOptions.SessionOptions;
-}
-
-/** The types {@link RecorderOptions} uses, declared where they are used and listed here. */
-export declare namespace RecorderOptions {
-  export type {
-    EndpointOptions,
-    LineageMode,
-    RecordingUpstream,
-    RolloutStore,
-    SessionOptions,
-    TrainableModelLike,
-    UrlUpstream,
-  };
-}
-
-/** How sessions (trajectories opened by `recorder.session(id)`) end. */
-export interface SessionOptions {
-  /** A session that starts no call for this long ends (ms). Default 1,800,000 (30 minutes). */
-  idleTimeoutMs?: number;
-  /** Sessions open at once; opening one more ends the least recently active. Default 10,000. */
-  maxOpen?: number;
-  /** Called with each session's trajectory when it ends (by `endSession`, idleness or `maxOpen`). */
-  onEnd?: (trajectory: RolloutTrajectory) => void;
-}
+  checkLineageMode,
+  checkSessionOptions,
+  isAbortSignal,
+  namesPolicy,
+  rolloutAbort,
+} from "./recorder-checks.js";
+import type { RecorderOptions } from "./recorder-options.js";
+import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";
+import { type SessionOptions, SessionRegistry } from "./sessions.js";
+import { tracingEnabled } from "./spans.js";
+import { type WrapOptions, wrapWithSessions } from "./wrap.js";
 
 // Shared across the copies of this module (see context.ts): once per process.
 const WARNED_EMPTY = Symbol.for("trajectory-recorder.warned-empty-rollout");
@@ -131,8 +56,7 @@ export class Recorder {
   readonly options: RecorderOptions;
   #policy: ((model: string) => boolean) | undefined;
   #endpoint: RecordingEndpoint | undefined;
-  readonly #sessions = new Map<string, RolloutHandle>();
-  #sweep: ReturnType<typeof setInterval> | undefined;
+  readonly #sessions: SessionRegistry;
 
   constructor(options: RecorderOptions = {}) {
     const call = "new Recorder(options)";
@@ -162,6 +86,7 @@ export class Recorder {
         store,
       );
     checkSessionOptions(call, options.sessions);
+    this.#sessions = new SessionRegistry(options.sessions ?? {}, options.logger ?? console);
   }
 
   /**
@@ -196,7 +121,7 @@ export class Recorder {
    * every open session.
    */
   async close(): Promise<void> {
-    for (const id of [...this.#sessions.keys()]) this.endSession(id);
+    this.#sessions.endAll();
     const endpoint = this.#endpoint;
     this.#endpoint = undefined;
     await endpoint?.close();
@@ -360,36 +285,18 @@ export class Recorder {
     if (typeof id !== "string" || !SESSION_ID.test(id))
       throw new InvalidArgumentError(call, "id", "1 to 200 letters, digits or ._:-", id);
     const open = this.#sessions.get(id);
-    if (open && !open.ended) return open;
+    if (open) return open;
     if (!isObjectLike(options))
       throw new InvalidArgumentError(call, "options", "an object", options);
-    const max = this.options.sessions?.maxOpen ?? 10_000;
-    if (this.#sessions.size >= max) {
-      let oldest: RolloutHandle | undefined;
-      for (const h of this.#sessions.values())
-        if (!oldest || h.lastActive < oldest.lastActive) oldest = h;
-      if (oldest?.session)
-        this.#endSession(
-          oldest.session,
-          `session ended: ${max} sessions were open (sessions.maxOpen)`,
-        );
-    }
-    const handle = this.#open(
-      {
-        ...(options as Recorder.OpenOptions),
-        metadata: { ...(options as Recorder.OpenOptions).metadata, session_id: id },
-      },
-      id,
+    const o = options as Recorder.OpenOptions;
+    return this.#sessions.add(id, () =>
+      this.#open({ ...o, metadata: { ...o.metadata, session_id: id } }, id),
     );
-    this.#sessions.set(id, handle);
-    this.#startSweep();
-    return handle;
   }
 
   /** The open session `id`'s handle, or `undefined` (never opens one). */
   getSession(id: string): Recorder.RolloutHandle | undefined {
-    const handle = this.#sessions.get(id);
-    return handle && !handle.ended ? handle : undefined;
+    return this.#sessions.get(id);
   }
 
   /** Sessions open now. */
@@ -402,44 +309,7 @@ export class Recorder {
    * handed to `sessions.onEnd`); `undefined` when no such session is open.
    */
   endSession(id: string): RolloutTrajectory | undefined {
-    return this.#endSession(id);
-  }
-
-  #endSession(id: string, why?: string): RolloutTrajectory | undefined {
-    const handle = this.#sessions.get(id);
-    if (!handle) return undefined;
-    this.#sessions.delete(id);
-    if (this.#sessions.size === 0 && this.#sweep) {
-      clearInterval(this.#sweep);
-      this.#sweep = undefined;
-    }
-    const t = handle.finish(undefined, why);
-    try {
-      this.options.sessions?.onEnd?.(t);
-    } catch (error) {
-      (this.options.logger ?? console).warn(
-        `trajectory-recorder: sessions.onEnd threw for session ${id}: ${errorMessage(error)}`,
-      );
-    }
-    return t;
-  }
-
-  #startSweep(): void {
-    if (this.#sweep) return;
-    const idle = this.options.sessions?.idleTimeoutMs ?? 30 * 60_000;
-    this.#sweep = setInterval(
-      () => {
-        const now = Date.now();
-        for (const [id, h] of this.#sessions)
-          if (now - h.lastActive >= idle)
-            this.#endSession(
-              id,
-              `session ended after ${idle} ms without a call (sessions.idleTimeoutMs)`,
-            );
-      },
-      Math.max(10, Math.min(60_000, Math.floor(idle / 4))),
-    );
-    this.#sweep.unref?.();
+    return this.#sessions.end(id);
   }
 
   /**
@@ -578,93 +448,4 @@ export interface OpenOptions {
   metadata?: Record<string, unknown>;
   /** How its histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
   lineage?: RecorderOptions.LineageMode;
-}
-
-function isAbortSignal(value: unknown): value is AbortSignal {
-  return (
-    isObjectLike(value) &&
-    typeof (value as { aborted?: unknown }).aborted === "boolean" &&
-    typeof (value as { addEventListener?: unknown }).addEventListener === "function"
-  );
-}
-
-/** The signal of rollouts given neither a signal nor a timeout: it never aborts. */
-const NEVER = new AbortController().signal;
-
-/** The signal a rollout ends on (its own, its timeout's, or both), and the error it then rejects with. */
-function rolloutAbort(signal: AbortSignal | undefined, timeout: number | undefined) {
-  if (signal === undefined && timeout === undefined)
-    return {
-      signal: NEVER,
-      watched: false,
-      error: () => undefined as never,
-      rejection: () => undefined as never,
-      dispose: () => {},
-    };
-  const controller = new AbortController();
-  let timedOut = false;
-  const onAbort = () => controller.abort(signal?.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  if (signal?.aborted) controller.abort(signal.reason);
-  const timer =
-    timeout === undefined
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          controller.abort(new DOMException(`timed out after ${timeout} ms`, "TimeoutError"));
-        }, timeout);
-  const error = (trajectory: Trajectory) => {
-    const why = timedOut
-      ? `after its timeout of ${timeout} ms`
-      : `by its signal${signal?.reason instanceof Error ? ` (${signal.reason.message})` : ""}`;
-    const e = new RolloutAbortedError(trajectory, timedOut, why, controller.signal.reason);
-    trajectory.log(`rollout aborted ${why}: what it recorded until then is kept`);
-    return e;
-  };
-  return {
-    signal: controller.signal,
-    watched: true,
-    error,
-    rejection: (trajectory: Trajectory) =>
-      new Promise<never>((_, reject) => {
-        if (controller.signal.aborted) reject(error(trajectory));
-        else
-          controller.signal.addEventListener("abort", () => reject(error(trajectory)), {
-            once: true,
-          });
-      }),
-    dispose: () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    },
-  };
-}
-
-function checkLineageMode(call: string, field: string, value: unknown): void {
-  if (value !== undefined && !LINEAGE_MODES.includes(value as LineageMode))
-    throw new InvalidArgumentError(call, field, '"tokens", "text" or "off"', value);
-}
-
-function namesPolicy(names: readonly string[]): (model: string) => boolean {
-  const set = new Set(names);
-  return (model) => set.has(model);
-}
-
-function checkSessionOptions(call: string, sessions: unknown): void {
-  if (sessions === undefined) return;
-  if (!isObjectLike(sessions))
-    throw new InvalidArgumentError(call, "options.sessions", "an object", sessions);
-  const s = sessions as SessionOptions;
-  for (const name of ["idleTimeoutMs", "maxOpen"] as const) {
-    const v = s[name];
-    if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 1))
-      throw new InvalidArgumentError(
-        call,
-        `options.sessions.${name}`,
-        "a whole number of at least 1",
-        v,
-      );
-  }
-  if (s.onEnd !== undefined && typeof s.onEnd !== "function")
-    throw new InvalidArgumentError(call, "options.sessions.onEnd", "a function", s.onEnd);
 }

@@ -6,6 +6,7 @@ import { findJsonProblem } from "../util/json-check.js";
 import { StreamAccumulator } from "./accumulate.js";
 import type { ActiveRollout, RecordedCompletion, RolloutOptions } from "./active-rollout.js";
 import { currentRollout } from "./context.js";
+import { setReceipt } from "./receipts.js";
 import { type ChatCompletionBody, choicesWith, recordedResponse } from "./response.js";
 import type { RolloutState } from "./rollout-state.js";
 import {
@@ -107,18 +108,6 @@ interface APIPromiseLike extends Promise<unknown> {
 /** Finds the session a call outside any rollout records into (from its request options), if any. */
 export type SessionOf = (requestOptions: unknown) => ActiveRollout | undefined;
 
-/** The `x-trajectory-session` header of a call's request options, if it sets one. */
-export function sessionHeader(requestOptions: unknown): string | undefined {
-  const headers = (requestOptions as { headers?: unknown } | undefined)?.headers;
-  if (!headers || typeof headers !== "object") return undefined;
-  const value =
-    typeof (headers as Headers).get === "function"
-      ? (headers as Headers).get("x-trajectory-session")
-      : ((headers as Record<string, unknown>)["x-trajectory-session"] ??
-        (headers as Record<string, unknown>)["X-Trajectory-Session"]);
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
-
 function recordingCreate(
   original: AnyFn,
   target: object,
@@ -178,7 +167,7 @@ function recordingCreate(
     const onResult = (result: unknown) => {
       const id = state && (state.trajectory as { id?: string }).id;
       if (id && typeof result === "object" && result !== null)
-        RECEIPTS.set(result, { trajectory_id: id, call: number });
+        setReceipt(result, { trajectory_id: id, call: number });
       if (body.stream)
         teeStream(result as StreamLike, (acc, status, error) =>
           record({
@@ -413,23 +402,6 @@ function teeStream(
     };
     return iterator;
   };
-}
-
-/** Where a recorded completion went: its trajectory's receipt id and its call number there (from 1). */
-export interface Receipt {
-  /** The trajectory's id (`t.id`): what feedback and `GET /v1/trajectories/{id}` take. */
-  trajectory_id: string;
-  /** The call's number in its trajectory (1 for the first). */
-  call: number;
-}
-
-const RECEIPTS = new WeakMap<object, Receipt>();
-
-/** The receipt of a completion (or stream) a wrapped client returned inside a rollout. */
-export function receiptOf(completion: unknown): Receipt | undefined {
-  return typeof completion === "object" && completion !== null
-    ? RECEIPTS.get(completion)
-    : undefined;
 }
 
 /** Options of `recorder.wrap`. */
