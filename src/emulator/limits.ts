@@ -1,6 +1,7 @@
 // Bounds on what one request may ask of the emulator: body size, JSON nesting,
 // and the amount of sampling a chat completion may demand.
 import type { IncomingMessage } from "node:http";
+import { readRequestBody } from "../util/http.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { chatError, HttpError } from "./errors.js";
 
@@ -32,33 +33,14 @@ export type BodyShape = "chat" | "service";
  * Reads and parses a JSON body of at most `maxBytes`, without holding more
  * than that in memory, and refuses nesting too deep to store or serialize.
  */
-export function readJsonBody(
+export async function readJsonBody(
   req: IncomingMessage,
   maxBytes: number,
   shape: BodyShape = "service",
 ): Promise<unknown> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    return Promise.reject(tooLarge(maxBytes, shape));
-  }
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        req.off("data", onData);
-        req.pause();
-        chunks.length = 0;
-        reject(tooLarge(maxBytes, shape));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks)));
-    req.once("error", reject);
-  }).then(parseBody);
+  const bytes = await readRequestBody(req, maxBytes);
+  if (!bytes) throw tooLarge(maxBytes, shape);
+  return parseBody(bytes);
 }
 
 function parseBody(bytes: Buffer): unknown {

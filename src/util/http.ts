@@ -65,37 +65,33 @@ export function sendError(
 }
 
 /**
- * A request's body, or `undefined` when it holds more than `maxBytes` (a
- * `content-length` above the cap is refused before anything is read; the
- * rest of the body is drained, not kept).
+ * A request's body, or `undefined` once it holds more than `maxBytes` (a
+ * `content-length` above the cap is refused before anything is read). Past
+ * the cap nothing more is read or kept: the caller answers 413 with
+ * `connection: close`, which drops the rest unread.
  */
 export function readRequestBody(
   req: IncomingMessage,
   maxBytes: number,
 ): Promise<Buffer | undefined> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    req.resume();
-    return Promise.resolve(undefined);
-  }
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    req.on("data", (chunk: Buffer) => {
-      if (over) return;
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) {
-        over = true;
-        chunks.length = 0;
-        resolve(undefined);
+      if (size <= maxBytes) {
+        chunks.push(chunk);
         return;
       }
-      chunks.push(chunk);
-    });
-    req.once("end", () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
+      req.off("data", onData);
+      req.pause();
+      chunks.length = 0;
+      resolve(undefined);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks)));
     req.once("error", reject);
   });
 }

@@ -1,6 +1,7 @@
 // The HTTP pieces the W&B surfaces answer with: JSON and storage (XML)
 // errors, capped body reads, and the small value checks their handlers share.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { readRequestBody } from "../../util/http.js";
 import { GraphqlError } from "./graphql.js";
 
 export function send(res: ServerResponse, status: number, body: unknown, close = false): void {
@@ -45,32 +46,8 @@ export function headerValue(req: IncomingMessage, name: string): string {
   return (Array.isArray(value) ? value.join(",") : (value ?? "")).trim();
 }
 
-/** The body, or undefined once it passes `maxBytes` (nothing further is read). */
-export async function readCapped(
-  req: IncomingMessage,
-  maxBytes: number,
-): Promise<Buffer | undefined> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) {
-        chunks.push(chunk);
-        return;
-      }
-      // Stop reading; the answer closes the connection, dropping the rest unread.
-      req.off("data", onData);
-      req.pause();
-      resolve(undefined);
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks)));
-    req.once("error", reject);
-  });
-}
+/** The body, or undefined once it passes `maxBytes` (nothing further is read): the shared reader. */
+export const readCapped = readRequestBody;
 
 export function isRecord(value: unknown): value is Record<string, any> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
