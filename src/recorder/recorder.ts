@@ -1,26 +1,19 @@
 import {
   checkUpstream,
-  type EndpointOptions,
   RecordingEndpoint,
-  type RecordingUpstream,
   resolveEndpointOptions,
   SESSION_ID,
-  type TrainableModelLike,
-  type UrlUpstream,
 } from "../endpoint/index.js";
 import {
   type GatherOptions,
-  type GroupSink,
   gatherTrajectoryGroups,
-  LINEAGE_MODES,
   type LineageMode,
-  type Trajectory,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { errorMessage } from "../util/error-message.js";
 import { RolloutAbortedError } from "./errors.js";
-import { RolloutHandle, type RolloutStore } from "./handle.js";
+import { RolloutHandle } from "./handle.js";
 import { type Receipt, receiptOf, sessionHeader } from "./receipts.js";
 import {
   checkLineageMode,
@@ -31,7 +24,7 @@ import {
 } from "./recorder-checks.js";
 import type { RecorderOptions } from "./recorder-options.js";
 import { attachEndpoint, type RolloutTrajectory } from "./rollout-trajectory.js";
-import { type SessionOptions, SessionRegistry } from "./sessions.js";
+import { SessionRegistry } from "./sessions.js";
 import { tracingEnabled } from "./spans.js";
 import { type WrapOptions, wrapWithSessions } from "./wrap.js";
 
