@@ -18,15 +18,15 @@ export {
 } from "./follow.js";
 export { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
-export {
-  type CreatedJob,
-  type NoSignalPolicy,
-  type OpenAIWrapper,
-  type RegisterOptions,
-  TrainableModel,
-  type TrainResult,
-  type TrainRunOptions,
-} from "./model.js";
+export { TrainableModel } from "./model.js";
+export type {
+  CreatedJob,
+  NoSignalPolicy,
+  OpenAIWrapper,
+  RegisterOptions,
+  TrainResult,
+  TrainRunOptions,
+} from "./model-options.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
 export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
 export type { TrainEvery } from "./train-every.js";

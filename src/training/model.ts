@@ -7,117 +7,31 @@ import {
   type TrainingClient,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import {
-  checkGroups,
-  type GroupInput,
-  PreparedGroup,
-  prepareGroup,
-  prepareGroups,
-  refuseUntrainableBytes,
-  rewardSignalOf,
-  type ValidateOptions,
-} from "../trajectory/index.js";
+import type { GroupInput, ValidateOptions } from "../trajectory/index.js";
 import { fillModelName } from "../util/derive-client.js";
 import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
-import { type Checkpoint, sameType, type TrajectoryGroupWire } from "../wire/index.js";
+import { type Checkpoint, sameType } from "../wire/index.js";
 import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
-import { type FollowOptions, followTrainingJob, type TrainingProgress } from "./follow.js";
+import { type FollowOptions, followTrainingJob } from "./follow.js";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
+import { checkpointsToKeep } from "./model-checkpoints.js";
+import { checkedForLog, checkedForTrain } from "./model-groups.js";
+import type {
+  NoSignalPolicy,
+  OpenAIWrapper,
+  RegisterOptions,
+  TrainResult,
+  TrainRunOptions,
+} from "./model-options.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
 import { defaultSftUploader } from "./wandb/index.js";
 
-/** What {@link TrainableModel.register} needs. */
-export interface RegisterOptions {
-  /** The project the model belongs to (created when missing). */
-  project: string;
-  /** The model's name, unique in its project; registering it again returns the same model. */
-  name: string;
-  /** The base model to fine-tune, e.g. `OpenPipe/Qwen3-14B-Instruct`. */
-  baseModel: string;
-  /** Team or user; default: the owner of the API key. */
-  entity?: string | null;
-}
-
-/** Anything that wraps an `openai` client to record its calls (a `Recorder`). */
-export interface OpenAIWrapper {
-  /** Returns `client` with its calls recorded; `policy: true` marks its models as the policy's. */
-  wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
-  /** Marks a model as the policy being trained (a `Recorder` has it). */
-  addPolicy?(test: (model: string) => boolean): void;
-}
-
-/** Options of following a job from `train` / `trainSft`. */
-export interface TrainRunOptions {
-  /** Called for every event of the job, in order. */
-  onEvent?: (progress: TrainingProgress) => void;
-  /** Stops following the job (it keeps running on the service). */
-  signal?: AbortSignal;
-  /** Wait before each events poll (and between checkpoint polls), in ms. Default 1000. */
-  pollIntervalMs?: number;
-  /**
-   * How long to wait, after `training_ended`, for the job's checkpoint to be
-   * listed (a step newer than the one before the job), in ms; past it,
-   * `CheckpointTimeoutError`. Default 60000.
-   */
-  checkpointTimeoutMs?: number;
-  /**
-   * Called once the service answered with the new job's id, before following
-   * it; awaited, so the id can be saved (the shipper does) and the job resumed
-   * with `followJob` after a crash. If it throws, following stops with that
-   * error; the job keeps running on the service.
-   */
-  onJobCreated?: (job: CreatedJob) => void | Promise<void>;
-}
-
-/** A job just created, as given to `onJobCreated`. */
-export interface CreatedJob {
-  /** The new job's id: keep it to `followJob` after a restart. */
-  jobId: string;
-  /** The model's latest step before the job: `followJob` waits for a newer one. */
-  stepBefore: number;
-}
-
-/** What a finished training job produced. */
-export interface TrainResult {
-  /** The job's id; `null` when `train` created no job (see `skipped`). */
-  jobId: string | null;
-  /** The model's latest step once the job ended (the current step when skipped). */
-  step: number;
-  /**
-   * Each metric averaged over the gradient steps, under ART's names
-   * (`loss/train`, `loss/grad_norm`, ..., `data/step_num_gradient_steps`); from `train`,
-   * also ART's batch summary where the service did not report it
-   * (`data/step_num_scenarios`, `data/step_num_trajectories`,
-   * `data/step_num_groups_submitted`, `data/step_num_groups_trainable`: the
-   * groups handed in, rollouts that failed counted as trajectories, trainable
-   * = rewards that differ) and `time/step_backend_train_s` (the call's wall
-   * seconds); `{}` when skipped.
-   */
-  metrics: Record<string, number>;
-  /** The same under the service's raw keys (`loss`, `grad_norm`, ..., `num_gradient_steps`). */
-  rawMetrics: Record<string, number>;
-  /**
-   * Groups `train` left out because their rewards are all equal (no reward
-   * signal: every advantage is zero); see {@link NoSignalPolicy}.
-   */
-  noSignalGroups?: number;
-  /**
-   * Why no job was created: `"no_reward_signal"` when every group's rewards
-   * were equal, so nothing was left to learn from. The loop goes on.
-   */
-  skipped?: "no_reward_signal";
-}
-
-/**
- * What `train` (and the shipper's `trainEvery`) does with a group whose
- * rewards are all equal. `"skip"` (default): leave it out, as ART's trainer
- * does (its advantages are all zero), and create no job when nothing is
- * left. `"send"`: send it anyway (for an advantage scheme of your own).
- */
-export type NoSignalPolicy = "skip" | "send";
+// The options and results are declared in model-options.ts; NoSignalPolicy is
+// also named here, where train-every.ts takes it from.
+export type { NoSignalPolicy } from "./model-options.js";
 
 /** Where the library's informational lines go by default: stderr, leaving stdout to the program. */
 const STDERR_INFO = { info: (message: string) => console.error(message) };
@@ -258,21 +172,9 @@ export class TrainableModel {
     // Groups the shipper prepared are sent as the bytes they already are
     // (checked when the shipper took them); others are written and checked
     // once here, and those bytes are sent.
-    let prepared = allPrepared(groups);
-    let signals: (boolean | undefined)[];
-    if (prepared) {
-      if (options.validate === undefined && refuseUntrainable)
-        refuseUntrainableBytes(prepared, "train");
-      signals = groups.map(rewardSignalOf);
-    } else {
-      const written = await prepareGroups(groups, "train");
-      requireTrainableGroups(groups as TrajectoryGroupWire[]);
-      const kept = checkGroups(groups as TrajectoryGroupWire[], options.validate, "train", {
-        refuseUntrainable,
-      }).groups;
-      prepared = await keptChunks(groups, written, kept, "train");
-      signals = kept.map(rewardSignalOf);
-    }
+    const checked = await checkedForTrain(groups, options.validate, refuseUntrainable);
+    let prepared = checked.prepared;
+    const signals = checked.signals;
     // Groups whose rewards are all equal teach nothing (every advantage is
     // zero): left out, as ART's trainer does, checked first so that every
     // finding names the caller's own index.
@@ -372,12 +274,7 @@ export class TrainableModel {
     options: { split?: string; signal?: AbortSignal; validate?: TrainableModel.GroupCheck } = {},
   ): Promise<void> {
     const split = options.split ?? "val";
-    let prepared = allPrepared(groups);
-    if (!prepared) {
-      const written = await prepareGroups(groups, "log");
-      const kept = checkGroups(groups as TrajectoryGroupWire[], options.validate, "log").groups;
-      prepared = await keptChunks(groups, written, kept, "log");
-    }
+    const prepared = await checkedForLog(groups, options.validate);
     await logPreparedGroups(this.client.models, this.id, split, prepared, {
       signal: options.signal,
     });
@@ -416,26 +313,7 @@ export class TrainableModel {
     const all: Checkpoint[] = [];
     for await (const cp of this.client.models.checkpoints.list(this.id, { limit: 100 }))
       all.push(cp);
-    const keep = new Set<number>();
-    if (options.keepLatest !== false && all.length > 0) {
-      keep.add(Math.max(...all.map((c) => c.step)));
-    }
-    if (options.keepBestBy !== undefined) {
-      const key = options.keepBestBy;
-      const score = (c: Checkpoint) => {
-        const v = c.metrics?.[key];
-        return typeof v === "number" && Number.isFinite(v) ? v : Number.NEGATIVE_INFINITY;
-      };
-      const best = Math.max(...all.map(score));
-      if (best > Number.NEGATIVE_INFINITY) {
-        for (const c of all) if (score(c) === best) keep.add(c.step);
-      } else if (all.length > 0) {
-        // Otherwise only the latest survives, which is not what the caller asked for.
-        (options.logger ?? console).warn(
-          `deleteCheckpoints: no checkpoint of model ${this.name} carries the metric "${key}", so keepBestBy kept none; log that metric (e.g. model.log(groups, { split: "val" }) for "val/reward") before deleting.`,
-        );
-      }
-    }
+    const keep = checkpointsToKeep(all, options, this.name);
     const deleted = all.map((c) => c.step).filter((s) => !keep.has(s));
     if (deleted.length > 0)
       await this.client.models.checkpoints.delete(this.id, { steps: deleted });
@@ -566,49 +444,6 @@ export declare namespace TrainableModel {
 // The namespace's copy is the interface above, written again so that the
 // root's declarations name no type the root does not export.
 sameType<TrainableModel.OpenAIWrapper, OpenAIWrapper>(true);
-
-/** `train` needs something to learn from; say so before the service does, in its words. */
-function requireTrainableGroups(groups: readonly TrajectoryGroupWire[]): void {
-  if (groups.length === 0) {
-    throw new InvalidTrainingOptionsError("train", [
-      "groups: expected at least one trajectory group, got an empty array (gather some rollouts first)",
-    ]);
-  }
-  if (groups.every((g) => g.trajectories.length === 0)) {
-    throw new InvalidTrainingOptionsError("train", [
-      `groups: none of the ${groups.length} group(s) holds a trajectory (a TrajectoryGroup built from [] or from rollouts that all failed); give each group the trajectories of its rollouts`,
-    ]);
-  }
-}
-
-/**
- * The bytes of the groups the check kept: those written already, and the
- * ones it changed (trajectories dropped) written again.
- */
-async function keptChunks(
-  groups: readonly GroupInput[],
-  written: readonly PreparedGroup[],
-  kept: readonly unknown[],
-  method: string,
-): Promise<(readonly Uint8Array[])[]> {
-  const out: (readonly Uint8Array[])[] = [];
-  for (const g of kept) {
-    const at = groups.indexOf(g as GroupInput);
-    out.push(
-      at >= 0
-        ? (written[at] as PreparedGroup).chunks
-        : (await prepareGroup(g, method, out.length)).chunks,
-    );
-  }
-  return out;
-}
-
-/** The groups' bytes (each in its pieces) when every group is a non-empty list of prepared ones. */
-function allPrepared(groups: readonly GroupInput[]): (readonly Uint8Array[])[] | undefined {
-  if (!Array.isArray(groups) || groups.length === 0) return undefined;
-  if (!groups.every((g) => g instanceof PreparedGroup)) return undefined;
-  return groups.map((g) => (g as PreparedGroup).chunks);
-}
 
 type TrainableModelMethods = Pick<
   TrainableModel,

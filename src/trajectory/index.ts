@@ -10,16 +10,16 @@ export {
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
 export type { MetricValue, TrajectoryFields } from "./fields.js";
-export {
-  type AfterEachResult,
-  type GatherGroupInput,
-  type GatherOptions,
-  type GatherTrajectoriesOptions,
-  gatherTrajectories,
-  gatherTrajectoryGroups,
-  type TrajectoriesRollout,
-} from "./gather.js";
+export { gatherTrajectoryGroups } from "./gather.js";
 export { GatherTimeoutError } from "./gather-limits.js";
+export { gatherTrajectories } from "./gather-trajectories.js";
+export type {
+  AfterEachResult,
+  GatherGroupInput,
+  GatherOptions,
+  GatherTrajectoriesOptions,
+  TrajectoriesRollout,
+} from "./gather-types.js";
 export {
   PendingGroup,
   type Rollout,
@@ -72,17 +72,18 @@ export { hasRewardSignal } from "./signal.js";
 export type { GroupSink } from "./sink.js";
 export { readWrittenTrajectory, Trajectory, type TrajectoryInit } from "./trajectory.js";
 export {
-  type CheckedGroups,
-  checkGroups,
-  DEFAULT_SEND_CHECK,
   FINISH_REASONS,
-  type GroupValidation,
-  refuseUntrainableBytes,
   type TrajectoryValidation,
   type ValidateOptions,
   type ValidationMode,
-  validateGroup,
   validateTrajectory,
 } from "./validate.js";
+export { type GroupValidation, validateGroup } from "./validate-group.js";
 export { groupTokenSharing, type TokenSharing } from "./validate-lineage.js";
+export {
+  type CheckedGroups,
+  checkGroups,
+  DEFAULT_SEND_CHECK,
+  refuseUntrainableBytes,
+} from "./validate-send.js";
 export { checkRolloutTrajectory, type WireIssue } from "./wire-writer.js";
