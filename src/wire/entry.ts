@@ -22,6 +22,10 @@ export {
   type MessageParam,
 } from "../trajectory/messages.js";
 // The schemas, not the internal `sameType` check that index.ts adds.
-export * from "./api.js";
+export * from "./api-models.js";
+export * from "./api-service.js";
+export * from "./api-training.js";
 export * from "./chat.js";
+export * from "./choice.js";
+export * from "./messages.js";
 export * from "./trajectory.js";
