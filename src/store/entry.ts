@@ -8,7 +8,11 @@
  */
 // The `trajectory-recorder/store` entry point: what a program opens a store
 // and sends feedback with. A file of its own, so the folder's plumbing
-// (records, replay, segments) stays internal.
+// (records, replay, segments) stays internal. The shapes a stored record is
+// made of are listed too, so that its type reads whole from this entry.
+
+export { TrajectoryRecorderError } from "../util/error-family.js";
+export type { MessageOrChoiceWire, TrajectoryWire } from "../wire/index.js";
 export {
   FeedbackConflictError,
   FeedbackNotAllowedError,

@@ -110,7 +110,7 @@ export interface GatherTrajectoriesOptions {
   rolloutTimeout?: number;
 }
 
-/** One rollout of {@link gatherTrajectories}: a trajectory, or several from one rollout. */
+/** One rollout of `gatherTrajectories`: a trajectory, or several from one rollout. */
 export type TrajectoriesRollout =
   | Rollout
   | PromiseLike<Iterable<Trajectory>>
