@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { z } from "zod";
-import type { RecordingEndpoint, Route } from "../endpoint/index.js";
+import { type RecordingEndpoint, type Route, SESSION_ID } from "../endpoint/index.js";
 import type { Recorder } from "../recorder/index.js";
 import {
   checkFeedbackAllowed,
@@ -60,10 +60,7 @@ export interface ProductionInit {
 const OpenSessionRequest = z
   .object({
     /** The session's id; default: a new random one. */
-    id: z
-      .string()
-      .regex(/^[A-Za-z0-9._:-]{1,200}$/)
-      .optional(),
+    id: z.string().regex(SESSION_ID).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
