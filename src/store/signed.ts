@@ -116,8 +116,11 @@ export function verifyFeedbackToken(
       "malformed",
       "expected a payload and a signature in base64url, joined by a dot",
     );
-  const expected = mac(key, payload);
-  const given = Buffer.from(signature, "base64url");
+  // Compared as text, not as decoded bytes: the last base64url character of a
+  // 32-byte MAC carries two unused bits, so decoding would accept four
+  // spellings of one signature. Only the canonical one passes.
+  const expected = Buffer.from(mac(key, payload).toString("base64url"));
+  const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     throw new FeedbackTokenError("tampered", "its signature does not match its content");
   const grant = readPayload(payload);

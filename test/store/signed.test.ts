@@ -19,6 +19,10 @@ const refusal = (fn: () => unknown) => {
   throw new Error("accepted");
 };
 
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/** The character whose value differs from c's only in its two low bits. */
+const sibling = (c: string) => ALPHABET[ALPHABET.indexOf(c) ^ 1] as string;
+
 describe("signed feedback tokens", () => {
   it("grants feedback on one trajectory with the fields it names, until it expires", () => {
     const now = Date.now();
@@ -48,6 +52,8 @@ describe("signed feedback tokens", () => {
       `${forged}.${signature}`,
       `${payload}.${signature.slice(0, -2)}AA`,
       `${payload}.${signature.slice(1)}`,
+      // Same decoded bytes, another spelling: the unused low bits of the last character.
+      `${payload}.${signature.slice(0, -1)}${sibling(signature.at(-1) as string)}`,
     ]) {
       const e = refusal(() => verifyFeedbackToken(bad, secret));
       expect(e.problem).toBe("tampered");
