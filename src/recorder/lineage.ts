@@ -73,7 +73,7 @@ export function checkLineage(
           const why = describeDeparture(prev, tokens.prompt, at);
           if (mode === "text") {
             out.log(
-              `token lineage diverges: ${name()}[${i}] ${why}; kept in the same history as ${name()}[${prevAt}] (lineage: "text")`,
+              `token lineage diverges: ${name()}[${i}]: ${why}; kept in the same history as ${name()}[${prevAt}] (lineage: "text")`,
             );
           } else {
             // The turn and what follows go on in a new history: its full

@@ -14,9 +14,12 @@ import { CompactLogprobs } from "../logprobs/index.js";
  *   followed by that Choice's `token_ids`; otherwise it goes on in a new
  *   additional history holding its full prompt, and `logs` say where the
  *   tokens diverged (as OpenPipe ART does since its PR #782).
- * - `"text"`: turns whose messages match as text stay in one history even
- *   when their tokens diverge (ART's `reconcile_text_equivalent_tokenizations`
- *   opt-in); each divergence is still said in `logs`.
+ * - `"text"`: histories are built by comparing messages, and a turn whose
+ *   tokens diverge stays in its history whatever the tokens are; each
+ *   divergence is said in `logs`. This keeps more than ART's
+ *   `reconcile_text_equivalent_tokenizations` opt-in, which merges only
+ *   tokenizations that decode to the same text: here a template that drops
+ *   earlier reasoning or re-serialises tool arguments is kept too.
  * - `"off"`: no token check at all (histories by message comparison only).
  *
  * Choices without token ids are always attributed by message comparison.
@@ -68,7 +71,13 @@ export function choiceTokens(choice: unknown): ChoiceTokens | undefined {
  * The first position at which `prompt` departs from `prev.prompt` followed by
  * `prev.sampled`, or -1 when it extends them. The last sampled token of a
  * turn that ended on a stop token may differ (a template writes its own
- * end-of-turn token), provided the prompt goes on past it.
+ * end-of-turn token in its place), unless the prompt holds the sampled
+ * token right after the one that differs: that shape is a token
+ * inserted before it, which means the server left its stop token out of
+ * `token_ids` and the last sampled token was text (Qwen3 samples
+ * `</tool_call>` `\n` and its template renders `</tool_call>` `<|im_end|>`
+ * `\n`). Forgiven there, a trainer would pair the text token's logprob with
+ * the end-of-turn position.
  */
 export function lineageDeparture(prev: ChoiceTokens, prompt: readonly number[]): number {
   const before = prev.prompt;
@@ -80,7 +89,7 @@ export function lineageDeparture(prev: ChoiceTokens, prompt: readonly number[]):
   for (let i = 0; i < head; i++) if (prompt[i] !== before[i]) return i;
   for (let i = p; i < m; i++)
     if (prompt[i] !== sampled[i - p]) {
-      if (i === n - 1 && prev.endsOnStopToken && prompt.length > n - 1) return -1;
+      if (i === n - 1 && prev.endsOnStopToken && prompt[n] !== sampled[i - p]) return -1;
       return i;
     }
   return prompt.length >= n ? -1 : prompt.length;

@@ -29,8 +29,9 @@ export interface ValidateOptions {
   allowMissingTokenIds?: boolean;
   /**
    * Accept a history whose later turn's `prompt_token_ids` do not extend the
-   * earlier turn's prompt and `token_ids` (recorded with `lineage: "text"`).
-   * Default `false`.
+   * earlier turn's prompt and `token_ids`: what a rollout recorded with
+   * `lineage: "text"` or `lineage: "off"` holds wherever the template renders
+   * a turn back differently, and data recorded elsewhere. Default `false`.
    */
   allowLineageBreaks?: boolean;
   /** Refuse a group in which no trajectory holds a trainable Choice. Default `true`. */

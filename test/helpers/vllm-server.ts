@@ -48,6 +48,13 @@ export interface VllmServerOptions {
    * does): a later prompt no longer extends the tokens sampled for them.
    */
   stripReasoning?: boolean;
+  /**
+   * As Qwen3 behind a server that leaves the stop token out of `token_ids`:
+   * a tool-calling turn samples a newline after its calls (`</tool_call>`
+   * `\n`, `stop_reason` null), and the template ends every message with END
+   * then a newline, so a later prompt holds END where the newline was sampled.
+   */
+  toolCallNewline?: boolean;
 }
 
 export interface VllmServer {
@@ -92,6 +99,7 @@ export function promptIds(
   body: Json,
   reasoningField = "reasoning_content",
   stripReasoning = false,
+  toolCallNewline = false,
 ): number[] {
   const ids: number[] = [];
   if (body.tools?.length)
@@ -103,12 +111,21 @@ export function promptIds(
       ids.push(...completionPieces(rendered, reasoningField).map(idOf));
     } else ids.push(...pieces(textOf(m.content)).map(idOf));
     ids.push(END);
+    if (toolCallNewline) ids.push(idOf(NEWLINE));
   }
   ids.push(START, ROLES.assistant as number);
   return ids;
 }
 
 const idOf = (piece: string) => tokenOf(piece).id;
+
+const NEWLINE = "\n";
+
+/** The pieces sampled for `message`: with `toolCallNewline`, a tool-calling turn ends on a newline. */
+function sampledPieces(message: Json, reasoningField: string, toolCallNewline: boolean): string[] {
+  const toks = completionPieces(message, reasoningField);
+  return toolCallNewline && message.tool_calls ? [...toks, NEWLINE] : toks;
+}
 
 /** Splits text into the pieces the fake tokenizer calls tokens (about 4 characters). */
 function pieces(text: string): string[] {
@@ -183,12 +200,14 @@ function answerJson(
   finish: string,
   reasoningField: string,
   prompt: number[],
+  toolCallNewline = false,
 ) {
   const asIds = body.return_tokens_as_token_ids === true;
-  const toks = completionPieces(message, reasoningField);
+  const toks = sampledPieces(message, reasoningField, toolCallNewline);
   const choice: Json = {
     index: 0,
     finish_reason: finish,
+    ...(toolCallNewline ? { stop_reason: null } : {}),
     message: { ...message, refusal: null },
     logprobs: body.logprobs ? { content: toks.map((p) => logprobEntry(p, asIds)) } : null,
   };
@@ -222,6 +241,7 @@ function answerStream(
   finish: string,
   reasoningField: string,
   prompt: number[],
+  toolCallNewline = false,
 ) {
   const asIds = body.return_tokens_as_token_ids === true;
   const id = `chatcmpl-${++callCounter}`;
@@ -280,7 +300,17 @@ function answerStream(
       tokens += carried.length;
     });
   });
-  send({ index: 0, delta: {}, finish_reason: finish });
+  if (toolCallNewline && message.tool_calls) {
+    // The newline after the calls: sampled, but in no delta field once the calls are parsed.
+    send(deltaOf({}, [NEWLINE]));
+    tokens++;
+  }
+  send({
+    index: 0,
+    delta: {},
+    finish_reason: finish,
+    ...(toolCallNewline ? { stop_reason: null } : {}),
+  });
   if (body.stream_options?.include_usage) {
     const n = prompt.length;
     send(null, {
@@ -307,12 +337,14 @@ export async function startVllmServer(options: VllmServerOptions): Promise<VllmS
       const reply = await options.respond(body, index++);
       const message = messageOf(reply, reasoningField);
       const model = reply.model ?? body.model;
-      const prompt = promptIds(body, reasoningField, options.stripReasoning === true);
+      const newline = options.toolCallNewline === true;
+      const prompt = promptIds(body, reasoningField, options.stripReasoning === true, newline);
       exchanges.push({ body, message, model, prompt_token_ids: prompt });
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       const finish = reply.finish_reason ?? (message.tool_calls ? "tool_calls" : "stop");
-      if (body.stream) answerStream(res, body, message, model, finish, reasoningField, prompt);
-      else answerJson(res, body, message, model, finish, reasoningField, prompt);
+      if (body.stream)
+        answerStream(res, body, message, model, finish, reasoningField, prompt, newline);
+      else answerJson(res, body, message, model, finish, reasoningField, prompt, newline);
     } catch (error) {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: String(error) } }));

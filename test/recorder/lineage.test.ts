@@ -176,7 +176,7 @@ describe("a template that strips earlier reasoning", () => {
     const said = t.logs.filter((l) => l.startsWith("token lineage diverges:"));
     expect(said).toHaveLength(2);
     expect(said[0]).toMatch(
-      /kept in the same history as messages_and_choices\[2\] \(lineage: "text"\)$/,
+      /^token lineage diverges: messages_and_choices\[4\]: its prompt_token_ids depart .*; kept in the same history as messages_and_choices\[2\] \(lineage: "text"\)$/,
     );
   });
 
@@ -185,6 +185,35 @@ describe("a template that strips earlier reasoning", () => {
     expect(t.additional_histories).toEqual([]);
     expect(t.logs).toEqual([]);
   });
+});
+
+describe("a server that leaves the stop token out while the turn ends on text (Qwen3 tool calls)", () => {
+  for (const stream of [false, true]) {
+    it(`splits after each tool-calling turn: 3 rollouts, 9 histories, 6 splits (${stream ? "streamed" : "not streamed"})`, async () => {
+      const qwen = await startVllmServer({ respond, toolCallNewline: true });
+      try {
+        const group = new TrajectoryGroup([
+          await agent(qwen, { stream }),
+          await agent(qwen, { stream }),
+          await agent(qwen, { stream }),
+        ]);
+        const check = validateGroup(group, { mode: "warn", logger: { warn() {} } });
+        expect(check.tokens).toMatchObject({ histories: 9, splits: 6 });
+        for (const t of group.trajectories) {
+          // The turn after each tool call departs where the template wrote END in place of the
+          // sampled newline: at the previous turn's last sampled token.
+          const splits = t.logs.filter((l) => l.startsWith("token lineage split:"));
+          expect(splits).toHaveLength(2);
+          for (const line of splits)
+            expect(line).toMatch(/\(at token (\d+) of the previous turn's sampled tokens\)/);
+          expect(unbroken(t)).toBe(true);
+        }
+        expect(check.problems).toEqual([]);
+      } finally {
+        await qwen.close();
+      }
+    });
+  }
 });
 
 describe("n > 1", () => {

@@ -101,7 +101,7 @@ describe("validateGroup's token checks", () => {
     expect(check(t, { allowLineageBreaks: true }).problems).toEqual([]);
   });
 
-  it("accept a stop token the template renders its own way, or leaves out, but not a stop string's", () => {
+  it("accept a stop token the template renders its own way, or leaves out, but not a stop string's, nor text the template replaced", () => {
     const prev = choiceTokens(choice([1, 2], [5, 6, EOS]))!;
     // EOS included in token_ids and rendered back: extends.
     expect(lineageDeparture(prev, [1, 2, 5, 6, EOS, 9])).toBe(-1);
@@ -110,6 +110,21 @@ describe("validateGroup's token checks", () => {
     // A server that leaves EOS out of token_ids: the template's end follows the tokens.
     const noEos = choiceTokens(choice([1, 2], [5, 6]))!;
     expect(lineageDeparture(noEos, [1, 2, 5, 6, EOS, 9])).toBe(-1);
+    // A server that leaves the stop token out while the last sampled token is text:
+    // Qwen3 samples `</tool_call>` `\n` (finish_reason tool_calls, stop_reason null), and its
+    // template renders `</tool_call>` `<|im_end|>` `\n`. The template's end is inserted before
+    // the sampled `\n`, not written in place of a stop token: the lineage breaks there.
+    const NL = 198;
+    const IM_END = 151645;
+    const toolTurn = choiceTokens(
+      choice([1, 2], [5, 6, NL], { finish_reason: "tool_calls", stop_reason: null }),
+    )!;
+    expect(lineageDeparture(toolTurn, [1, 2, 5, 6, IM_END, NL, 9])).toBe(4);
+    // The same turn with its stop token kept and rendered back extends.
+    const withEnd = choiceTokens(
+      choice([1, 2], [5, 6, NL, IM_END], { finish_reason: "tool_calls", stop_reason: null }),
+    )!;
+    expect(lineageDeparture(withEnd, [1, 2, 5, 6, NL, IM_END, NL, 9])).toBe(-1);
     // Stopped on a stop string (vLLM's stop_reason is the string): its tokens are text the
     // message no longer holds, so a prompt without them departs.
     const stopString = choiceTokens(choice([1, 2], [5, 6, 7], { stop_reason: "\n" }))!;
