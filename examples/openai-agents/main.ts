@@ -10,7 +10,7 @@ import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 import { startEmulator } from "trajectory-recorder/emulator";
-import { recordingRunner } from "trajectory-recorder/openai-agents";
+import { recordingRunner, scoreMaxTurns } from "trajectory-recorder/openai-agents";
 
 // The SDK exports traces to OpenAI by default; this example keeps everything local.
 setTracingDisabled(true);
@@ -47,10 +47,13 @@ try {
   const runner = recordingRunner({ client, recorder });
   const trajectory = await recorder.rollout(
     async (t) => {
-      const result = await runner.run(agent, "What is the weather in Paris? Say red.");
+      const result = await runner.run(agent, "What is the weather in Paris? Say red.", {
+        maxTurns: 4,
+      });
       t.reward = String(result.finalOutput ?? "").includes("red") ? 1 : 0;
     },
-    { metadata: { example: "openai-agents" } },
+    // An agent that calls its tool until maxTurns is scored 0 and kept for training.
+    { metadata: { example: "openai-agents" }, scoreError: scoreMaxTurns(0) },
   );
   console.log(JSON.stringify(trajectory.toJSON(), null, 2));
 } finally {

@@ -338,6 +338,9 @@ export class Recorder {
     )
       throw new InvalidArgumentError(call, "options.timeout", "a positive number of ms", timeout);
     checkLineageMode(call, "options.lineage", options.lineage);
+    const { scoreError } = options;
+    if (scoreError !== undefined && typeof scoreError !== "function")
+      throw new InvalidArgumentError(call, "options.scoreError", "a function", scoreError);
     if (this.options.upstream !== undefined && !this.#endpoint?.listening)
       await this.startEndpoint();
     const handle = this.#open(
@@ -369,6 +372,17 @@ export class Recorder {
       failure = error;
     } finally {
       abort.dispose();
+    }
+    if (failed && scoreError && !(failure instanceof RolloutAbortedError)) {
+      const scored = scoreFailure(scoreError as RolloutErrorScorer, failure, trajectory);
+      if (scored !== undefined) {
+        // Kept as a scored trajectory: the rollout resolves, nothing is re-thrown.
+        failed = false;
+        trajectory.reward = scored;
+        trajectory.log(
+          `rollout ended in an error, scored ${scored} by options.scoreError: ${errorMessage(failure)}`,
+        );
+      }
     }
     const why =
       failed && !(failure instanceof RolloutAbortedError)
@@ -407,6 +421,7 @@ export declare namespace Recorder {
     Receipt,
     RolloutCallOptions,
     RolloutContext,
+    RolloutErrorScorer,
     RolloutHandle,
     WrapOptions,
   };
@@ -427,6 +442,51 @@ export interface RolloutCallOptions {
   timeout?: number;
   /** How this rollout's histories follow the token ids: overrides {@link RecorderOptions.lineage}. */
   lineage?: RecorderOptions.LineageMode;
+  /**
+   * Turns an error `fn` throws into a score, for an agent whose failure is
+   * its own doing (a framework's max-turns error: a loop is a bad answer, not
+   * an accident). When it returns a finite number, `rollout()` resolves with
+   * the trajectory recorded so far, that reward, and a line in `logs`; its
+   * Choices stay trainable. `undefined` or `null` leaves the error thrown (so
+   * a gather counts it as an exception). Not called for
+   * {@link RolloutAbortedError}. `trajectory-recorder/openai-agents` has
+   * `scoreMaxTurns()` for the Agents SDK.
+   *
+   * @example
+   * await recorder.rollout(fn, { scoreError: (e) => (e instanceof MyLoopError ? 0 : undefined) });
+   */
+  scoreError?: RolloutErrorScorer;
+}
+
+/**
+ * What {@link RolloutCallOptions.scoreError} calls: `error` is what `fn`
+ * threw. A finite number scores the trajectory recorded so far with it;
+ * `undefined` or `null` leaves the error thrown.
+ */
+export type RolloutErrorScorer = (
+  error: unknown,
+  trajectory: RolloutTrajectory,
+) => number | null | undefined;
+
+/** The scorer's number for `error`, or undefined to throw it (a scorer that fails is logged). */
+function scoreFailure(
+  scorer: RolloutErrorScorer,
+  error: unknown,
+  trajectory: RolloutTrajectory,
+): number | undefined {
+  let scored: unknown;
+  try {
+    scored = scorer(error, trajectory);
+  } catch (thrown) {
+    trajectory.log(`options.scoreError threw: ${errorMessage(thrown)}; the rollout's error stands`);
+    return undefined;
+  }
+  if (scored === undefined || scored === null) return undefined;
+  if (typeof scored === "number" && Number.isFinite(scored)) return scored;
+  trajectory.log(
+    `options.scoreError returned ${typeof scored === "number" ? String(scored) : typeof scored}, not a finite number; the rollout's error stands`,
+  );
+  return undefined;
 }
 
 /** What `fn` of {@link Recorder.rollout} is given besides its trajectory. */

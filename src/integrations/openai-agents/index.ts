@@ -13,3 +13,4 @@ export {
   recordingModelProvider,
 } from "./provider.js";
 export { type RecordingRunnerOptions, recordingRunner } from "./runner.js";
+export { scoreMaxTurns } from "./score.js";
