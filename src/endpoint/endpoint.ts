@@ -12,8 +12,10 @@ import { EndpointServer, type Route } from "./server.js";
 export class RecordingEndpoint {
   readonly server: EndpointServer;
   readonly recording: RecordingRoutes;
+  readonly #publicURL: string | undefined;
 
   constructor(init: RecordingInit, routes: readonly Route[] = []) {
+    this.#publicURL = init.options.publicURL;
     this.recording = new RecordingRoutes(init);
     this.server = new EndpointServer({
       host: init.options.host,
@@ -29,14 +31,22 @@ export class RecordingEndpoint {
     return this.server.start();
   }
 
-  /** The root URL, e.g. `http://127.0.0.1:8400`. */
+  /**
+   * The root URL agents are given, e.g. `http://127.0.0.1:8400`: the
+   * endpoint's `publicURL`, else the listening address (an unspecified
+   * one, `0.0.0.0` or `::`, given as loopback).
+   */
   get url(): string {
-    return this.server.url;
+    const listening = this.server.url;
+    if (this.#publicURL) return this.#publicURL;
+    return listening.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, h: string) =>
+      h === "0.0.0.0" ? "http://127.0.0.1" : "http://[::1]",
+    );
   }
 
   /** The base URL agents use, ending in `/v1`. Throws before {@link start} has finished. */
   get baseURL(): string {
-    return `${this.server.url}/v1`;
+    return `${this.url}/v1`;
   }
 
   /** Whether the server is listening. */

@@ -13,9 +13,12 @@ const DONE = Buffer.from("[DONE]");
 /** Finished rollouts' keys kept to answer 409 (older ones answer 401). */
 export const FINISHED_KEPT = 100_000;
 
-// Request headers of the agent's that never go upstream: its key, and what
-// belongs to its own connection or is set again for the body sent.
-export const DROP_REQUEST = new Set([
+// Request headers of the agent's that never go upstream: its key, what
+// belongs to its own connection (hop-by-hop: `expect` was answered here with
+// 100 Continue, fetch refuses it anyway), and what describes the body as the
+// agent sent it (the body sent upstream is the JSON re-serialised,
+// uncompressed).
+const DROP_REQUEST = new Set([
   "host",
   "authorization",
   "api-key",
@@ -23,18 +26,42 @@ export const DROP_REQUEST = new Set([
   "cookie",
   "content-length",
   "content-type",
+  "content-encoding",
+  "content-md5",
+  "digest",
   "connection",
   "keep-alive",
   "transfer-encoding",
   "accept-encoding",
+  "expect",
   "te",
   "trailer",
   "upgrade",
-  "proxy-authorization",
-  "proxy-connection",
+  "http2-settings",
   CALL_HEADER,
   "x-trajectory-session",
 ]);
+
+/**
+ * The agent's request headers that go upstream with its call: none of
+ * {@link DROP_REQUEST}, no `proxy-*` header, and none the agent's own
+ * `connection` header names as hop-by-hop.
+ */
+export function forwardedRequestHeaders(
+  headers: IncomingMessage["headers"],
+): Array<[string, string]> {
+  const connection = String(headers.connection ?? "")
+    .split(",")
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
+  const out: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || DROP_REQUEST.has(name) || name.startsWith("proxy-")) continue;
+    if (connection.includes(name)) continue;
+    out.push([name, Array.isArray(value) ? value.join(", ") : value]);
+  }
+  return out;
+}
 // Response headers not copied to the agent: they describe the upstream
 // connection (fetch has already decoded the body), or hold a credential.
 const DROP_RESPONSE = new Set([
@@ -117,7 +144,7 @@ export function answerError(call: Call, error: unknown, aborted: boolean, ctx: E
     sendError(
       res,
       502,
-      `The upstream could not be reached (${ctx.tries} tries): ${ctx.redact(errorMessage(cause ?? error))}.`,
+      `The upstream could not be reached: ${ctx.redact(errorMessage(cause ?? error))}. (A refused connection is tried ${ctx.tries} times; a call that may have reached the upstream is never sent again.)`,
       "upstream_error",
       "upstream_unreachable",
     );

@@ -17,6 +17,15 @@ export interface EndpointOptions {
    * Default `false`.
    */
   allowRemote?: boolean;
+  /**
+   * The root URL agents are given (`t.baseURL` is it plus `/v1`), when they
+   * reach the endpoint by another address than the one it listens on: a
+   * container's host name, a reverse proxy (`https://gw.example/recorder`).
+   * An http(s) URL without query, fragment or credentials. Default: the
+   * listening address, with `0.0.0.0` / `::` (which no client can connect
+   * to elsewhere) given as `127.0.0.1` / `[::1]`.
+   */
+  publicURL?: string;
   /** Largest request body read, in bytes; a larger one answers 413. Default 32 MiB. */
   maxBodyBytes?: number;
   /**
@@ -26,10 +35,14 @@ export interface EndpointOptions {
    */
   timeoutMs?: number;
   /**
-   * Tries again when the upstream could not be reached at all (refused, reset
-   * before any answer): up to this many times, with backoff. Answers the
-   * upstream gave (429, 500, ...) go back to the agent as they are, so its
-   * own client decides, as it would against the upstream. Default 2.
+   * Tries a chat completion again, up to this many times with backoff, only
+   * when it provably never reached the upstream: the connection was refused,
+   * could not be made in time, or the host name did not resolve. A call
+   * that may have reached it (a connection reset or closed after the
+   * request was written) is not idempotent and is never sent again: the
+   * agent gets 502 and its own client decides. Answers the upstream gave
+   * (429, 500, ...) go back to the agent as they are. `GET /v1/models` is
+   * tried again on any network error. Default 2.
    */
   maxRetries?: number;
   /** Where the endpoint says what it refused or could not forward. Default `console`. */
@@ -43,6 +56,8 @@ export const DEFAULT_MAX_RETRIES = 2;
 /** The options with their defaults, checked. */
 export interface ResolvedEndpointOptions {
   host: string;
+  /** The root URL handed out, without a trailing `/`; absent: the listening address. */
+  publicURL?: string;
   port: number;
   maxBodyBytes: number;
   timeoutMs: number;
@@ -94,10 +109,40 @@ export function resolveEndpointOptions(
     );
   return {
     host: host === "localhost" ? "127.0.0.1" : host,
+    ...(o.publicURL === undefined ? {} : { publicURL: checkPublicURL(call, o.publicURL) }),
     port,
     maxBodyBytes: whole("maxBodyBytes", o.maxBodyBytes, 1, DEFAULT_MAX_BODY_BYTES),
     timeoutMs: whole("timeoutMs", o.timeoutMs, 1, DEFAULT_TIMEOUT_MS),
     maxRetries: whole("maxRetries", o.maxRetries, 0, DEFAULT_MAX_RETRIES),
     logger: (o.logger as { warn(message: string): void } | undefined) ?? console,
   };
+}
+
+function checkPublicURL(call: string, value: unknown): string {
+  const expected = "an http(s) URL without query, fragment or credentials, not ending in /v1";
+  let url: URL | undefined;
+  try {
+    url = new URL(String(value));
+  } catch {}
+  if (
+    typeof value !== "string" ||
+    !url ||
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    url.username !== "" ||
+    url.password !== "" ||
+    /[?#]/.test(value)
+  )
+    throw new InvalidArgumentError(call, "endpoint.publicURL", expected, value);
+  const root = `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+  if (/\/v1$/.test(root))
+    throw new InvalidArgumentError(
+      call,
+      "endpoint.publicURL",
+      expected,
+      value,
+      `${value} ends in /v1: give the root URL (/v1 is added to it for t.baseURL)`,
+    );
+  return root;
 }

@@ -8,14 +8,21 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { redactSecret } from "../client/index.js";
 import { errorMessage } from "../util/error-message.js";
-import { backoffDelay, bearerToken, readRequestBody, sendError } from "../util/http.js";
+import {
+  backoffDelay,
+  bearerToken,
+  decodeRequestBody,
+  readRequestBody,
+  sendError,
+} from "../util/http.js";
+import { unrecordable } from "./chat-body.js";
 import {
   agentHeaders,
   answerError,
   CALL_HEADER,
   type Call,
-  DROP_REQUEST,
   FINISHED_KEPT,
+  forwardedRequestHeaders,
   send,
   tee,
 } from "./forward.js";
@@ -100,7 +107,8 @@ export class RecordingRoutes {
       {
         method: "GET",
         path: "/v1/models/:id",
-        handle: (c) => this.#modelsRoute(c, c.path.slice(3)),
+        // The id as decoded, encoded again: the upstream gets one segment.
+        handle: (c) => this.#modelsRoute(c, `/models/${encodeURIComponent(c.params.id ?? "")}`),
       },
     ];
   }
@@ -294,9 +302,18 @@ export class RecordingRoutes {
       );
       return;
     }
+    const decoded = await decodeRequestBody(
+      raw,
+      req.headers["content-encoding"],
+      this.#options.maxBodyBytes,
+    );
+    if (!decoded.ok) {
+      sendError(res, decoded.status, decoded.message, "invalid_request_error", decoded.code);
+      return;
+    }
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString("utf8"));
+      body = JSON.parse(decoded.body.toString("utf8"));
     } catch (error) {
       sendError(
         res,
@@ -314,6 +331,18 @@ export class RecordingRoutes {
         `The body of POST /v1/chat/completions must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : `a ${typeof body}`}.`,
         "invalid_request_error",
         "invalid_json",
+      );
+      return;
+    }
+    const bad = unrecordable(body);
+    if (bad) {
+      sendError(
+        res,
+        400,
+        `${bad.message}. The recorder could not record this call, so it was not sent.`,
+        "invalid_request_error",
+        "invalid_value",
+        bad.param,
       );
       return;
     }
@@ -405,10 +434,14 @@ export class RecordingRoutes {
     let client: UpstreamClient;
     try {
       client = await this.#upstreamClient();
-      const response = await this.#send(`${client.baseURL.replace(/\/+$/, "")}${rest}`, {
-        headers: { authorization: `Bearer ${client.apiKey}`, accept: "application/json" },
-        signal: AbortSignal.timeout(this.#options.timeoutMs),
-      });
+      const response = await this.#send(
+        `${client.baseURL.replace(/\/+$/, "")}${rest}`,
+        {
+          headers: { authorization: `Bearer ${client.apiKey}`, accept: "application/json" },
+          signal: AbortSignal.timeout(this.#options.timeoutMs),
+        },
+        true,
+      );
       const text = this.redact(await response.text());
       send(res, {
         status: response.status,
@@ -428,13 +461,22 @@ export class RecordingRoutes {
     }
   }
 
-  /** fetch, tried again (with backoff) while the upstream cannot be reached at all. */
-  async #send(input: string | URL | Request, init: RequestInit): Promise<Response> {
+  /**
+   * fetch, tried again (with backoff) while the upstream cannot be reached.
+   * A chat completion is not idempotent: it is sent again only when it
+   * provably never left ({@link neverSent}); a GET on any network error.
+   */
+  async #send(
+    input: string | URL | Request,
+    init: RequestInit,
+    idempotent = false,
+  ): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await fetch(input, init);
       } catch (error) {
         if (init.signal?.aborted || attempt >= this.#options.maxRetries) throw error;
+        if (!idempotent && !neverSent(error)) throw error;
         const delay = backoffDelay(attempt);
         await new Promise((resolve) => setTimeout(resolve, delay));
         if (init.signal?.aborted) throw error;
@@ -452,10 +494,8 @@ export class RecordingRoutes {
     headers.delete(CALL_HEADER);
     const call = id ? this.#calls.get(id) : undefined;
     if (call)
-      for (const [name, value] of Object.entries(call.agentHeaders)) {
-        if (value === undefined || DROP_REQUEST.has(name)) continue;
-        headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-      }
+      for (const [name, value] of forwardedRequestHeaders(call.agentHeaders))
+        headers.set(name, value);
     const response = await this.#send(input, { ...init, headers });
     if (!call) return response;
     const forAgent = agentHeaders(response.headers, this.#upstreamKey);
@@ -480,4 +520,25 @@ export class RecordingRoutes {
     call.answer = { status: response.status, headers: forAgent, body: bytes };
     return new Response(bytes, init2);
   };
+}
+
+// Failures that happen before a request's first byte is written: the
+// connection was refused or never made, or the name did not resolve.
+const NOT_CONNECTED = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** Whether fetch failed before anything of the request reached the upstream. */
+export function neverSent(error: unknown): boolean {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (!cause || typeof cause !== "object") return false;
+  // With several addresses tried (happy eyeballs), every one must have failed so.
+  const each = (cause as { errors?: unknown[] }).errors;
+  const list = Array.isArray(each) && each.length ? each : [cause];
+  return list.every((e) => NOT_CONNECTED.has(String((e as { code?: unknown } | null)?.code)));
 }

@@ -148,7 +148,17 @@ export class EndpointServer {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const query = new URLSearchParams(q === -1 ? "" : url.slice(q + 1));
-    const parts = path.split("/").filter(Boolean);
+    const parts = exactSegments(path);
+    if (!parts) {
+      sendError(
+        res,
+        404,
+        `No route ${req.method} ${path.slice(0, 200)}: paths are matched exactly, so dot segments (. and .., also percent-encoded), empty segments and encoded slashes are refused.`,
+        "invalid_request_error",
+        "unknown_url",
+      );
+      return;
+    }
     const allowed: string[] = [];
     for (const { route, parts: pattern } of this.#routes) {
       const params = match(pattern, parts);
@@ -173,6 +183,34 @@ export class EndpointServer {
     }
     await this.#fallback({ req, res, path, params: {}, query });
   }
+}
+
+/**
+ * The path's segments, or `undefined` when it is not in normal form: a
+ * request that does not start with `/` (an absolute URL), an empty segment
+ * (`//`, a trailing `/`), a dot segment (raw or percent-encoded, also
+ * between encoded slashes or backslashes), a NUL, or bad percent-encoding. Such a path could
+ * mean another route to a server behind us that normalises it, so it matches
+ * nothing here.
+ */
+export function exactSegments(path: string): string[] | undefined {
+  if (!path.startsWith("/")) return undefined;
+  if (path === "/") return [];
+  const parts = path.slice(1).split("/");
+  for (const part of parts) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(part);
+    } catch {
+      return undefined;
+    }
+    // An encoded slash may be part of a name (`Qwen%2FQwen3-4B`); what it
+    // separates is held to the same rules, for a server that decodes it.
+    for (const piece of decoded.split(/[/\\]/))
+      if (piece === "" || piece === "." || piece === "..") return undefined;
+    if (decoded.includes("\0")) return undefined;
+  }
+  return parts;
 }
 
 function match(pattern: string[], parts: string[]): Record<string, string> | undefined {

@@ -5,6 +5,8 @@
 // answers errors in the same shape and reads bodies the same way.
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { promisify } from "node:util";
+import { brotliDecompress, gunzip, inflate } from "node:zlib";
 
 /** The error body OpenAI's API sends: `{ error: { message, type, param, code } }`. */
 export interface OpenAIErrorBody {
@@ -125,4 +127,63 @@ export function pathOf(req: IncomingMessage): string {
   const url = req.url ?? "/";
   const q = url.indexOf("?");
   return q === -1 ? url : url.slice(0, q);
+}
+
+/** A request body after its `content-encoding` was taken off, or why it could not be. */
+export type DecodedBody =
+  | { ok: true; body: Buffer }
+  | { ok: false; status: 400 | 413 | 415; code: string; message: string };
+
+type Decoder = (b: Buffer, o: { maxOutputLength: number }) => Promise<Buffer>;
+const DECODERS: Record<string, Decoder> = {
+  gzip: promisify(gunzip) as Decoder,
+  "x-gzip": promisify(gunzip) as Decoder,
+  deflate: promisify(inflate) as Decoder,
+  br: promisify(brotliDecompress) as Decoder,
+};
+
+/**
+ * Takes a request body's `content-encoding` off (gzip, deflate, br; several
+ * in the order they were applied), so that what is re-serialised is the
+ * JSON, never the compressed bytes. The decoded body is held to `maxBytes`
+ * too, so a small compressed body cannot unpack into a large one.
+ */
+export async function decodeRequestBody(
+  raw: Buffer,
+  encoding: string | undefined,
+  maxBytes: number,
+): Promise<DecodedBody> {
+  const codings = (encoding ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "identity");
+  const unknown = codings.find((c) => !DECODERS[c]);
+  if (unknown !== undefined)
+    return {
+      ok: false,
+      status: 415,
+      code: "unsupported_encoding",
+      message: `The request body's content-encoding ${JSON.stringify(unknown.slice(0, 40))} is not supported: send it uncompressed, or as gzip, deflate or br.`,
+    };
+  let body = raw;
+  for (const coding of codings.reverse()) {
+    try {
+      body = await (DECODERS[coding] as Decoder)(body, { maxOutputLength: maxBytes });
+    } catch (error) {
+      if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE")
+        return {
+          ok: false,
+          status: 413,
+          code: "request_too_large",
+          message: `The request body, decoded from ${coding}, is larger than this endpoint accepts (${maxBytes} bytes).`,
+        };
+      return {
+        ok: false,
+        status: 400,
+        code: "invalid_encoding",
+        message: `The request body is not valid ${coding} data, as its content-encoding says (${(error as Error).message}).`,
+      };
+    }
+  }
+  return { ok: true, body };
 }

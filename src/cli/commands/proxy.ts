@@ -43,6 +43,9 @@ export const proxy: Command = {
   --host HOST            address to listen on (default 127.0.0.1)
   --allow-remote         let --host be an address other machines can reach
                          (then the control API needs a key)
+  --public-url URL       the root URL agents are given (base_url is it plus /v1),
+                         when they reach the proxy by another address (default:
+                         the listening address; 0.0.0.0 is given as 127.0.0.1)
   --control-key-file P   the control API's key ($PROXY_CONTROL_KEY otherwise)
   --max-body-bytes N     largest chat request body read (default 32 MiB)
   --timeout-ms N         the upstream's deadline per call (default 600000)
@@ -74,6 +77,7 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
         port: { type: "string" },
         host: { type: "string" },
         "allow-remote": { type: "boolean" },
+        "public-url": { type: "string" },
         "control-key-file": { type: "string" },
         "max-body-bytes": { type: "string" },
         "timeout-ms": { type: "string" },
@@ -152,6 +156,7 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
         host,
         port,
         allowRemote: values["allow-remote"] === true,
+        publicURL: str(values, "public-url"),
         apiKey: keyFrom(str(values, "control-key-file"), "PROXY_CONTROL_KEY", "--control-key-file"),
         maxBodyBytes: maxBodyBytes as number | undefined,
         timeoutMs: timeoutMs as number | undefined,

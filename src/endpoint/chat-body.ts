@@ -1,0 +1,29 @@
+// What the recording endpoint needs of a chat completion's body before it
+// sends anything upstream: the fields the recorder reads to record the call.
+// A body that lacks them would reach the model and go missing from the
+// trajectory, so it is refused, naming the field. Everything else passes
+// through as the agent sent it (the upstream judges the rest).
+import { z } from "zod";
+
+const Message = z.looseObject({ role: z.string() });
+
+/** The fields of `POST /v1/chat/completions` the recorder reads. */
+export const RecordableChatBody = z.looseObject({
+  model: z.string().optional(),
+  messages: z.array(Message),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  n: z.int().min(1).nullish(),
+  tools: z.array(z.looseObject({})).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.int().min(0).nullish(),
+});
+
+/** The first field of `body` the recorder cannot record, as a dotted path and what was wrong. */
+export function unrecordable(body: unknown): { param: string; message: string } | undefined {
+  const parsed = RecordableChatBody.safeParse(body);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  const param = issue.path.map(String).join(".") || "body";
+  return { param, message: `${param}: ${issue.message}` };
+}
