@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../util/error-message.js";
 import { sendError } from "../util/http.js";
+import { type Strip, SseStripper } from "./agent-answer.js";
 import type { SseProgress } from "./sse-progress.js";
 
 /** Ties a request the wrapped client sends back to the agent's call; never leaves this process. */
@@ -96,6 +97,8 @@ export interface Call {
   receipt?: Record<string, string>;
   /** Writes a streamed answer's progress to the store. */
   progress?: SseProgress;
+  /** What the agent did not ask for and is not handed (the trajectory keeps it). */
+  strip?: Strip | undefined;
 }
 
 /** What {@link answerError} needs of the endpoint. */
@@ -202,6 +205,7 @@ export function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStrea
   const reader = body.getReader();
   let tail: Buffer | undefined;
   const res = call.res;
+  const stripper = call.strip ? new SseStripper(call.strip) : undefined;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -214,13 +218,17 @@ export function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStrea
         }
         if (step.done) {
           call.ended = true;
+          const rest = stripper?.flush();
+          if (rest?.length) (call.held ??= []).push(rest);
           controller.close();
           return;
         }
-        const chunk = step.value;
-        controller.enqueue(chunk);
-        call.progress?.add(chunk);
+        controller.enqueue(step.value);
+        call.progress?.add(step.value);
         if (res.destroyed) return;
+        // The SDK (which records) reads the upstream's bytes; the agent, what it asked for.
+        const chunk = stripper ? stripper.push(step.value) : step.value;
+        if (chunk.byteLength === 0) return;
         if (call.held) {
           call.held.push(chunk);
           return;

@@ -12,9 +12,11 @@ import {
   backoffDelay,
   bearerToken,
   decodeRequestBody,
+  errorBody,
   readRequestBody,
   sendError,
 } from "../util/http.js";
+import { readCompletion, stripAnswer, stripFor } from "./agent-answer.js";
 import { unrecordable } from "./chat-body.js";
 import {
   agentHeaders,
@@ -349,7 +351,11 @@ export class RecordingRoutes {
     const client = await this.#upstreamClient();
     const abort = new AbortController();
     const id = String(++this.#nextCall);
-    const call: Call = { res, agentHeaders: req.headers };
+    const call: Call = {
+      res,
+      agentHeaders: req.headers,
+      strip: stripFor(body as Record<string, unknown>),
+    };
     this.#calls.set(id, call);
     // The agent hung up: the upstream call is aborted and recorded as far as it got.
     const onClose = () => {
@@ -517,7 +523,23 @@ export class RecordingRoutes {
       return new Response(tee(response.body, call), init2);
     }
     const bytes = Buffer.from(await response.arrayBuffer());
-    call.answer = { status: response.status, headers: forAgent, body: bytes };
+    const read = readCompletion(response.status, type, bytes);
+    if (!read.ok) {
+      // The agent gets the upstream's bytes as they came; the SDK gets an
+      // error that says what was wrong, so the call is logged as failed.
+      call.answer = { status: response.status, headers: forAgent, body: bytes };
+      const problem = this.redact(read.problem);
+      return new Response(JSON.stringify(errorBody(problem, "upstream_error", "invalid_answer")), {
+        status: 502,
+        headers: { "content-type": "application/json", "x-should-retry": "false" },
+      });
+    }
+    const stripped = call.strip && stripAnswer(read.value, call.strip);
+    call.answer = {
+      status: response.status,
+      headers: forAgent,
+      body: stripped ? Buffer.from(JSON.stringify(read.value)) : bytes,
+    };
     return new Response(bytes, init2);
   };
 }

@@ -404,3 +404,151 @@ describe("retries", () => {
     expect(Date.now() - started).toBeGreaterThan(300);
   });
 });
+
+describe("answers", () => {
+  const post = (t: { baseURL: string; apiKey: string }, body: unknown) =>
+    fetch(`${t.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  it("logs a 200 with cut-off JSON or HTML as a failed call saying what was wrong, and hands the agent the upstream's bytes", async () => {
+    const answers = [
+      ["application/json", '{"id":"x","choices":[{"ind'],
+      ["text/html", "<html><body>bad gateway</body></html>"],
+      ["application/json", '{"object":"error"}'],
+    ];
+    let i = 0;
+    const up = await upstream((_s, res) => {
+      const [type, text] = answers[i++] as [string, string];
+      res.writeHead(200, { "content-type": type });
+      res.end(text);
+    });
+    const { recorder } = recorderFor(up.baseURL);
+    const t = await recorder.rollout(async (t) => {
+      for (const [, text] of answers) {
+        const r = await post(t, { model: "m", messages: [{ role: "user", content: "hi" }] });
+        expect(r.status).toBe(200);
+        expect(await r.text()).toBe(text);
+      }
+    });
+    const logs = t.logs.join("\n");
+    expect(logs).not.toMatch(/had not finished/);
+    expect(logs).toMatch(/JSON that does not parse/);
+    expect(logs).toMatch(/content-type text\/html/);
+    expect(logs).toMatch(/no choices list/);
+  });
+
+  it("hands an agent that did not ask for logprobs or token ids an answer without them, as a wrapped client does, streamed or not; the trajectory keeps them", async () => {
+    const chunk = (delta: object, extra: object = {}) =>
+      `data: ${JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: null, ...extra }],
+      })}\n\n`;
+    const up = await upstream((s, res) => {
+      if (!JSON.parse(s.body).stream) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(COMPLETION));
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const lp = {
+        logprobs: {
+          content: [{ token: "token_id:7", logprob: -0.25, bytes: [104], top_logprobs: [] }],
+        },
+        token_ids: [7],
+      };
+      const first = chunk({ role: "assistant", content: "hel" }, lp);
+      // An event split across writes.
+      res.write(first.slice(0, 30));
+      setTimeout(() => {
+        res.write(first.slice(30));
+        res.write(`${chunk({ content: "lo" }, lp).replace("\n\n", "\r\n\r\n")}`);
+        res.end(`${chunk({}, { finish_reason: "stop" })}data: [DONE]\n\n`);
+      }, 20);
+    });
+    const { recorder } = recorderFor(up.baseURL);
+    const messages = [{ role: "user", content: "hi" }];
+    const t = await recorder.rollout(async (t) => {
+      const plain = await (await post(t, { model: "m", messages })).json();
+      expect(plain.choices[0].logprobs).toBeNull();
+      expect(plain.choices[0].token_ids).toBeUndefined();
+      expect(plain.prompt_token_ids).toBeUndefined();
+      expect(plain.choices[0].message.content).toBe("hello");
+      const asked = await (
+        await post(t, { model: "m", messages, logprobs: true, return_token_ids: true })
+      ).json();
+      expect(asked.choices[0].logprobs.content).toHaveLength(1);
+      expect(asked.choices[0].token_ids).toEqual([7]);
+      const text = await (await post(t, { model: "m", messages, stream: true })).text();
+      expect(text).not.toContain('"logprobs":{');
+      expect(text).not.toContain("token_id");
+      expect(text).toContain('"content":"hel"');
+      expect(text).toContain('"content":"lo"');
+      expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+      // The openai SDK through t.baseURL reads the stripped stream as it would the upstream's.
+      const openai = new OpenAI({ baseURL: t.baseURL, apiKey: t.apiKey });
+      let content = "";
+      for await (const c of await openai.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      }))
+        content += c.choices[0]?.delta.content ?? "";
+      expect(content).toBe("hello");
+    });
+    const choices = [
+      t.messages_and_choices,
+      ...t.additional_histories.map((h) => h.messages_and_choices),
+    ]
+      .flat()
+      .filter((m) => "finish_reason" in (m as object)) as Array<{ logprobs: unknown }>;
+    expect(choices.length).toBe(4);
+    for (const c of choices) expect(c.logprobs).not.toBeNull();
+  });
+});
+
+describe("the address handed out", () => {
+  it("hands out publicURL when given (checked), and loopback rather than 0.0.0.0", async () => {
+    const up = await upstream();
+    const { recorder } = recorderFor(up.baseURL, {
+      host: "0.0.0.0",
+      allowRemote: true,
+    });
+    await recorder.rollout(async (t) => {
+      expect(t.baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      const r = await rawRequest(
+        new URL(t.baseURL).origin,
+        "POST",
+        "/v1/chat/completions",
+        {
+          authorization: `Bearer ${t.apiKey}`,
+          "content-type": "application/json",
+        },
+        chatBody(),
+      );
+      expect(r.status).toBe(200);
+    });
+    const { recorder: behind } = recorderFor(up.baseURL, {
+      host: "0.0.0.0",
+      allowRemote: true,
+      publicURL: "https://gateway.example/recorder/",
+    });
+    await behind.rollout(async (t) => {
+      expect(t.baseURL).toBe("https://gateway.example/recorder/v1");
+    });
+    for (const bad of ["ftp://x", "http://a/v1", "http://u:p@a", "http://a/?q=1", "not a url", 5])
+      expect(
+        () =>
+          new Recorder({
+            upstream: { baseURL: up.baseURL },
+            endpoint: { publicURL: bad as string },
+          }),
+        String(bad),
+      ).toThrow(/endpoint\.publicURL/);
+  });
+});
