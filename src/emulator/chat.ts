@@ -5,8 +5,8 @@ import type { ChatCompletionCreateParams } from "../wire/index.js";
 import { chatError } from "./errors.js";
 import { type Generation, type GenOptions, type GenToken, generate } from "./generate.js";
 import { type Params, promptFeatures, usableParams } from "./model.js";
-import { endingOf } from "./sampling.js";
-import { type DriftOptions, renderPrompt } from "./template.js";
+import { CONTEXT_TOKENS, endingOf } from "./sampling.js";
+import { type DriftOptions, promptTokenFloor, renderPrompt } from "./template.js";
 
 type Body = ChatCompletionCreateParams & Record<string, unknown>;
 
@@ -118,6 +118,16 @@ function checkRequest(body: Body): void {
   }
 }
 
+/** vLLM's and OpenAI's answer to a prompt that leaves no room in the context. */
+function contextExceeded(tokens: number, exact: boolean) {
+  return chatError(
+    400,
+    `This model's maximum context length is ${CONTEXT_TOKENS} tokens. However, your messages resulted in ${exact ? "" : "at least "}${tokens} tokens, which leaves no room for the completion. Please reduce the length of the messages.`,
+    "context_length_exceeded",
+    "messages",
+  );
+}
+
 /** Answers a chat completion request from `params` (the resolved checkpoint's). */
 export async function serveChat(
   req: IncomingMessage,
@@ -131,7 +141,12 @@ export async function serveChat(
   const n = body.n ?? 1;
   // The chat template (template.ts): as with vLLM, a turn's prompt extends the
   // previous turn's prompt and its `token_ids`, unless a drift mode is on.
+  // Counted before anything is rendered or sampled: a prompt of a million
+  // words costs one pass over its text.
+  const floor = promptTokenFloor(body.messages as never, body.tools ?? undefined, drift);
+  if (floor.tokens >= CONTEXT_TOKENS) throw contextExceeded(floor.tokens, floor.exact);
   const prompt = renderPrompt(body.messages as never, body.tools ?? undefined, drift);
+  if (prompt.length >= CONTEXT_TOKENS) throw contextExceeded(prompt.length, true);
   const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i, prompt)));
   const asIds = body.return_tokens_as_token_ids === true;
   const wantIds = body.return_token_ids === true;

@@ -5,6 +5,7 @@
 // about (MODEL.md).
 // Tool names and argument words are tokens of the same model, so RL moves
 // them like any other token. Everything is plain arrays.
+import { findJsonProblem } from "../util/json-check.js";
 
 /** The words the policy can say, then its special tokens. */
 export const WORDS = [
@@ -109,6 +110,15 @@ export function usableParams(params: Params | undefined): Params {
 /** Splits text into vocabulary ids; unknown words become `<unk>`. */
 export function tokenize(text: string): number[] {
   return words(text).map((w) => INDEX.get(w) ?? UNK_ID);
+}
+
+/** How many tokens `tokenize(text)` makes, without making them (cheap on a huge text). */
+export function countTokens(text: string): number {
+  const re = /<[a-z_0-9]+>|[a-z]+/g;
+  const lower = text.toLowerCase();
+  let n = 0;
+  while (re.exec(lower)) n++;
+  return n;
 }
 
 function words(text: string): string[] {
@@ -431,6 +441,8 @@ export function toolCallTokens(name: string, args: string, tools: readonly strin
   } catch {
     return out;
   }
+  // Arguments nested deeper than any real call are read as text (no words).
+  if (findJsonProblem(parsed)) return out;
   const visit = (x: unknown): void => {
     if (typeof x === "string") {
       for (const id of tokenize(x)) if (id < W) out.push(id);

@@ -16,7 +16,17 @@
 //   as the tokens sampled for them.
 // Template-only tokens have ids past the policy's vocabulary: the policy
 // never samples them and training never reads prompt ids.
-import { contentText, EOS_ID, slotId, TOOL_ID, tokenize, toolCallTokens, V } from "./model.js";
+import { findJsonProblem } from "../util/json-check.js";
+import {
+  contentText,
+  countTokens,
+  EOS_ID,
+  slotId,
+  TOOL_ID,
+  tokenize,
+  toolCallTokens,
+  V,
+} from "./model.js";
 
 const SPECIAL = [
   "<|im_start|>",
@@ -90,7 +100,7 @@ export function renderPrompt(
     const role = typeof m.role === "string" ? m.role : "user";
     ids.push(IM_START, ROLE[role] ?? ROLE.user!);
     if (role === "assistant") renderAssistant(m, names, drift, ids);
-    else ids.push(...tokenize(contentText(m.content)));
+    else append(ids, tokenize(contentText(m.content)));
     ids.push(EOS_ID);
   }
   ids.push(IM_START, ROLE.assistant!);
@@ -100,16 +110,20 @@ export function renderPrompt(
 
 function renderAssistant(m: Message, names: string[], drift: DriftOptions, ids: number[]): void {
   const reasoning = m.reasoning_content ?? m.reasoning;
-  if (!drift.reasoning && typeof reasoning === "string" && reasoning)
-    ids.push(THINK, ...tokenize(reasoning), END_THINK);
-  ids.push(...tokenize(contentText(m.content)));
+  if (!drift.reasoning && typeof reasoning === "string" && reasoning) {
+    ids.push(THINK);
+    append(ids, tokenize(reasoning));
+    ids.push(END_THINK);
+  }
+  append(ids, tokenize(contentText(m.content)));
   for (const c of m.tool_calls ?? []) {
     const name = String(c.function?.name);
     const args = String(c.function?.arguments);
-    if (!drift.toolArguments) ids.push(...toolCallTokens(name, args, names));
+    if (!drift.toolArguments) append(ids, toolCallTokens(name, args, names));
     else {
       const index = names.indexOf(name);
-      ids.push(TOOL_ID, slotId(Math.max(index, 0)), ...jsonTokens(canonical(args)));
+      ids.push(TOOL_ID, slotId(Math.max(index, 0)));
+      append(ids, jsonTokens(canonical(args)));
     }
   }
 }
@@ -117,16 +131,50 @@ function renderAssistant(m: Message, names: string[], drift: DriftOptions, ids: 
 /** The arguments re-serialized with sorted keys (as text when they are not JSON). */
 function canonical(args: string): unknown {
   try {
-    return JSON.parse(args);
+    const value: unknown = JSON.parse(args);
+    // Nested deeper than any real call: kept as text rather than walked.
+    return findJsonProblem(value) ? args : value;
   } catch {
     return args;
   }
 }
 
+/** Appends `more` to `ids` one by one: a spread of a long list overflows the call stack. */
+function append(ids: number[], more: readonly number[]): void {
+  for (const x of more) ids.push(x);
+}
+
+/**
+ * The prompt's length in tokens as {@link renderPrompt} would make it,
+ * counted without rendering; exact, except that tool calls' own tokens are
+ * left out (`exact: false` then). Cheap, so that an over-long prompt is
+ * refused before any work.
+ */
+export function promptTokenFloor(
+  messages: readonly Message[],
+  tools: readonly unknown[] | undefined,
+  drift: DriftOptions = {},
+): { tokens: number; exact: boolean } {
+  let tokens = (tools?.length ? 3 + tools.length : 0) + 2 + (drift.reasoning ? 2 : 0);
+  let exact = true;
+  for (const m of messages) {
+    tokens += 3 + countTokens(contentText(m.content));
+    if (m.role !== "assistant") continue;
+    const reasoning = m.reasoning_content ?? m.reasoning;
+    if (!drift.reasoning && typeof reasoning === "string" && reasoning)
+      tokens += 2 + countTokens(reasoning);
+    if (m.tool_calls?.length) exact = false;
+  }
+  return { tokens, exact };
+}
+
 /** A JSON value's tokens: punctuation, keys and string words, numbers as one token. */
 function jsonTokens(value: unknown, out: number[] = []): number[] {
-  if (typeof value === "string") out.push(id('"'), ...tokenize(value), id('"'));
-  else if (typeof value === "number" || typeof value === "boolean" || value === null)
+  if (typeof value === "string") {
+    out.push(id('"'));
+    append(out, tokenize(value));
+    out.push(id('"'));
+  } else if (typeof value === "number" || typeof value === "boolean" || value === null)
     out.push(id("<number>"));
   else if (Array.isArray(value)) {
     out.push(id("["));
@@ -141,7 +189,9 @@ function jsonTokens(value: unknown, out: number[] = []): number[] {
       .sort()
       .forEach((k, i) => {
         if (i) out.push(id(","));
-        out.push(id('"'), ...tokenize(k), id('"'), id(":"));
+        out.push(id('"'));
+        append(out, tokenize(k));
+        out.push(id('"'), id(":"));
         jsonTokens((value as Record<string, unknown>)[k], out);
       });
     out.push(id("}"));

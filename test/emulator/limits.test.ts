@@ -234,3 +234,61 @@ it("answers 400 to a request target that is not a URL path, and keeps serving", 
     await emu.close();
   }
 });
+
+it("refuses a prompt past its 4,096-token context with OpenAI's 400 context_length_exceeded, however long, and serves one that fits", async () => {
+  const emu = await start();
+  try {
+    const ask = (content: string, extra: object = {}) =>
+      call(emu, "POST", "/chat/completions", {
+        model: "emulator/tiny",
+        messages: [{ role: "user", content }],
+        max_tokens: 3,
+        ...extra,
+      });
+    const fits = await ask("word ".repeat(4000));
+    expect(fits.status).toBe(200);
+    expect(fits.json.usage.prompt_tokens).toBe(4005);
+    // 5 template tokens around the words: 4,091 words fill the context exactly.
+    for (const words of [4091, 5000, 130_000, 2_000_000]) {
+      const r = await ask("word ".repeat(words));
+      expect(r.status, String(words)).toBe(400);
+      expect(r.json.error).toMatchObject({
+        type: "invalid_request_error",
+        code: "context_length_exceeded",
+        param: "messages",
+      });
+      expect(r.json.error.message).toContain("maximum context length is 4096 tokens");
+      expect(r.json.error.message).toContain(`resulted in ${words + 5} tokens`);
+    }
+  } finally {
+    await emu.close();
+  }
+});
+
+it("answers a turn whose tool-call arguments nest 50,000 deep (read as text, not walked), with and without drift", async () => {
+  for (const drift of [{}, { toolArguments: true }]) {
+    const emu = await start({ drift });
+    try {
+      const deep = `${"[".repeat(50_000)}${"]".repeat(50_000)}`;
+      const r = await call(emu, "POST", "/chat/completions", {
+        model: "emulator/tiny",
+        max_tokens: 3,
+        messages: [
+          { role: "user", content: "hi" },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              { id: "c1", type: "function", function: { name: "look", arguments: deep } },
+            ],
+          },
+          { role: "tool", tool_call_id: "c1", content: "ok" },
+        ],
+        tools: [{ type: "function", function: { name: "look", parameters: { type: "object" } } }],
+      });
+      expect(r.status, JSON.stringify(r.json).slice(0, 200)).toBe(200);
+    } finally {
+      await emu.close();
+    }
+  }
+});
