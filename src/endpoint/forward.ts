@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../util/error-message.js";
 import { sendError } from "../util/http.js";
-import { type Strip, SseStripper } from "./agent-answer.js";
+import { SseStripper, type Strip } from "./agent-answer.js";
 import type { SseProgress } from "./sse-progress.js";
 
 /** Ties a request the wrapped client sends back to the agent's call; never leaves this process. */
@@ -219,7 +219,10 @@ export function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStrea
         if (step.done) {
           call.ended = true;
           const rest = stripper?.flush();
-          if (rest?.length) (call.held ??= []).push(rest);
+          if (rest?.length) {
+            call.held ??= [];
+            call.held.push(rest);
+          }
           controller.close();
           return;
         }
