@@ -1,10 +1,11 @@
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
-import { type CompactLogprobs, type ScannedAnswer, scanAnswer } from "../logprobs/index.js";
+import type { CompactLogprobs, ScannedAnswer } from "../logprobs/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { deriveLike } from "../util/derive-client.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { StreamAccumulator } from "./accumulate.js";
 import type { ActiveRollout, RecordedCompletion, RolloutOptions } from "./active-rollout.js";
+import { scanBody } from "./body-read.js";
 import { currentRollout } from "./context.js";
 import { setReceipt } from "./receipts.js";
 import { type ChatCompletionBody, choicesWith, recordedResponse } from "./response.js";
@@ -132,13 +133,13 @@ function recordingCreate(
     } catch (error) {
       // The SDK reports a body it cannot send through the promise it returns,
       // never by throwing: so does the recorder (`create(body).catch(h)` runs h).
-      return rejectedCall(error);
+      return refusedCall(original, this ?? target, args, error);
     }
     // An answer with logprobs is scanned from its text as the SDK reads it
     // (see scanBody); when only the recorder asked for them, the caller's
     // answer comes without them, as it would unrecorded.
     const scanning = !body.stream && body.logprobs === true;
-    const strip = scanning && body0.logprobs !== true;
+    const strip = body.logprobs === true && body0.logprobs !== true;
     let scanned: ScannedAnswer | undefined;
     const content = rollout.options.recordContent === true;
     const span = (state ? state.traced : tracingEnabled())
@@ -168,8 +169,10 @@ function recordingCreate(
       const id = state && (state.trajectory as { id?: string }).id;
       if (id && typeof result === "object" && result !== null)
         setReceipt(result, { trajectory_id: id, call: number });
-      if (body.stream)
-        teeStream(result as StreamLike, (acc, status, error) =>
+      if (body.stream && typeof (result as Partial<StreamLike>)?.iterator !== "function")
+        record(notAnswer(request, result, true));
+      else if (body.stream)
+        teeStream(result as StreamLike, strip, (acc, status, error) =>
           record({
             request,
             choices: acc.choices(),
@@ -185,8 +188,17 @@ function recordingCreate(
             traced: true,
           }),
         );
-      else record(completedCall(request, result as ChatCompletion, scanned?.logprobs));
+      else {
+        record(answeredCall(request, result, scanned?.logprobs));
+        // The scan left the text as it came (a frozen Response, a mock's own
+        // json(), a read the patch does not see): drop them from the objects.
+        if (strip && !scanned) stripLogprobs(result);
+      }
       return result;
+    };
+    const failed = (error: unknown) => {
+      fail(error);
+      throw error;
     };
     args[0] = body;
     let promise: APIPromiseLike;
@@ -216,7 +228,7 @@ function recordingCreate(
           })
         : undefined;
       const parsed = Promise.resolve(parse.apply(this, a));
-      if (!undo) return parsed.then(onResult);
+      if (!undo) return parsed.then(onResult, failed);
       return parsed.then(
         (result) => {
           undo();
@@ -224,18 +236,40 @@ function recordingCreate(
         },
         (error) => {
           undo();
-          throw error;
+          return failed(error);
         },
       );
     };
     // openai 7.5+ gives each promise its own _thenUnwrap, which parses through
-    // a captured function rather than parseResponse: record in its transform.
+    // a captured function rather than parseResponse: record in its transform,
+    // and a parse that fails through the derived promise's parseResponse.
     const unwrap = promise._thenUnwrap;
     if (typeof unwrap === "function" && Object.hasOwn(promise, "_thenUnwrap"))
-      promise._thenUnwrap = (transform) =>
-        unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
+      promise._thenUnwrap = (transform) => {
+        const derived = unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
           transform(onResult(data), ...rest),
         );
+        const inner = derived?.parseResponse;
+        if (typeof inner === "function")
+          derived.parseResponse = function parseOrFail(this: unknown, ...a: unknown[]) {
+            const undo = scanning
+              ? scanBody(a[a.length - 1], strip, (found) => {
+                  scanned = found;
+                })
+              : undefined;
+            return Promise.resolve(inner.apply(this, a)).then(
+              (result) => {
+                undo?.();
+                return result;
+              },
+              (error) => {
+                undo?.();
+                return failed(error);
+              },
+            );
+          };
+        return derived;
+      };
     // Failed requests reject the response promise before any body is read.
     promise.responsePromise?.then(undefined, fail);
     const asResponse = promise.asResponse?.bind(promise);
@@ -249,7 +283,7 @@ function recordingCreate(
             response
               .clone()
               .json()
-              .then((json) => record(completedCall(request, json as ChatCompletion)), fail);
+              .then((json) => record(answeredCall(request, json)), fail);
           return response;
         });
     }
@@ -258,10 +292,35 @@ function recordingCreate(
 }
 
 /**
- * What a recorded `create()` returns when the recorder refuses the body before
- * the SDK is called: a promise that rejects with the error, carrying the
- * APIPromise methods callers chain (`withResponse()`, `asResponse()`), which
- * reject the same way.
+ * What a recorded `create()` returns when the recorder refuses the body: the
+ * SDK's own promise for a body whose serialization throws the recorder's
+ * error, so that it rejects as the SDK rejects a body it cannot send (nothing
+ * goes out) and is the APIPromise the SDK's helpers chain on (`parse()`,
+ * `stream()` and `runTools()` call `_thenUnwrap`, `withResponse()`...).
+ */
+function refusedCall(original: AnyFn, self: unknown, args: unknown[], error: unknown): unknown {
+  const body = args[0] as Body;
+  const refused = {
+    ...body,
+    toJSON: () => {
+      throw error;
+    },
+  };
+  let promise: unknown;
+  try {
+    promise = original.apply(self, [refused, ...args.slice(1)]);
+  } catch {
+    return rejectedCall(error);
+  }
+  if (typeof (promise as APIPromiseLike | undefined)?.parseResponse === "function") return promise;
+  // A custom client: whatever it made of the body, the caller gets the refusal.
+  Promise.resolve(promise).catch(() => {});
+  return rejectedCall(error);
+}
+
+/**
+ * A promise that rejects with `error`, carrying the APIPromise methods callers
+ * chain (`withResponse()`, `asResponse()`), which reject the same way.
  */
 function rejectedCall(error: unknown): Promise<never> {
   const promise = Promise.reject(error);
@@ -274,66 +333,6 @@ function rejectedCall(error: unknown): Promise<never> {
   for (const name of ["withResponse", "asResponse"])
     Object.defineProperty(promise, name, { value: chained, configurable: true });
   return promise;
-}
-
-/** The parts of a fetch `Response` the scan reads. */
-interface ResponseLike {
-  text: () => Promise<string>;
-  json?: unknown;
-  headers?: { get?: (name: string) => string | null };
-}
-
-/**
- * Has the SDK's read of a JSON answer (`response.json()` in openai 4 to 6,
- * `response.text()` then JSON.parse in 7) read the text once, scan it for
- * logprobs (`found` gets what the scan read, straight into the compact
- * form) and hand on the text, or, with `strip`, the text without them. The
- * scan gives up at anything unexpected and the SDK gets the text as it came.
- * Returns how to put the response back as it was (undefined: nothing to undo).
- */
-function scanBody(
-  props: unknown,
-  strip: boolean,
-  found: (scanned: ScannedAnswer) => void,
-): (() => void) | undefined {
-  const p = props as { response?: ResponseLike; options?: { stream?: unknown } } | null;
-  const response = p?.response;
-  if (!response || typeof response.text !== "function" || p?.options?.stream) return undefined;
-  const type = response.headers?.get?.("content-type");
-  if (typeof type !== "string" || !type.toLowerCase().includes("json")) return undefined;
-  const text = response.text;
-  const undo = () => {
-    delete response.json;
-    delete (response as { text?: unknown }).text;
-  };
-  const read = async (): Promise<string> => {
-    undo();
-    const raw = await text.call(response);
-    let scan: ScannedAnswer | undefined;
-    try {
-      scan = scanAnswer(raw, strip);
-    } catch {
-      // A defect of the scan must not fail the caller's call: read the objects.
-      scan = undefined;
-    }
-    if (!scan) return raw;
-    found(scan);
-    return scan.text;
-  };
-  try {
-    Object.defineProperties(response, {
-      json: {
-        configurable: true,
-        writable: true,
-        value: async () => JSON.parse(await read()),
-      },
-      text: { configurable: true, writable: true, value: read },
-    });
-  } catch {
-    // A frozen Response: the SDK reads it, the recorder reads the objects.
-    return undefined;
-  }
-  return undo;
 }
 
 function completedCall(
@@ -351,10 +350,64 @@ function completedCall(
   };
 }
 
+/**
+ * The record of a call the SDK answered: a completion, or (when the server's
+ * 2xx answer was not one: text, null, an empty body...) a failed call whose
+ * log line says what came. The caller gets the SDK's value either way.
+ */
+function answeredCall(
+  request: RecordedCompletion["request"],
+  res: unknown,
+  scanned?: readonly (CompactLogprobs | undefined)[],
+): RecordedCompletion {
+  if (res === null || typeof res !== "object" || Array.isArray(res))
+    return notAnswer(request, res, false);
+  try {
+    return completedCall(request, res as ChatCompletion, scanned);
+  } catch (error) {
+    return { request, choices: [], status: "error", error, traced: true };
+  }
+}
+
+function notAnswer(
+  request: RecordedCompletion["request"],
+  res: unknown,
+  streamed: boolean,
+): RecordedCompletion {
+  const what =
+    typeof res === "string"
+      ? `a text of ${res.length} characters`
+      : res === undefined
+        ? "an empty body"
+        : res === null
+          ? "null (an empty answer or JSON null)"
+          : Array.isArray(res)
+            ? "a JSON array"
+            : `a ${typeof res}`;
+  const error = new Error(
+    `the server's answer is not a chat completion${streamed ? " stream" : ""} but ${what}; the caller got it as the SDK read it`,
+  );
+  return { request, choices: [], status: "error", error, streamed, traced: true };
+}
+
+/** Sets each Choice's `logprobs` to null, as a server that was not asked for them answers. */
+function stripLogprobs(res: unknown): void {
+  const choices = (res as { choices?: unknown } | null)?.choices;
+  if (!Array.isArray(choices)) return;
+  for (const c of choices)
+    if (c && typeof c === "object" && (c as { logprobs?: unknown }).logprobs != null)
+      try {
+        (c as { logprobs: unknown }).logprobs = null;
+      } catch {
+        // A frozen Choice (a custom client's): it stays as it came.
+      }
+}
+
 type StreamLike = { iterator: () => AsyncIterator<ChatCompletionChunk> };
 
 function teeStream(
   stream: StreamLike,
+  strip: boolean,
   done: (acc: StreamAccumulator, status: RecordedCompletion["status"], error?: unknown) => void,
 ): void {
   const inner = stream.iterator.bind(stream);
@@ -371,7 +424,11 @@ function teeStream(
   };
   const onStep = (r: IteratorResult<ChatCompletionChunk>) => {
     if (r.done) finish(status());
-    else acc.add(r.value);
+    else {
+      acc.add(r.value);
+      // Read into the record: the caller's chunk comes as it would unrecorded.
+      if (strip) stripLogprobs(r.value);
+    }
   };
   const onError = (error: unknown) => {
     const aborted = (error as { name?: string })?.name?.includes("Abort");
