@@ -146,6 +146,21 @@ const KINDS: Record<string, { status?: number; headers?: Record<string, string>;
     "invalid JSON": { headers: JSON_HEADERS, body: "<html>oops</html>" },
   };
 
+const CHUNKS = TOKENS.map((t, i) => ({
+  id: "c1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [
+    {
+      index: 0,
+      delta: i === 0 ? { role: "assistant", content: t.token } : { content: t.token },
+      logprobs: { content: [t], refusal: null },
+      finish_reason: i === TOKENS.length - 1 ? "stop" : null,
+    },
+  ],
+}));
+
 let server: ReturnType<typeof createServer>;
 let baseURL = "";
 beforeAll(async () => {
@@ -153,7 +168,17 @@ beforeAll(async () => {
     let raw = "";
     req.on("data", (d) => (raw += d));
     req.on("end", () => {
-      const kind = KINDS[JSON.parse(raw).model as string];
+      const request = JSON.parse(raw);
+      if (request.model === "answer") {
+        if (request.stream) {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          res.end(
+            `${CHUNKS.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("")}data: [DONE]\n\n`,
+          );
+        } else res.writeHead(200, JSON_HEADERS).end(RAW);
+        return;
+      }
+      const kind = KINDS[request.model as string];
       if (!kind) {
         res.writeHead(500).end();
         return;
@@ -205,5 +230,59 @@ describe("an answer that is not a chat completion, inside a rollout", () => {
     if (major === 4)
       expect(got).toMatchObject({ error: { class: "FetchError", type: "invalid-json" } });
     else expect(got).toMatchObject({ error: { class: "SyntaxError" } });
+  });
+});
+
+describe("logprobs only the recorder asked for", () => {
+  const major = Number(process.env.OPENAI_MAJOR ?? "6");
+  const body = { model: "answer", messages };
+  type Parse = (b: unknown) => Promise<OpenAI.ChatCompletion> & {
+    withResponse: () => Promise<{ data: OpenAI.ChatCompletion }>;
+  };
+  type Stream = (b: unknown) => { finalChatCompletion: () => Promise<OpenAI.ChatCompletion> };
+  const helper = <T>(c: OpenAI, name: string): T => {
+    const o = c as unknown as Record<string, Record<string, Record<string, unknown>>>;
+    const completions = major === 4 ? o.beta?.chat?.completions : o.chat?.completions;
+    return (completions?.[name] as (...a: unknown[]) => unknown).bind(completions) as T;
+  };
+  const calls: Record<string, (c: OpenAI) => Promise<unknown[]>> = {
+    create: async (c) => [(await c.chat.completions.create(body)).choices[0]?.logprobs],
+    "create().withResponse()": async (c) => [
+      (await c.chat.completions.create(body).withResponse()).data.choices[0]?.logprobs,
+    ],
+    parse: async (c) => [(await helper<Parse>(c, "parse")(body)).choices[0]?.logprobs],
+    "parse().withResponse()": async (c) => [
+      (await helper<Parse>(c, "parse")(body).withResponse()).data.choices[0]?.logprobs,
+    ],
+    "stream: true": async (c) => {
+      const seen: unknown[] = [];
+      for await (const chunk of await c.chat.completions.create({ ...body, stream: true }))
+        seen.push(chunk.choices[0]?.logprobs);
+      return seen;
+    },
+    "stream()": async (c) => [
+      (await helper<Stream>(c, "stream")(body).finalChatCompletion()).choices[0]?.logprobs,
+    ],
+  };
+  for (const [name, call] of Object.entries(calls))
+    it(`are left out of what ${name} gives the caller, and kept in the trajectory`, async () => {
+      const wrapped = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
+      let seen: unknown[] = [];
+      const t = await recorder.rollout(async () => {
+        seen = await call(wrapped);
+      });
+      expect(seen.length).toBeGreaterThan(0);
+      for (const logprobs of seen) expect(logprobs ?? null).toBeNull();
+      expect(recordedLogprobs(t)).toEqual([LOGPROBS]);
+    });
+
+  it("stay in a body read through asResponse(), as the server sent it (documented)", async () => {
+    const wrapped = recorder.wrap(new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 }));
+    let answer: OpenAI.ChatCompletion | undefined;
+    const t = await recorder.rollout(async () => {
+      answer = await (await wrapped.chat.completions.create(body).asResponse()).json();
+    });
+    expect(answer?.choices[0]?.logprobs).toEqual(LOGPROBS);
+    expect(recordedLogprobs(t)).toEqual([LOGPROBS]);
   });
 });
