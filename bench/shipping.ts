@@ -84,8 +84,9 @@ function completionBody(tokens: number, top: number): string {
         index: 0,
         finish_reason: "stop",
         logprobs: { content, refusal: null },
+        // No token ids, as the docs' figures say: ids without the prompt's
+        // (`prompt_token_ids`) are half of what the lineage check reads.
         message: { role: "assistant", content: content.map((t) => t.token).join("") },
-        token_ids: content.map(() => Math.floor(rand() * 150_000)),
       },
     ],
     usage: { prompt_tokens: 1, completion_tokens: tokens, total_tokens: tokens + 1 },
@@ -113,6 +114,15 @@ export async function recordGroup(recorder: Recorder, tokens = TOKENS, top = TOP
   const client = fakeClient(recorder, tokens, top);
   const ts: Trajectory[] = [];
   for (let i = 0; i < TRAJECTORIES; i++) ts.push(await rollout(recorder, client, TURNS));
+  // The rows measure one history of TURNS Choices per rollout: say so loudly
+  // if the recorder ever builds the fixture otherwise.
+  for (const t of ts) {
+    const choices = t.messages_and_choices.filter((m) => "finish_reason" in m).length;
+    if (choices !== TURNS || t.additional_histories.length > 0)
+      throw new Error(
+        `bench fixture: expected ${TURNS} choices in one history, got ${choices} and ${t.additional_histories.length} more histories (${t.logs.join("; ")})`,
+      );
+  }
   return new TrajectoryGroup(ts);
 }
 
