@@ -252,9 +252,13 @@ describe("logprobs only the recorder asked for", () => {
   };
   type Stream = (b: unknown) => { finalChatCompletion: () => Promise<OpenAI.ChatCompletion> };
   const helper = <T>(c: OpenAI, name: string): T => {
-    const o = c as unknown as Record<string, Record<string, Record<string, unknown>>>;
-    const completions = major === 4 ? o.beta?.chat?.completions : o.chat?.completions;
-    return (completions?.[name] as (...a: unknown[]) => unknown).bind(completions) as T;
+    type Completions = Record<string, (...a: unknown[]) => unknown>;
+    const o = c as unknown as {
+      chat: { completions: Completions };
+      beta: { chat: { completions: Completions } };
+    };
+    const completions = major === 4 ? o.beta.chat.completions : o.chat.completions;
+    return (completions[name] as (...a: unknown[]) => unknown).bind(completions) as T;
   };
   const calls: Record<string, (c: OpenAI) => Promise<unknown[]>> = {
     create: async (c) => [(await c.chat.completions.create(body)).choices[0]?.logprobs],
