@@ -130,7 +130,7 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
     throw new InvalidArgumentError(
       CALL,
       "options.runs",
-      "a non-empty array of sources ({ dataDir, model? } or { groupsFile })",
+      "a non-empty array of sources ({ dataDir, model? }, { groupsFile } or { store })",
       options.runs,
     );
   const run = await loadRun(options);

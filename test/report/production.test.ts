@@ -116,6 +116,10 @@ describe("writeReport({ store })", () => {
     expect(productionData(html).rows).toHaveLength(4);
     expect(html).toContain(`from ${groups} · from the store ${fx.dir}`);
 
+    // As one of several sources: the store's trajectories join the compared runs' page.
+    const both = await writeReport({ runs: [{ groupsFile: groups }, { store: fx.dir }], out });
+    expect(both).toMatchObject({ trajectories: 2, production: 4 });
+
     const plain = renderReport({ steps: [{ step: 0, split: "train", groups: [] }] });
     expect(plain).not.toContain('id="production-index"');
     expect(plain).not.toContain('<a href="#production"');
