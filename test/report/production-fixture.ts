@@ -35,14 +35,19 @@ export async function productionStore(): Promise<ProductionStore> {
       new OpenAI({ baseURL: upstream.baseURL, apiKey: "k", maxRetries: 0 }),
     );
     type Message = { role: "user" | "assistant"; content: string };
-    const say = async (session: string, content: string, before: Message[] = []) => {
+    const say = async (
+      session: string,
+      content: string,
+      before: Message[] = [],
+    ): Promise<Message[]> => {
       const messages: Message[] = [...before, { role: "user", content }];
       const r = await recorder
         .session(session)
         .run(() =>
           openai.chat.completions.create({ model: "shop-assistant", messages, logprobs: true }),
         );
-      return [...messages, { role: "assistant", content: r.choices[0]?.message.content ?? "" }];
+      const answer: Message = { role: "assistant", content: r.choices[0]?.message.content ?? "" };
+      return [...messages, answer];
     };
     // The service sends the whole conversation on each turn, as chat clients do.
     await say("alice", "thanks!", await say("alice", "where is my parcel?"));
