@@ -34,11 +34,18 @@ const training = z.looseObject({
     .optional(),
   metrics: z.record(z.string(), z.number()),
 });
+const production = z.looseObject({
+  id: z.string(),
+  session: z.string().nullable(),
+  feedback: z.array(z.looseObject({})),
+  trajectory: z.looseObject({ messages_and_choices: z.array(z.unknown()) }),
+});
 const reportRun = z.looseObject({
   title: z.string().optional(),
   subtitle: z.string().optional(),
   steps: z.array(step),
   training: z.array(training).optional(),
+  production: z.array(production).optional(),
 });
 
 /** Throws {@link InvalidArgumentError} naming the first field of `run` the report cannot draw. */

@@ -9,8 +9,10 @@
 // with. A file of its own, so the folder's other exports (the CLI's loaders)
 // stay internal.
 export {
+  type ReportFeedback,
   type ReportGroup,
   type ReportPageOptions,
+  type ReportProductionTrajectory,
   type ReportRun,
   type ReportSource,
   ReportSourceError,

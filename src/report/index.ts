@@ -3,17 +3,21 @@ import { mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { loadDataDir, loadJsonl } from "./load.js";
+import { loadStore } from "./load-store.js";
 import { reportParts } from "./render.js";
 import type { ReportRun } from "./run.js";
 import { combineRuns, loadSource, type ReportSource, sourceLabel } from "./sources.js";
 
 export { ReportSourceError, type ReportSourceProblem } from "./errors.js";
 export { loadDataDir, loadJsonl } from "./load.js";
+export { loadStore } from "./load-store.js";
 export { artTrainingMetrics, notTrainedReason, trajectoryMetricStats } from "./metrics.js";
 export { type ReportPageOptions, renderReport, reportParts } from "./render.js";
 // The root entry point (src/index.ts) re-exports writeReport, renderReport and the types.
 export type {
+  ReportFeedback,
   ReportGroup,
+  ReportProductionTrajectory,
   ReportRun,
   ReportStep,
   ReportTraining,
@@ -50,6 +54,13 @@ export interface WriteReportOptions {
    */
   runs?: ReportSource[];
   /**
+   * A `TrajectoryStore`'s directory: its production trajectories, grouped by
+   * session with their feedback and whether they may be trained on, in the
+   * page's Production view. Alone, or beside one of the sources above. Read
+   * while no process holds the store (a running proxy does).
+   */
+  store?: string;
+  /**
    * With `dataDir`: the model, as its id, a unique id prefix, `ENTITY/PROJECT/NAME`,
    * `PROJECT/NAME` or its name; default the most recently active one.
    */
@@ -66,6 +77,8 @@ export interface WrittenReport {
   steps: number;
   /** Trajectories drawn; 0 means the run holds nothing and the page says so. */
   trajectories: number;
+  /** Production trajectories drawn (from `store`, or the run's `production`). */
+  production: number;
   /** Size of the HTML file in bytes. */
   bytes: number;
 }
@@ -91,13 +104,20 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
   const sources = [options.dataDir, options.groupsFile, options.run, options.runs].filter(
     (x) => x !== undefined,
   );
-  if (sources.length !== 1)
+  if (sources.length > 1 || (sources.length === 0 && options.store === undefined))
     throw new InvalidArgumentError(
       CALL,
       "options",
       "",
       undefined,
-      `expected exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups), run, or runs (sources to compare), received ${sources.length}`,
+      `expected exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups), run, or runs (sources to compare), with or without store (a trajectory store's directory), received ${sources.length}${options.store === undefined ? "" : " and a store"}`,
+    );
+  if (options.store !== undefined && (typeof options.store !== "string" || options.store === ""))
+    throw new InvalidArgumentError(
+      CALL,
+      "options.store",
+      "a trajectory store's directory (a non-empty string)",
+      options.store,
     );
   if (options.run !== undefined && !Array.isArray(options.run?.steps))
     throw new InvalidArgumentError(
@@ -110,17 +130,10 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
     throw new InvalidArgumentError(
       CALL,
       "options.runs",
-      "a non-empty array of sources ({ dataDir, model? } or { groupsFile })",
+      "a non-empty array of sources ({ dataDir, model? }, { groupsFile } or { store })",
       options.runs,
     );
-  const run: ReportRun =
-    options.run !== undefined
-      ? { ...options.run }
-      : options.runs !== undefined
-        ? await loadRuns(options.runs)
-        : options.dataDir !== undefined
-          ? await loadDataDir(options.dataDir, options.model)
-          : await loadJsonl(options.groupsFile as string);
+  const run = await loadRun(options);
   if (options.title !== undefined) run.title = options.title;
   const out = path.resolve(options.out);
   await mkdir(path.dirname(out), { recursive: true });
@@ -144,7 +157,30 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
   // A source with no groups (the service's checkpoints) still has steps.
   for (const s of run.summaries ?? []) steps.add(s.step);
   for (const t of run.training ?? []) steps.add(t.step);
-  return { path: out, steps: steps.size, trajectories, bytes };
+  const production = run.production?.length ?? 0;
+  return { path: out, steps: steps.size, trajectories, production, bytes };
+}
+
+/** The run the options name, with the store's production trajectories when one is given. */
+async function loadRun(options: WriteReportOptions): Promise<ReportRun> {
+  const stored = options.store === undefined ? undefined : await loadStore(options.store);
+  const given =
+    options.run !== undefined
+      ? { ...options.run }
+      : options.runs !== undefined
+        ? await loadRuns(options.runs)
+        : options.dataDir !== undefined
+          ? await loadDataDir(options.dataDir, options.model)
+          : options.groupsFile !== undefined
+            ? await loadJsonl(options.groupsFile)
+            : undefined;
+  if (!given) return stored as ReportRun;
+  if (!stored) return given;
+  return {
+    ...given,
+    subtitle: [given.subtitle, stored.subtitle].filter((x) => x).join(" · "),
+    production: [...(given.production ?? []), ...(stored.production ?? [])],
+  };
 }
 
 /** The runs of several sources, as one report (a single source stays a plain run). */

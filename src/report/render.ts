@@ -3,8 +3,10 @@
 import { escapeHtml, rewardChart, seriesName, splitColors } from "./chart.js";
 import { checkReportRun } from "./check-run.js";
 import { preparePage, scriptJson } from "./prepare.js";
+import { prepareProduction } from "./production.js";
 import { type ReportRun, stepStats } from "./run.js";
 import { SCRIPT, STYLE } from "./viewer.js";
+import { productionSection } from "./views/production.js";
 import { trainingSection } from "./views/training.js";
 
 /** Options of the page {@link renderReport} draws. */
@@ -46,6 +48,7 @@ export function* reportParts(run: ReportRun, options: ReportPageOptions = {}): G
   const { index, chunks } = preparePage(run);
   if (options.live) index.live = { interval: options.live.interval };
   const trajectories = index.reward.length;
+  const production = run.production ? prepareProduction(run.production, scriptJson) : undefined;
   // One colour per series (split, or run and split) and per run, the same in every chart.
   const byTrain = (a: string, b: string) =>
     a === "train" ? -1 : b === "train" ? 1 : a.localeCompare(b);
@@ -62,7 +65,7 @@ export function* reportParts(run: ReportRun, options: ReportPageOptions = {}): G
     )
     .join("");
   const empty =
-    trajectories === 0 && !run.training?.length && !run.summaries?.length
+    trajectories === 0 && !run.training?.length && !run.summaries?.length && !production
       ? `<section class="card empty" id="empty"><h2>Nothing logged</h2><p>This run holds no trajectory: no training job and no logged split${run.subtitle ? ` (${escapeHtml(run.subtitle)})` : ""}. ${options.live ? "This page follows the run: the first logged step appears here without a reload." : "Train or log groups first, or check the model and data directory."}</p></section>`
       : "";
   yield `<!doctype html>
@@ -78,13 +81,13 @@ export function* reportParts(run: ReportRun, options: ReportPageOptions = {}): G
 <main>
 <header>
 <h1>${escapeHtml(index.title)}</h1>
-<p class="sub" id="sub" data-live-part>${options.live ? '<span id="live" class="live" title="this page follows the run: new steps appear as they are logged">live</span> ' : ""}${index.subtitle ? `${escapeHtml(index.subtitle)} · ` : ""}${index.steps.length} logged steps · ${trajectories} trajectories · ${index.groups.length} groups</p>
+<p class="sub" id="sub" data-live-part>${options.live ? '<span id="live" class="live" title="this page follows the run: new steps appear as they are logged">live</span> ' : ""}${index.subtitle ? `${escapeHtml(index.subtitle)} · ` : ""}${index.steps.length} logged steps · ${trajectories} trajectories · ${index.groups.length} groups${production ? ` · ${production.rows.length} production trajectories` : ""}</p>
 <nav id="tabs" role="tablist">
 <a href="#training" data-view="training" role="tab">Training <kbd>1</kbd></a>
 <a href="#groups" data-view="groups" role="tab">Groups <kbd>2</kbd></a>
 <a href="#trajectory" data-view="trajectory" role="tab">Trajectory <kbd>3</kbd></a>
 <a href="#compare" data-view="compare" role="tab">Checkpoints <kbd>4</kbd></a>
-</nav>
+${production ? '<a href="#production" data-view="production" role="tab">Production <kbd>5</kbd></a>\n' : ""}</nav>
 </header>
 <div id="empty-box" data-live-part>${empty}</div>
 ${trainingSection(run, index, colors)}
@@ -117,6 +120,7 @@ Sampled tokens are shaded by their probability, from improbable<span class="lege
 </div>
 </section>
 ${compareSection(run, colors)}
+${production ? productionSection() : ""}
 </main>
 <script type="application/json" id="report-index">${scriptJson(index)}</script>
 `;
@@ -124,6 +128,14 @@ ${compareSection(run, colors)}
   for (const chunk of chunks()) {
     yield `<script type="application/json" id="chunk-${c}">${chunk}</script>\n`;
     c += 1;
+  }
+  if (production) {
+    yield `<script type="application/json" id="production-index">${scriptJson(production.rows)}</script>\n`;
+    c = 0;
+    for (const chunk of production.chunks()) {
+      yield `<script type="application/json" id="prod-chunk-${c}">${chunk}</script>\n`;
+      c += 1;
+    }
   }
   yield `<script>${SCRIPT}</script>
 </body>
@@ -135,7 +147,8 @@ ${compareSection(run, colors)}
  * Renders a run as one self-contained HTML page: the reward and the training
  * metrics per step, each group's trajectories side by side with their
  * rewards and advantages, every trajectory with its sampled tokens shaded by
- * probability, and checkpoints compared on the same scenarios.
+ * probability, checkpoints compared on the same scenarios, and (with
+ * `run.production`) production trajectories by session with their feedback.
  *
  * @example
  * const html = renderReport({ title: "my run", steps: [{ step: 0, split: "train", groups }] });

@@ -56,6 +56,49 @@ export interface ReportTraining {
   metrics: Record<string, number>;
 }
 
+/** A feedback record of a production trajectory, as the store keeps it (see `FeedbackRecord`). */
+export interface ReportFeedback {
+  /** Its position among the trajectory's feedback, from 1: later feedback wins. */
+  n: number;
+  /** When it was stored, ISO 8601. */
+  created_at: string;
+  reward?: number;
+  metrics?: Record<string, number | boolean>;
+  comment?: string;
+  eligible?: boolean;
+  turns?: { call: number; reward: number }[];
+  /** Who sent it (`"browser"`, `"ci"`). */
+  source?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * A trajectory recorded in production, with its feedback, as a
+ * `TrajectoryStore` returns it (`store.get(id)`): what the Production view draws.
+ */
+export interface ReportProductionTrajectory {
+  id: string;
+  /** The session it belongs to, or null. */
+  session: string | null;
+  /** `open` while its session runs, else `finished`. */
+  status: string;
+  model: string | null;
+  /** When it was first stored, and last written or given feedback (ISO 8601). */
+  created_at: string;
+  updated_at: string;
+  calls: number;
+  /** The reward its feedback gives, or null before any. */
+  reward: number | null;
+  /** Whether it may be trained on; null until it has a reward or a feedback says. */
+  eligible: boolean | null;
+  /** True when a call was cut by the process stopping (its `logs` say which). */
+  interrupted: boolean;
+  /** Its feedback, oldest first. */
+  feedback: ReportFeedback[];
+  /** The trajectory with its feedback applied. */
+  trajectory: ReportTrajectory;
+}
+
 /** What {@link renderReport} draws. */
 export interface ReportRun {
   title?: string;
@@ -70,6 +113,12 @@ export interface ReportRun {
    * groups); a step with logged groups is drawn from them instead.
    */
   summaries?: StepStats[];
+  /**
+   * Trajectories recorded in production (a `TrajectoryStore`), drawn in the
+   * Production view grouped by session, with their feedback and whether they
+   * may be trained on. The view is shown when this is set, even empty.
+   */
+  production?: ReportProductionTrajectory[];
 }
 
 /** Reward statistics of one step. */

@@ -60,7 +60,7 @@ export function sourceFiles(sources: readonly ReportSource[]): string[] {
   return sources.map((s) =>
     s.dataDir !== undefined
       ? path.join(s.dataDir, "emulator-state.json")
-      : path.resolve(s.groupsFile ?? ""),
+      : path.resolve(s.groupsFile ?? s.store ?? ""),
   );
 }
 

@@ -3,14 +3,24 @@ import path from "node:path";
 import type { TrainingClient } from "../client/index.js";
 import { InvalidArgumentError } from "../util/argument-error.js";
 import { loadDataDir, loadJsonl } from "./load.js";
+import { loadStore } from "./load-store.js";
 import type { ReportRun, StepStats } from "./run.js";
 
-/** One run to draw: an emulator data directory (and a model in it), or a JSONL file of groups. */
+/**
+ * One run to draw: an emulator data directory (and a model in it), a JSONL
+ * file of groups, or a trajectory store's directory (production trajectories
+ * and their feedback, drawn in the Production view).
+ */
 export interface ReportSource {
   /** An emulator data directory (its `emulator-state.json`). */
   dataDir?: string;
   /** A JSONL file of groups (or steps, or trajectories). */
   groupsFile?: string;
+  /**
+   * A `TrajectoryStore`'s directory (a proxy's or recorder's `--store DIR`),
+   * read while no process holds it.
+   */
+  store?: string;
   /**
    * With `dataDir`: the model, as its id, a unique id prefix (4+ characters),
    * `ENTITY/PROJECT/NAME`, `PROJECT/NAME` or a name; default the most recently active.
@@ -22,15 +32,16 @@ export interface ReportSource {
 
 /** Reads one source. */
 export async function loadSource(source: ReportSource): Promise<ReportRun> {
-  const given = [source.dataDir, source.groupsFile].filter((x) => x !== undefined);
+  const given = [source.dataDir, source.groupsFile, source.store].filter((x) => x !== undefined);
   if (given.length !== 1)
     throw new InvalidArgumentError(
       "loadSource(source)",
       "source",
       "",
       undefined,
-      `expected exactly one of dataDir (an emulator data directory) or groupsFile (a JSONL file of groups), received ${given.length}`,
+      `expected exactly one of dataDir (an emulator data directory), groupsFile (a JSONL file of groups) or store (a trajectory store's directory), received ${given.length}`,
     );
+  if (source.store !== undefined) return loadStore(source.store);
   return source.dataDir !== undefined
     ? loadDataDir(source.dataDir, source.model)
     : loadJsonl(source.groupsFile as string);
@@ -62,13 +73,16 @@ export function combineRuns(runs: readonly { run: ReportRun; label?: string }[])
     summaries: runs.flatMap(({ run }, i) =>
       (run.summaries ?? []).map((s) => ({ ...s, run: labels[i] as string })),
     ),
+    ...(runs.some(({ run }) => run.production !== undefined)
+      ? { production: runs.flatMap(({ run }) => run.production ?? []) }
+      : {}),
   };
 }
 
 /** The default label of a source: the directory's or file's base name (else the model it names). */
 export function sourceLabel(source: ReportSource): string | undefined {
   if (source.label !== undefined) return source.label;
-  const p = source.dataDir ?? source.groupsFile;
+  const p = source.dataDir ?? source.groupsFile ?? source.store;
   return p === undefined ? source.model : path.basename(path.resolve(p));
 }
 

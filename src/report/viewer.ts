@@ -10,6 +10,7 @@ import { COMPARE } from "./viewer/compare.js";
 import { GROUPS } from "./viewer/groups.js";
 import { KEYS } from "./viewer/keys.js";
 import { LIVE } from "./viewer/live.js";
+import { PRODUCTION } from "./viewer/production.js";
 import { ROUTES } from "./viewer/routes.js";
 import { STYLE as VIEW_STYLE } from "./viewer/style.js";
 import { TRAJECTORY } from "./viewer/trajectory.js";
@@ -19,5 +20,5 @@ export const STYLE = VIEW_STYLE;
 export const SCRIPT = `
 (function () {
   "use strict";
-${BASE}${ROUTES}${GROUPS}${TRAJECTORY}${COMPARE}${LIVE}${KEYS}})();
+${BASE}${ROUTES}${GROUPS}${TRAJECTORY}${COMPARE}${PRODUCTION}${LIVE}${KEYS}})();
 `;

@@ -95,7 +95,9 @@ it("report writes one HTML page from a JSONL file of groups", async () => {
 
   const neither = await inProcess(["report", "--out", out]);
   expect(neither.code).toBe(2);
-  expect(neither.stderr).toContain("give --data-dir DIR, --groups FILE or --model MODEL.");
+  expect(neither.stderr).toContain(
+    "give --data-dir DIR, --groups FILE, --model MODEL or --store DIR.",
+  );
   expect(existsSync(path.join(dir, "nothing.html"))).toBe(false);
 });
 

@@ -60,7 +60,7 @@ export const report: Command = {
   summary:
     "an HTML page of a run (or runs compared): training curves, metrics, groups, trajectories, checkpoints; --serve follows a run live",
   usage:
-    "(--data-dir DIR [--model MODEL] | --groups FILE | --model MODEL) (--out PATH | --serve [--port N]) [--title TEXT]",
+    "(--data-dir DIR [--model MODEL] | --groups FILE | --model MODEL | --store DIR) (--out PATH | --serve [--port N]) [--title TEXT]",
   details: `Reads a run's logged groups from an emulator's data directory or from a JSONL
 file of groups (or, with --model alone, a model's checkpoints on the service),
 and writes one HTML file (no network needed to view it): reward, the
@@ -69,6 +69,12 @@ job, each group's trajectories side by side with their rewards and advantages,
 every trajectory with its sampled tokens shaded by probability, and two steps'
 answers to the same scenarios (see evaluateCheckpoints). Exits 1 when the run
 holds nothing (the page is written and says so).
+
+Production: --store DIR reads a trajectory store (the --store of a proxy or
+recorder, while nothing holds it) and adds a Production view: its trajectories
+grouped by session, each with its reward, its feedback (reward, metrics,
+comment, source, time), whether it is eligible for training, interrupted calls
+and its conversation. Alone, or beside --data-dir, --groups or --model.
 
 Two runs side by side: repeat --data-dir (or --groups), or give --model twice
 (two models of one data directory, or of the service). Their curves are
@@ -82,6 +88,8 @@ Options:
   --model MODEL         with --data-dir: the model (default: the most recently
                         active); alone: a model on the service (its checkpoints)
   --groups FILE         a JSONL file of trajectory groups instead (repeatable)
+  --store DIR           a trajectory store's directory: its production
+                        trajectories and their feedback (with --out only)
   --out PATH            the HTML file to write
   --serve               serve the report on 127.0.0.1 and follow the run: new
                         steps appear in the open page without a reload (Ctrl-C stops)
@@ -95,6 +103,7 @@ Options:
         "data-dir": { type: "string", multiple: true },
         model: { type: "string", multiple: true },
         groups: { type: "string", multiple: true },
+        store: { type: "string" },
         out: { type: "string" },
         title: { type: "string" },
         serve: { type: "boolean" },
@@ -108,14 +117,19 @@ Options:
     const groupFiles = (values.groups as string[] | undefined) ?? [];
     const title = str(values, "title");
     const serve = values.serve === true;
+    const store = str(values, "store");
     if (dataDirs.length > 0 && groupFiles.length > 0)
       throw new UsageError("give --data-dir or --groups, not both.");
     if (groupFiles.length > 0 && models.length > 0)
       throw new UsageError(
         "--model goes with --data-dir (or alone, for the service), not --groups.",
       );
-    if (dataDirs.length + groupFiles.length + models.length === 0)
-      throw new UsageError("give --data-dir DIR, --groups FILE or --model MODEL.");
+    if (dataDirs.length + groupFiles.length + models.length === 0 && store === undefined)
+      throw new UsageError("give --data-dir DIR, --groups FILE, --model MODEL or --store DIR.");
+    if (store !== undefined && serve)
+      throw new UsageError(
+        "--store goes with --out: a store is read while no proxy holds it, so there is nothing to follow live.",
+      );
     if (!serve && values.port !== undefined) throw new UsageError("--port goes with --serve.");
     if (!serve && values.interval !== undefined)
       throw new UsageError("--interval goes with --serve.");
@@ -123,7 +137,8 @@ Options:
       throw new UsageError("give --out PATH or --serve, not both.");
 
     let sources: ReportSource[] = [];
-    let load: () => Promise<ReportRun>;
+    // Undefined with --store alone: writeReport reads the store.
+    let load: (() => Promise<ReportRun>) | undefined;
     let version: (() => Promise<string>) | undefined;
     if (dataDirs.length > 0) {
       // One directory: each --model is a run of it; several: one --model for all, or one each.
@@ -146,7 +161,7 @@ Options:
       const chosen = sources;
       load = () => loadRuns(chosen);
       version = filesVersion(sourceFiles(chosen));
-    } else {
+    } else if (models.length > 0) {
       // The service: each model's checkpoint list.
       const s = await connect(values, out);
       const refs = models.map((ref) => {
@@ -162,7 +177,7 @@ Options:
       };
     }
     const titled = async () => {
-      const run = await load();
+      const run = await (load as () => Promise<ReportRun>)();
       return title === undefined ? run : { ...run, title };
     };
 
@@ -183,21 +198,38 @@ Options:
       process.once("SIGTERM", shutdown);
       return -1;
     }
-    const run = await titled();
-    const written = await writeReport({ run, out: required(values, "out") });
-    if (written.trajectories === 0 && !run.training?.length && !run.summaries?.length) {
+    const outPath = required(values, "out");
+    const given = load !== undefined;
+    const run = given ? await titled() : undefined;
+    const written = await writeReport({
+      ...(run ? { run } : {}),
+      ...(store !== undefined ? { store } : {}),
+      ...(title !== undefined ? { title } : {}),
+      out: outPath,
+    });
+    const ran = written.trajectories > 0 || !!run?.training?.length || !!run?.summaries?.length;
+    if (!ran && written.production === 0) {
       if (values.json) print(out, true, written, "");
+      const why = [
+        ...(dataDirs.length
+          ? [`the model in ${dataDirs.join(", ")} has no training job and no logged split`]
+          : groupFiles.length
+            ? [`${groupFiles.join(", ")} holds no trajectory`]
+            : models.length
+              ? ["the model has no checkpoint past step 0"]
+              : []),
+        ...(store !== undefined ? [`the store ${store} holds no trajectory`] : []),
+      ];
       out.stderr.write(
-        `Nothing to report: ${dataDirs.length ? `the model in ${dataDirs.join(", ")} has no training job and no logged split` : groupFiles.length ? `${groupFiles.join(", ")} holds no trajectory` : "the model has no checkpoint past step 0"}. Wrote ${written.path}, which says so.\n`,
+        `Nothing to report: ${why.join("; ")}. Wrote ${written.path}, which says so.\n`,
       );
       return 1;
     }
-    print(
-      out,
-      values.json,
-      written,
-      `Wrote ${written.path}: ${written.steps} step(s), ${written.trajectories} trajectories.`,
-    );
+    const counts = [
+      ...(given ? [`${written.steps} step(s), ${written.trajectories} trajectories`] : []),
+      ...(store !== undefined ? [`${written.production} production trajectories`] : []),
+    ];
+    print(out, values.json, written, `Wrote ${written.path}: ${counts.join(", ")}.`);
     return 0;
   },
 };

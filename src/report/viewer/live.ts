@@ -19,6 +19,8 @@ export const LIVE = `
     if (followLast) state.step = Math.max(0, idx.steps.length - 1);
     fillGroupControls();
     applyFilters();
+    readProduction(doc);
+    drawProduction();
     fillCmpSteps(!fillCmpSplits());
     show(state.view);
     document.body.setAttribute("data-live-steps", String(idx.steps.length));

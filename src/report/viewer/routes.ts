@@ -2,7 +2,7 @@
 // Plain browser JavaScript inside the viewer's one function (see ../viewer.ts).
 export const ROUTES = `
   // ----- views and routing
-  var views = ["training", "groups", "trajectory", "compare"];
+  var views = ["training", "groups", "trajectory", "compare", "production"];
   var state = { view: "training", step: Math.max(0, idx.steps.length - 1), cursor: -1, list: [], shown: 30, traj: -1 };
   function show(view) {
     state.view = view;
@@ -11,7 +11,9 @@ export const ROUTES = `
   }
   function route() {
     var h = location.hash.replace(/^#/, "").split("/");
-    var view = views.indexOf(h[0]) >= 0 ? h[0] : "training";
+    // A page of production trajectories alone opens on them.
+    var first = !idx.steps.length && !idx.training.length && $("view-production") ? "production" : "training";
+    var view = views.indexOf(h[0]) >= 0 && $("view-" + h[0]) ? h[0] : first;
     if (view === "trajectory") {
       var i = Number(h[1]);
       if (!(i >= 0 && i < idx.reward.length)) i = state.traj >= 0 ? state.traj : state.list.length ? state.list[0] : idx.reward.length ? 0 : -1;
@@ -21,6 +23,7 @@ export const ROUTES = `
       if (s >= 0 && s < idx.steps.length && s !== state.step) { state.step = s; $("step-select").value = String(s); applyFilters(); }
     }
     show(view);
+    if (view === "production" && h.length > 1) openProduction(decodeURIComponent(h.slice(1).join("/")));
   }
   function go(hash) { if (location.hash === hash) route(); else location.hash = hash; }
 

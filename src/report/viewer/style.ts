@@ -29,7 +29,13 @@ select,button,input{font:inherit;padding:2px 6px;max-width:100%}input.num{width:
 .group-head{display:flex;gap:10px;flex-wrap:wrap;align-items:baseline;margin-bottom:8px}
 .scenario{font-weight:600;overflow-wrap:anywhere}
 .flag{font-size:11px;font-weight:600;border-radius:4px;padding:0 6px;background:#fef3c7;color:#92400e}
-.flag.err{background:#fee2e2;color:#991b1b}
+.flag.err{background:#fee2e2;color:#991b1b}.flag.ok{background:#dcfce7;color:#166534}
+.psession{border-top:2px solid #e5e7eb;padding-top:6px;margin-top:10px}.psession-head{font-size:14px;margin:0 0 4px;overflow-wrap:anywhere}
+details.ptraj{border:1px solid #e5e7eb;border-radius:6px;padding:6px 10px;margin:6px 0;background:#fff;min-width:0}
+details.ptraj>summary{cursor:pointer;display:flex;gap:8px;flex-wrap:wrap;align-items:baseline}
+.pid{font:12px ui-monospace,Menlo,monospace;overflow-wrap:anywhere}.preward{font-size:13px}
+.fb{border-left:3px solid #c7d2fe;padding:2px 8px;margin:6px 0}.fb-head{display:flex;gap:8px;flex-wrap:wrap;align-items:baseline}
+.comment{background:#f9fafb;border-radius:4px;padding:4px 6px}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:8px}
 .tcard{display:block;text-align:left;background:#fff;border:1px solid #e5e7eb;border-left:5px solid #d1d5db;border-radius:6px;padding:6px 8px;cursor:pointer;min-width:0;font:inherit;color:inherit}
 .tcard:hover{border-color:#93c5fd}.tcard.cursor{outline:2px solid #2563eb}

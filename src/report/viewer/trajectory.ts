@@ -4,6 +4,8 @@ export const TRAJECTORY = `
   // ----- trajectory view
   // Whether the trajectory shown was trained on, and why not.
   var curTrained = true, curWhy = "";
+  // Set while a production trajectory is drawn: its Choices' badge ({ text, title }).
+  var curBadge = null;
   function drawTokens(box, m) {
     var tk = m.tok;
     if (tk && (tk.mode === "exact" || tk.mode === "order")) {
@@ -53,9 +55,10 @@ export const TRAJECTORY = `
   }
   function drawItem(m, results, calls, where) {
     if (m.k === "x") { var bad = el("div", "msg"); bad.appendChild(el("div", "meta", "an item that is not a message (shown as JSON):")); bad.appendChild(raw(m.raw)); return bad; }
-    var box = el("div", "msg" + (m.k === "c" ? (curTrained ? " trained" : " evaluated") : ""));
+    var box = el("div", "msg" + (m.k === "c" ? (curBadge ? " sampled" : curTrained ? " trained" : " evaluated") : ""));
     box.setAttribute("data-role", m.role);
-    if (m.k === "c" && curTrained) { var badge = el("span", "badge", "trained"); badge.title = "a Choice the trainer learns from, in " + where; box.appendChild(badge); }
+    if (m.k === "c" && curBadge) { var pb = el("span", "badge eval", curBadge.text); pb.title = curBadge.title; box.appendChild(pb); }
+    else if (m.k === "c" && curTrained) { var badge = el("span", "badge", "trained"); badge.title = "a Choice the trainer learns from, in " + where; box.appendChild(badge); }
     else if (m.k === "c") { var evb = el("span", "badge eval", "evaluated"); evb.title = "a Choice sampled by the policy and scored, never trained on (" + curWhy + ")"; box.appendChild(evb); }
     box.appendChild(el("span", "role", m.role));
     if (m.name) box.appendChild(el("span", "meta", m.name));
@@ -77,7 +80,7 @@ export const TRAJECTORY = `
   function drawHistory(h) {
     var sec = el("section", "history");
     var trained = h.items.filter(function (m) { return m.k === "c"; }).length;
-    sec.appendChild(el("h3", null, h.label + " \\u00b7 " + h.items.length + " messages \\u00b7 " + trained + (curTrained ? " trained" : " evaluated") + " Choice" + (trained === 1 ? "" : "s")));
+    sec.appendChild(el("h3", null, h.label + " \\u00b7 " + h.items.length + " messages \\u00b7 " + trained + (curBadge ? " " + curBadge.text : curTrained ? " trained" : " evaluated") + " Choice" + (trained === 1 ? "" : "s")));
     if (h.tools && h.tools.length) { var tl = el("div", "meta", "tools offered: "); h.tools.forEach(function (n) { tl.appendChild(el("span", "chip", n)); }); sec.appendChild(tl); }
     if (h.rawTools !== undefined) { sec.appendChild(el("div", "meta", "tools (not a list of tools):")); sec.appendChild(raw(h.rawTools)); }
     var results = {}, calls = {};
