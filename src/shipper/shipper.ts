@@ -96,6 +96,7 @@ export class TrajectoryShipper {
         "options.trainEvery.maxStepsOffPolicy",
         "an integer, 0 or more, or Infinity",
         options.trainEvery?.maxStepsOffPolicy,
+        offPolicy,
       );
     this.#options = options;
     this.#model = options.model;

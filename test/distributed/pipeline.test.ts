@@ -138,10 +138,11 @@ it("records the steps that served a rollout's first and last call, and drops gro
       final: t.final_policy_version,
     }),
   );
-  const { coordinator, done, results: trained } = await startCoordinator(
-    { maxStepsOffPolicy: 0, logger },
-    4,
-  );
+  const {
+    coordinator,
+    done,
+    results: trained,
+  } = await startCoordinator({ maxStepsOffPolicy: 0, logger }, 4);
   const slowCollected = new Promise<void>((resolve) =>
     coordinator.collector?.worker.on("completed", (job) => job.id === "g-slow" && resolve()),
   );

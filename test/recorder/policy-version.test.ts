@@ -75,7 +75,7 @@ it("a rollout whose turns straddle a new checkpoint records initial < final", as
   const openai = model.openai({ recorder });
   await model.getStep();
   const first = await rollouts(recorder, openai);
-  const t = await recorder.rollout(async (t) => {
+  const t = await recorder.rollout(async () => {
     const messages = [{ role: "user" as const, content: "first turn" }];
     const a = await openai.chat.completions.create({ model: "", messages });
     // The checkpoint changes between two turns of the same rollout.

@@ -85,10 +85,14 @@ it("train creates no job when every group is stale, and Infinity keeps them all"
   await trainTo(model, 1);
   const jobsBefore = jobPosts();
   const log = lines();
-  const skipped = await model.train([sampledAt(0), sampledAt(0)], {}, {
-    maxStepsOffPolicy: 0,
-    logger: log,
-  });
+  const skipped = await model.train(
+    [sampledAt(0), sampledAt(0)],
+    {},
+    {
+      maxStepsOffPolicy: 0,
+      logger: log,
+    },
+  );
   expect(skipped).toMatchObject({
     jobId: null,
     step: 1,
@@ -97,12 +101,18 @@ it("train creates no job when every group is stale, and Infinity keeps them all"
     metrics: { "data/step_num_groups_stale": 2 },
   });
   expect(jobPosts()).toBe(jobsBefore);
-  expect(log.out[0]).toMatch(/dropped 2 of 2 group\(s\) .*no job was created; the model stays at step 1/);
-  const kept = await model.train([sampledAt(0), sampledAt(0)], {}, {
-    maxStepsOffPolicy: Number.POSITIVE_INFINITY,
-    pollIntervalMs: 10,
-    logger: log,
-  });
+  expect(log.out[0]).toMatch(
+    /dropped 2 of 2 group\(s\) .*no job was created; the model stays at step 1/,
+  );
+  const kept = await model.train(
+    [sampledAt(0), sampledAt(0)],
+    {},
+    {
+      maxStepsOffPolicy: Number.POSITIVE_INFINITY,
+      pollIntervalMs: 10,
+      logger: log,
+    },
+  );
   expect(kept).toMatchObject({ step: 2 });
   expect(kept.staleGroups).toBeUndefined();
   expect(kept.metrics["data/step_num_groups_stale"]).toBeUndefined();
