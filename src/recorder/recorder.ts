@@ -180,7 +180,8 @@ export class Recorder {
         "a function (model: string) => number | undefined",
         versionOf,
       );
-    this.#versionSources.unshift(versionOf);
+    // The same source added again (a model's openai() called per step) is asked once.
+    if (!this.#versionSources.includes(versionOf)) this.#versionSources.unshift(versionOf);
   }
 
   /**

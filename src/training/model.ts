@@ -69,6 +69,8 @@ export class TrainableModel {
   readonly runId: string | null;
   /** The newest step this object has seen (getStep, train, followJob): what "latest" served last. */
   #knownStep: number | undefined;
+  /** `policyVersion`, bound once: a recorder given it again keeps one copy. */
+  readonly #versionOf = (model: string) => this.policyVersion(model);
 
   private constructor(
     client: TrainingClient,
@@ -173,7 +175,7 @@ export class TrainableModel {
     const base = this.inferenceName();
     options.recorder.addPolicy?.((m) => m === base || m.startsWith(`${base}:`));
     // Each turn records the checkpoint that sampled it (its policy version).
-    options.recorder.addPolicyVersion?.((m) => this.policyVersion(m));
+    options.recorder.addPolicyVersion?.(this.#versionOf);
     return options.recorder.wrap(openai, { policy: true });
   }
 
