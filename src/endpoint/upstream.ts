@@ -19,6 +19,8 @@ export interface TrainableModelLike {
   };
   /** The inference name of a checkpoint (default: the latest). */
   inferenceName(step?: number): string;
+  /** The step a model name of this model serves, when known (a TrainableModel has it). */
+  policyVersion?(model: string): number | undefined;
 }
 
 /** Any OpenAI-compatible server. */
@@ -91,6 +93,8 @@ export function checkUpstream(
 export interface Wrapper {
   wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
   addPolicy(test: (model: string) => boolean): void;
+  /** Tells the recorder which step a model name serves (a `Recorder` has it). */
+  addPolicyVersion?(versionOf: (model: string) => number | undefined): void;
 }
 
 /** The wrapped client the endpoint sends through, with the upstream's own base URL and key. */
@@ -123,6 +127,8 @@ export async function upstreamClient(
     fillModelName(openai, upstream.inferenceName());
     const base = upstream.inferenceName();
     recorder.addPolicy((m) => m === base || m.startsWith(`${base}:`));
+    if (typeof upstream.policyVersion === "function")
+      recorder.addPolicyVersion?.((m) => upstream.policyVersion?.(m));
     return {
       openai: recorder.wrap(openai, { policy: true }),
       baseURL: openai.baseURL,

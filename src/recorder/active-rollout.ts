@@ -70,6 +70,12 @@ export interface RolloutOptions {
   isPolicy?: (model: string | undefined) => boolean;
   /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
   lineage?: ActiveRollout.LineageMode;
+  /**
+   * The training step of the checkpoint a model name (a response's model,
+   * else the request's) serves, `undefined` when unknown; stamped as the
+   * trajectory's policy versions. Absent: the step a name pins (`:step3`).
+   */
+  policyVersion?: (model: string | undefined) => number | undefined;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */

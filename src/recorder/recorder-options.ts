@@ -33,6 +33,15 @@ export interface RecorderOptions {
    * `model.openai({ recorder })` adds its own model.
    */
   policy?: readonly string[] | ((model: string) => boolean);
+  /**
+   * The training step of the checkpoint a model name serves (`undefined`
+   * when unknown), recorded per turn as the trajectory's
+   * `initial_policy_version` (its first policy turn) and
+   * `final_policy_version` (its last). Default: the step a name pins
+   * (`wandb-artifact:///me/demo/agent:step3` is 3), and for
+   * `model.openai({ recorder })` the newest step that `TrainableModel` knows.
+   */
+  policyVersion?: (model: string) => number | undefined;
   /** Where the recorder warns (once per process, e.g. a rollout that recorded no call). Default `console`. */
   logger?: { warn(message: string): void };
   /**

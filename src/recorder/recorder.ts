@@ -8,6 +8,7 @@ import {
   type GatherOptions,
   gatherTrajectoryGroups,
   type LineageMode,
+  stepOfModelName,
   type TrajectoryGroup,
 } from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
@@ -48,6 +49,8 @@ export class Recorder {
   /** The options it was made with. */
   readonly options: RecorderOptions;
   #policy: ((model: string) => boolean) | undefined;
+  /** Who knows which step a model name serves (`addPolicyVersion`), newest first. */
+  #versionSources: Array<(model: string) => number | undefined> = [];
   #endpoint: RecordingEndpoint | undefined;
   readonly #sessions: SessionRegistry;
 
@@ -66,6 +69,15 @@ export class Recorder {
         policy,
       );
     this.#policy = typeof policy === "function" ? policy : policy ? namesPolicy(policy) : undefined;
+    const versionOf = options.policyVersion;
+    if (versionOf !== undefined && typeof versionOf !== "function")
+      throw new InvalidArgumentError(
+        call,
+        "options.policyVersion",
+        "a function (model: string) => number | undefined",
+        versionOf,
+      );
+    if (versionOf) this.#versionSources.push(versionOf);
     if (options.upstream !== undefined) checkUpstream(call, options.upstream);
     // Checked now, started with the first rollout.
     if (options.upstream !== undefined || options.endpoint !== undefined)
@@ -151,6 +163,45 @@ export class Recorder {
   }
 
   /**
+   * Tells the recorder which training step a model name serves, for the
+   * trajectories' `initial_policy_version` and `final_policy_version`.
+   * `model.openai({ recorder })` calls it with its own model. The source
+   * added last is asked first; a name no source knows gets the step it pins
+   * (`...:step3`), or no version.
+   *
+   * @example
+   * recorder.addPolicyVersion((m) => (m === "agent-latest" ? currentStep : undefined));
+   */
+  addPolicyVersion(versionOf: (model: string) => number | undefined): void {
+    if (typeof versionOf !== "function")
+      throw new InvalidArgumentError(
+        "recorder.addPolicyVersion(versionOf)",
+        "versionOf",
+        "a function (model: string) => number | undefined",
+        versionOf,
+      );
+    // The same source added again (a model's openai() called per step) is asked once.
+    if (!this.#versionSources.includes(versionOf)) this.#versionSources.unshift(versionOf);
+  }
+
+  /**
+   * The training step of the checkpoint `model` names: the sources added
+   * with {@link Recorder.addPolicyVersion} (and `options.policyVersion`),
+   * else the step the name pins; `undefined` when unknown.
+   *
+   * @example
+   * new Recorder().policyVersion("wandb-artifact:///me/demo/agent:step3"); // 3
+   */
+  policyVersion(model: string | undefined): number | undefined {
+    if (!model) return undefined;
+    for (const source of this.#versionSources) {
+      const v = source(model);
+      if (v !== undefined) return v;
+    }
+    return stepOfModelName(model);
+  }
+
+  /**
    * Makes `client.chat.completions.create` record inside rollouts; returns the
    * same client. With `{ policy: true }` every completion of this client is
    * the policy's, whatever model name the server answers with.
@@ -230,6 +281,7 @@ export class Recorder {
         lineage: (options.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
         // Read at each call, so a policy added after the rollout began counts.
         isPolicy: (m) => this.#isPolicyOrUnnamed(m),
+        policyVersion: (m) => this.policyVersion(m),
       },
       // Whether anyone traces is asked once per rollout: no span (nor
       // OpenTelemetry context) when nobody does, see tracingEnabled().

@@ -8,6 +8,7 @@ import {
   isChoice,
   type MessageOrChoice,
   markRecorded,
+  stepOfModelName,
   type Trajectory,
   toChatMessage,
 } from "../trajectory/index.js";
@@ -73,6 +74,8 @@ export class RolloutState implements ActiveRollout {
 
   /** Calls started so far: the number of the latest one. */
   #calls = 0;
+  /** The final policy version this rollout stamped: a different value is the caller's, and kept. */
+  #stampedFinal: number | null = null;
   readonly #observer: RolloutObserver | undefined;
 
   constructor(
@@ -256,6 +259,7 @@ export class RolloutState implements ActiveRollout {
       this.logOnce(
         `model "${model ?? "(unnamed)"}" is not the policy: its completions are kept as plain assistant messages, not trained on`,
       );
+    if (policy && call.choices.length) this.#stampVersion(model);
     const sent = call.request.messages as unknown as Msg[];
     const tools = call.request.tools ?? null;
     // A cut-off sample is not what the policy would have produced to the end,
@@ -275,6 +279,31 @@ export class RolloutState implements ActiveRollout {
       );
     }
     if (this.#observer) this.#tell("recorded");
+  }
+
+  /**
+   * Stamps the checkpoint that sampled this turn: the first turn's is the
+   * trajectory's `initial_policy_version`, the latest's its
+   * `final_policy_version`, unless the caller set them. Stamped as calls are
+   * recorded, so a store's writes during the rollout carry them too.
+   */
+  #stampVersion(model: string | undefined): void {
+    let version: number | undefined;
+    try {
+      version = (this.options.policyVersion ?? stepOfModelName)(model);
+    } catch (error) {
+      this.logOnce(
+        `the policy version of model "${model}" could not be read: ${errorMessage(error)}`,
+      );
+      return;
+    }
+    if (version === undefined || !Number.isSafeInteger(version) || version < 0) return;
+    const t = this.trajectory;
+    t.initial_policy_version ??= version;
+    if (t.final_policy_version === this.#stampedFinal) {
+      t.final_policy_version = version;
+      this.#stampedFinal = version;
+    }
   }
 
   /**

@@ -2,7 +2,7 @@ import PQueue from "p-queue";
 import { abortableSleep, isRetryableError, retryDelay } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import type { GroupInput } from "../training/index.js";
-import { markLeftOut } from "../training/index.js";
+import { markLeftOut, maxStepsOffPolicyProblem } from "../training/index.js";
 import {
   checkGroups,
   PreparedGroup,
@@ -88,6 +88,15 @@ export class TrajectoryShipper {
         "options.trainEvery.noSignal",
         '"skip" or "send"',
         noSignal,
+      );
+    const offPolicy = maxStepsOffPolicyProblem(options.trainEvery?.maxStepsOffPolicy);
+    if (offPolicy)
+      throw new InvalidArgumentError(
+        call,
+        "options.trainEvery.maxStepsOffPolicy",
+        "an integer, 0 or more, or Infinity",
+        options.trainEvery?.maxStepsOffPolicy,
+        offPolicy,
       );
     this.#options = options;
     this.#model = options.model;

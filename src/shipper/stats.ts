@@ -43,6 +43,12 @@ export interface ShipperStats {
    * all equal (no reward signal; `trainEvery.noSignal`, default `"skip"`).
    */
   noSignal: number;
+  /**
+   * Logged groups left out of a training job because they were sampled more
+   * than `trainEvery.maxStepsOffPolicy` steps before the checkpoint it
+   * trained (too far off-policy; default 4 steps).
+   */
+  stale: number;
   /** Logged groups waiting for the next training job. */
   awaitingTraining: number;
 }
@@ -61,5 +67,6 @@ export function newCounters(): Counters {
     trainingFailed: 0,
     trainingAbandoned: 0,
     noSignal: 0,
+    stale: 0,
   };
 }

@@ -76,7 +76,12 @@ export class Trainer {
     this.#ctx.counters.noSignal += count;
     if (this.#toldNoSignal) return;
     this.#toldNoSignal = true;
-    const line = `TrajectoryShipper: logged group(s) whose rewards are all equal teach nothing (every advantage is zero), so they are left out of the training jobs; stats().noSignal counts them (trainEvery.noSignal: "send" trains on them).`;
+    this.#info(
+      `TrajectoryShipper: logged group(s) whose rewards are all equal teach nothing (every advantage is zero), so they are left out of the training jobs; stats().noSignal counts them (trainEvery.noSignal: "send" trains on them).`,
+    );
+  }
+
+  #info(line: string): void {
     const logger = this.#ctx.logger;
     if (logger.info) logger.info(line);
     else logger.warn(line);
@@ -215,6 +220,8 @@ export class Trainer {
         validate: this.#ctx.validate,
         // Groups without reward signal were left out above, unless asked to send them.
         noSignal: "send",
+        maxStepsOffPolicy: this.#ctx.trainEvery?.maxStepsOffPolicy,
+        logger: { info: (m) => this.#info(`TrajectoryShipper: ${m}`) },
         onJobCreated: async ({ jobId, stepBefore }) => {
           job.jobId = jobId;
           job.stepBefore = stepBefore;
@@ -288,14 +295,17 @@ export class Trainer {
   }
 
   async #settle(job: ActiveJob, running: Promise<TrainResult>): Promise<void> {
+    let result: TrainResult | undefined;
     const error = await running.then(
-      () => undefined,
+      (r) => {
+        result = r;
+      },
       (e: unknown) => e ?? new Error("unknown error"),
     );
     job.settled = true;
     this.#active = undefined;
     if (job.abandoned) return;
-    if (error === undefined) return this.#succeeded(job);
+    if (error === undefined) return this.#succeeded(job, result);
     if (error instanceof TrainingFailedError || job.jobId === undefined) {
       return this.#failed(job, error as Error);
     }
@@ -311,9 +321,11 @@ export class Trainer {
     this.#stopped(job, error as Error);
   }
 
-  async #succeeded(job: ActiveJob): Promise<void> {
+  async #succeeded(job: ActiveJob, result: TrainResult | undefined): Promise<void> {
     const { counters, spool } = this.#ctx;
-    counters.trainingJobs += 1;
+    // Dropped by train as too far off-policy: done with, never trained.
+    counters.stale += result?.staleGroups ?? 0;
+    if (result?.jobId !== null) counters.trainingJobs += 1;
     if (!spool) return;
     await this.#quietly(async () => {
       if (job.saved) await spool.removeJob(job.id);

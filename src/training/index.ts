@@ -27,6 +27,11 @@ export type {
   TrainResult,
   TrainRunOptions,
 } from "./model-options.js";
+export {
+  DEFAULT_MAX_STEPS_OFF_POLICY,
+  maxStepsOffPolicyProblem,
+  STALE_GROUPS_METRIC,
+} from "./off-policy.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
 export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
 export type { TrainEvery } from "./train-every.js";

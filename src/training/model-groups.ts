@@ -25,11 +25,16 @@ export async function checkedForTrain(
   groups: readonly GroupInput[],
   validate: GroupCheck,
   refuseUntrainable: boolean,
-): Promise<{ prepared: (readonly Uint8Array[])[]; signals: (boolean | undefined)[] }> {
+): Promise<{
+  prepared: (readonly Uint8Array[])[];
+  signals: (boolean | undefined)[];
+  /** The groups the bytes were written from (or prepared as), in the same order. */
+  sources: readonly unknown[];
+}> {
   const prepared = allPrepared(groups);
   if (prepared) {
     if (validate === undefined && refuseUntrainable) refuseUntrainableBytes(prepared, "train");
-    return { prepared, signals: groups.map(rewardSignalOf) };
+    return { prepared, signals: groups.map(rewardSignalOf), sources: groups };
   }
   const written = await prepareGroups(groups, "train");
   requireTrainableGroups(groups as TrajectoryGroupWire[]);
@@ -39,6 +44,7 @@ export async function checkedForTrain(
   return {
     prepared: await keptChunks(groups, written, kept, "train"),
     signals: kept.map(rewardSignalOf),
+    sources: kept,
   };
 }
 

@@ -20,6 +20,8 @@ export interface OpenAIWrapper {
   wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
   /** Marks a model as the policy being trained (a `Recorder` has it). */
   addPolicy?(test: (model: string) => boolean): void;
+  /** Tells it which step a model name serves, for the policy versions (a `Recorder` has it). */
+  addPolicyVersion?(versionOf: (model: string) => number | undefined): void;
 }
 
 /** Options of following a job from `train` / `trainSft`. */
@@ -78,10 +80,16 @@ export interface TrainResult {
    */
   noSignalGroups?: number;
   /**
-   * Why no job was created: `"no_reward_signal"` when every group's rewards
-   * were equal, so nothing was left to learn from. The loop goes on.
+   * Groups `train` dropped as sampled more than `maxStepsOffPolicy` steps
+   * before the checkpoint being trained (absent when none were).
    */
-  skipped?: "no_reward_signal";
+  staleGroups?: number;
+  /**
+   * Why no job was created: `"no_reward_signal"` when every group's rewards
+   * were equal, so nothing was left to learn from; `"stale_policy"` when
+   * every group was too far off-policy (`maxStepsOffPolicy`). The loop goes on.
+   */
+  skipped?: "no_reward_signal" | "stale_policy";
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   type TrainingClient,
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
-import type { GroupInput, ValidateOptions } from "../trajectory/index.js";
+import { type GroupInput, stepOfModelName, type ValidateOptions } from "../trajectory/index.js";
 import { fillModelName } from "../util/derive-client.js";
 import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 import { type Checkpoint, sameType } from "../wire/index.js";
@@ -25,6 +25,13 @@ import type {
   TrainResult,
   TrainRunOptions,
 } from "./model-options.js";
+import {
+  anyVersioned,
+  DEFAULT_MAX_STEPS_OFF_POLICY,
+  maxStepsOffPolicyProblem,
+  STALE_GROUPS_METRIC,
+  staleIndexes,
+} from "./off-policy.js";
 import { type SftExample, toSftJsonl } from "./sft-data.js";
 import type { ArtifactUploader } from "./uploaders.js";
 import { defaultSftUploader } from "./wandb/index.js";
@@ -60,6 +67,10 @@ export class TrainableModel {
   readonly baseModel: string;
   /** The W&B run its training logs to, when the service reports one. */
   readonly runId: string | null;
+  /** The newest step this object has seen (getStep, train, followJob): what "latest" served last. */
+  #knownStep: number | undefined;
+  /** `policyVersion`, bound once: a recorder given it again keeps one copy. */
+  readonly #versionOf = (model: string) => this.policyVersion(model);
 
   private constructor(
     client: TrainingClient,
@@ -122,6 +133,31 @@ export class TrainableModel {
   }
 
   /**
+   * The training step of the checkpoint a model name of this model serves,
+   * recorded as a trajectory's policy version: the step a pinned name holds
+   * (`...:step3`), and for the latest checkpoint the newest step this object
+   * has seen (from `getStep`, `train`, `followJob`, `trainSft`); `undefined`
+   * before it has seen one, and for other models' names. A process that
+   * never trains should call `getStep()` when the step may have moved, or pin
+   * the step (`model.openai({ step })`).
+   *
+   * @example
+   * await model.getStep(); // 2
+   * model.policyVersion(model.inferenceName()); // 2
+   * model.policyVersion(model.inferenceName(1)); // 1
+   */
+  policyVersion(model: string): number | undefined {
+    const base = this.inferenceName();
+    if (model === base) return this.#knownStep;
+    return model.startsWith(`${base}:`) ? stepOfModelName(model) : undefined;
+  }
+
+  #sawStep(step: number): number {
+    if (this.#knownStep === undefined || step > this.#knownStep) this.#knownStep = step;
+    return step;
+  }
+
+  /**
    * An `openai` client for this model's chat completions. Requests whose
    * `model` is empty get this model's name (latest checkpoint, or the pinned
    * `step`); with `recorder`, the client is wrapped so every call is recorded.
@@ -138,6 +174,8 @@ export class TrainableModel {
     // This model's completions (any step) are the policy's, whatever else the recorder records.
     const base = this.inferenceName();
     options.recorder.addPolicy?.((m) => m === base || m.startsWith(`${base}:`));
+    // Each turn records the checkpoint that sampled it (its policy version).
+    options.recorder.addPolicyVersion?.(this.#versionOf);
     return options.recorder.wrap(openai, { policy: true });
   }
 
@@ -158,6 +196,15 @@ export class TrainableModel {
       noSignal?: NoSignalPolicy;
       /** Where the line about groups left out goes. Default: stderr (as `console.error`), never stdout, which is the program's own. */
       logger?: { info(message: string): void };
+      /**
+       * How many steps behind the checkpoint being trained a group may have
+       * been sampled (its oldest trajectory's `initial_policy_version`);
+       * older groups are dropped before the job, logged and counted
+       * (`staleGroups`, the step metric `data/step_num_groups_stale`). A
+       * trajectory without a version is never dropped. Default 4, as ART's
+       * pipeline trainer; `Infinity` keeps every group.
+       */
+      maxStepsOffPolicy?: number;
     } = {},
   ): Promise<TrainResult> {
     const started = performance.now();
@@ -167,6 +214,10 @@ export class TrainableModel {
       throw new InvalidTrainingOptionsError("train", [
         `noSignal: expected "skip" or "send", got ${JSON.stringify(policy)}`,
       ]);
+    const offPolicyProblem = maxStepsOffPolicyProblem(options.maxStepsOffPolicy);
+    if (offPolicyProblem)
+      throw new InvalidTrainingOptionsError("train", [`maxStepsOffPolicy: ${offPolicyProblem}`]);
+    const logger = options.logger ?? STDERR_INFO;
     // Asked to train without logprobs, the service learns from other turns too.
     const refuseUntrainable = config?.allowTrainingWithoutLogprobs !== true;
     // Groups the shipper prepared are sent as the bytes they already are
@@ -174,7 +225,39 @@ export class TrainableModel {
     // once here, and those bytes are sent.
     const checked = await checkedForTrain(groups, options.validate, refuseUntrainable);
     let prepared = checked.prepared;
-    const signals = checked.signals;
+    let signals = checked.signals;
+    // Groups sampled too far behind the checkpoint being trained are dropped
+    // first: the step is asked for only when some group carries a version.
+    const maxOff = options.maxStepsOffPolicy ?? DEFAULT_MAX_STEPS_OFF_POLICY;
+    let knownStep: number | undefined;
+    let staleGroups = 0;
+    if (maxOff !== Number.POSITIVE_INFINITY && anyVersioned(checked.sources)) {
+      knownStep = await this.getStep({ signal: options.signal });
+      const stale = new Set(staleIndexes(checked.sources, knownStep, maxOff));
+      if (stale.size > 0) {
+        const total = prepared.length;
+        prepared = prepared.filter((_, i) => !stale.has(i));
+        signals = signals.filter((_, i) => !stale.has(i));
+        staleGroups = stale.size;
+        const kept =
+          prepared.length === 0
+            ? `no job was created; the model stays at step ${knownStep}`
+            : `training on ${prepared.length}`;
+        logger.info(
+          `train: dropped ${staleGroups} of ${total} group(s) sampled more than ${maxOff} step(s) before the checkpoint being trained (step ${knownStep}): too far off-policy (maxStepsOffPolicy: ${maxOff}; Infinity keeps them); ${kept}.`,
+        );
+        if (prepared.length === 0)
+          return {
+            jobId: null,
+            step: knownStep,
+            metrics: { [STALE_GROUPS_METRIC]: staleGroups },
+            rawMetrics: {},
+            noSignalGroups: 0,
+            staleGroups,
+            skipped: "stale_policy",
+          };
+      }
+    }
     // Groups whose rewards are all equal teach nothing (every advantage is
     // zero): left out, as ART's trainer does, checked first so that every
     // finding names the caller's own index.
@@ -184,12 +267,11 @@ export class TrainableModel {
       const leftOut = prepared.filter((_, i) => signals[i] === false);
       prepared = prepared.filter((_, i) => signals[i] !== false);
       noSignalGroups = leftOut.length;
-      const logger = options.logger ?? STDERR_INFO;
       // Still rollouts of this step: logged under "train" (marked), before
       // the job, so the step's history and curves count every rollout.
       if (leftOut.length > 0) await this.#logLeftOut(leftOut, options.signal);
       if (noSignalGroups > 0 && prepared.length === 0) {
-        const step = await this.getStep({ signal: options.signal });
+        const step = knownStep ?? (await this.getStep({ signal: options.signal }));
         logger.info(
           `train: every one of the ${total} group(s) has rewards that are all equal (nothing to learn), so no job was created; the model stays at step ${step}; they were logged under "train" with metadata.${LEFT_OUT_KEY} = "${LEFT_OUT_NO_SIGNAL}" (noSignal: "send" sends them).`,
         );
@@ -199,6 +281,7 @@ export class TrainableModel {
           metrics: {},
           rawMetrics: {},
           noSignalGroups,
+          ...(staleGroups > 0 ? { staleGroups } : {}),
           skipped: "no_reward_signal",
         };
       }
@@ -215,7 +298,7 @@ export class TrainableModel {
         "trajectory_recorder.groups": groups.length,
       },
       async (span) => {
-        const stepBefore = await this.getStep({ signal: options.signal });
+        const stepBefore = knownStep ?? (await this.getStep({ signal: options.signal }));
         const job = await createPreparedJob(
           this.client.trainingJobs,
           { model_id: this.id, experimental_config },
@@ -226,7 +309,14 @@ export class TrainableModel {
         await options.onJobCreated?.({ jobId: job.id, stepBefore });
         const result = await this.#finish(job.id, stepBefore, { ...options, span, kind: "RL" });
         // ART's result also summarises the batch handed in, and times the call.
-        return { ...result, metrics: withSummary(result.metrics, groups, started), noSignalGroups };
+        const metrics = withSummary(result.metrics, groups, started);
+        if (staleGroups > 0) metrics[STALE_GROUPS_METRIC] ??= staleGroups;
+        return {
+          ...result,
+          metrics,
+          noSignalGroups,
+          ...(staleGroups > 0 ? { staleGroups } : {}),
+        };
       },
     );
   }
@@ -292,7 +382,7 @@ export class TrainableModel {
       { limit: 1, order: "desc" },
       { signal: options.signal },
     );
-    return page.data[0]?.step ?? 0;
+    return this.#sawStep(page.data[0]?.step ?? 0);
   }
 
   /**
@@ -429,6 +519,8 @@ export declare namespace TrainableModel {
     wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
     /** Marks a model as the policy being trained (a `Recorder` has it). */
     addPolicy?(test: (model: string) => boolean): void;
+    /** Tells it which step a model name serves, for the policy versions (a `Recorder` has it). */
+    addPolicyVersion?(versionOf: (model: string) => number | undefined): void;
   }
 
   /**
@@ -448,6 +540,7 @@ sameType<TrainableModel.OpenAIWrapper, OpenAIWrapper>(true);
 type TrainableModelMethods = Pick<
   TrainableModel,
   | "inferenceName"
+  | "policyVersion"
   | "openai"
   | "train"
   | "followJob"

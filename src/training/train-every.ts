@@ -22,4 +22,12 @@ export interface TrainEvery {
    * logged to the step, marked as not trained); `"send"` trains on them too.
    */
   noSignal?: NoSignalPolicy;
+  /**
+   * Groups sampled more than this many steps before the checkpoint a job
+   * trains (their oldest trajectory's `initial_policy_version`) are dropped
+   * from it, logged and counted (passed to `train`). Default 4, as ART's
+   * pipeline trainer; `Infinity` keeps every group; a trajectory without a
+   * version is never dropped.
+   */
+  maxStepsOffPolicy?: number;
 }

@@ -59,6 +59,7 @@ export {
   toChatMessage,
   toChatMessages,
 } from "./messages.js";
+export { oldestPolicyVersion, stepOfModelName } from "./policy-version.js";
 export { PreparedGroup } from "./prepared.js";
 export {
   createProgressBar,

@@ -53,6 +53,7 @@ async function startCoordinator(
   trainedGroups: number,
 ) {
   let trained = 0;
+  const results: { metrics: Record<string, number>; staleGroups?: number }[] = [];
   let resolve!: () => void;
   const done = new Promise<void>((r) => {
     resolve = r;
@@ -66,12 +67,13 @@ async function startCoordinator(
     ...fast,
     ...options,
     onTrained: (r) => {
+      results.push(r);
       trained += r.groups.length;
       if (trained >= trainedGroups) resolve();
     },
   });
   closers.push(() => c.close());
-  return { coordinator: c, done };
+  return { coordinator: c, done, results };
 }
 
 it("runs each group's rollouts on the workers, collects each group once and trains on it; enqueueing again runs nothing twice", async () => {
@@ -107,7 +109,7 @@ it("runs each group's rollouts on the workers, collects each group once and trai
   expect(p.rewardMean).toBeCloseTo(rewards.reduce((a, b) => a + b, 0) / rewards.length, 10);
 });
 
-it("records the steps that served a rollout's first and last call, and drops groups more than maxStaleness steps behind", async () => {
+it("records the steps that served a rollout's first and last call, and drops groups more than maxStepsOffPolicy steps behind", async () => {
   const { recorder, say } = agent(h.tap.url);
   const logger = memoryLogger();
   const worker = await RolloutWorker.start<{ target: string }>({
@@ -136,7 +138,11 @@ it("records the steps that served a rollout's first and last call, and drops gro
       final: t.final_policy_version,
     }),
   );
-  const { coordinator, done } = await startCoordinator({ maxStaleness: 0, logger }, 4);
+  const {
+    coordinator,
+    done,
+    results: trained,
+  } = await startCoordinator({ maxStepsOffPolicy: 0, logger }, 4);
   const slowCollected = new Promise<void>((resolve) =>
     coordinator.collector?.worker.on("completed", (job) => job.id === "g-slow" && resolve()),
   );
@@ -161,8 +167,11 @@ it("records the steps that served a rollout's first and last call, and drops gro
   const p = await readProgress({ connection: h.redis.connection });
   expect(p.groups).toMatchObject({ finished: 5, stale: 1, trained: 4 });
   expect(logger.lines).toContainEqual(
-    "TrainingCoordinator: dropped 1 groups more than 0 steps behind the policy: g-slow.",
+    "TrainingCoordinator: dropped 1 group(s) sampled more than 0 step(s) behind the policy (too far off-policy, maxStepsOffPolicy; counted in groups.stale): g-slow.",
   );
+  // The job after the drop says so in its step metrics.
+  expect(trained.map((r) => r.metrics["data/step_num_groups_stale"])).toEqual([undefined, 1]);
+  expect(trained[1]?.staleGroups).toBe(1);
 });
 
 it("a coordinator started after another stopped mid-job follows that job instead of training its groups again", async () => {

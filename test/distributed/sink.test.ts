@@ -181,6 +181,14 @@ it("refuses a sink with the coordinator's own trainEvery, and bad stale options,
   await expect(
     TrainingCoordinator.start({ ...base, trainEvery: 2, maxReruns: -1 }),
   ).rejects.toThrow("options.maxReruns: expected an integer, 0 or more.");
+  await expect(
+    TrainingCoordinator.start({ ...base, trainEvery: 2, maxStepsOffPolicy: -1 }),
+  ).rejects.toThrow("options.maxStepsOffPolicy: expected an integer, 0 or more, or Infinity.");
+  await expect(
+    TrainingCoordinator.start({ ...base, trainEvery: { groups: 2, maxStepsOffPolicy: 0.5 } }),
+  ).rejects.toThrow(
+    "options.trainEvery.maxStepsOffPolicy: expected an integer, 0 or more, or Infinity.",
+  );
   // Each of them is the library's argument error, whichever copy of the module threw it.
   await expect(TrainingCoordinator.start({ ...base, sink: {} as never })).rejects.toSatisfy(
     (e: unknown) => InvalidArgumentError.isInstance(e),

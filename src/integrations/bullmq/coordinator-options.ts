@@ -2,12 +2,14 @@
 // apart by `sink`: the coordinator trains its own batches (`trainEvery`), or
 // hands each group to a sink that trains (a TrajectoryShipper).
 
-import type {
-  NoSignalPolicy,
-  TrainableModel,
-  TrainConfig,
-  TrainEvery,
-  TrainResult,
+import {
+  DEFAULT_MAX_STEPS_OFF_POLICY,
+  maxStepsOffPolicyProblem,
+  type NoSignalPolicy,
+  type TrainableModel,
+  type TrainConfig,
+  type TrainEvery,
+  type TrainResult,
 } from "../../training/index.js";
 import type { GroupSink } from "../../trajectory/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
@@ -19,12 +21,18 @@ export interface CoordinatorBaseOptions extends GroupCollectorOptions {
   /**
    * How many steps behind the newest one a group's policy (its oldest
    * trajectory's `initial_policy_version`) may be when its batch is formed
-   * (with `sink`: when it is handed over). Older groups are dropped or re-run
-   * (`onStale`). Default: no limit.
+   * (with `sink`: when it is handed over). Older groups are too far
+   * off-policy: dropped (logged, counted in `groups.stale` and in the next
+   * job's step metric `data/step_num_groups_stale`) or re-run (`onStale`).
+   * A group with no version is never dropped. Default:
+   * `trainEvery.maxStepsOffPolicy`, else 4, as ART's pipeline trainer;
+   * `Infinity` turns it off.
    */
+  maxStepsOffPolicy?: number;
+  /** @deprecated Use `maxStepsOffPolicy` (this name had no limit by default). */
   maxStaleness?: number;
   /**
-   * What happens to a group past `maxStaleness`: `"drop"` (counted in
+   * What happens to a group past `maxStepsOffPolicy`: `"drop"` (counted in
    * `groups.stale` and logged) or `"rerun"`: its rollouts are enqueued again
    * as a new group `<id>.rerun<n>` (counted in `groups.rerun`), at most
    * `maxReruns` times, then dropped. Default `"drop"`.
@@ -106,6 +114,8 @@ export interface ResolvedCoordinatorOptions {
   sink?: GroupSink;
   noSignal: NoSignalPolicy;
   onStale: StaleMode;
+  /** The staleness limit in steps: `Infinity` for none. */
+  maxStepsOffPolicy: number;
   pollMs: number;
 }
 
@@ -131,6 +141,11 @@ export function resolveCoordinatorOptions(
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
     fail("options.maxStaleness must be an integer, 0 or more.");
   }
+  if (maxStepsOffPolicyProblem(o.maxStepsOffPolicy))
+    fail(`options.maxStepsOffPolicy must be an integer, 0 or more, or Infinity.`);
+  const everyLimit = (o.trainEvery as TrainEvery | undefined)?.maxStepsOffPolicy;
+  if (typeof o.trainEvery === "object" && maxStepsOffPolicyProblem(everyLimit))
+    fail(`options.trainEvery.maxStepsOffPolicy must be an integer, 0 or more, or Infinity.`);
   if (o.onStale !== undefined && o.onStale !== "drop" && o.onStale !== "rerun") {
     fail(`options.onStale must be "drop" or "rerun", not ${JSON.stringify(o.onStale)}.`);
   }
@@ -141,6 +156,11 @@ export function resolveCoordinatorOptions(
   const common = {
     options,
     onStale: o.onStale ?? "drop",
+    maxStepsOffPolicy:
+      o.maxStepsOffPolicy ??
+      o.maxStaleness ??
+      (typeof o.trainEvery === "object" ? everyLimit : undefined) ??
+      DEFAULT_MAX_STEPS_OFF_POLICY,
     pollMs: o.pollIntervalMs ?? 1000,
   } as const;
   if (o.sink !== undefined) {
@@ -183,4 +203,10 @@ function checkNoSignal(value: unknown, field: string, fail: (m: string) => never
   if (value !== undefined && value !== "skip" && value !== "send") {
     fail(`${field} must be "skip" or "send", not ${JSON.stringify(value)}.`);
   }
+}
+
+/** The limit as the Lua scripts take it: a step count, or undefined for none. */
+export function luaStaleness(resolved: ResolvedCoordinatorOptions): number | undefined {
+  const max = resolved.maxStepsOffPolicy;
+  return max === Number.POSITIVE_INFINITY ? undefined : max;
 }

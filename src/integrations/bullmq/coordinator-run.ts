@@ -54,7 +54,7 @@ export class CoordinatorRun {
     if (ids.length === 0) return;
     if (this.resolved.onStale === "rerun") return this.#rerunner.run();
     this.logger.warn(
-      `TrainingCoordinator: dropped ${ids.length} groups more than ${this.resolved.options.maxStaleness} steps behind the policy: ${ids.join(", ")}.`,
+      `TrainingCoordinator: dropped ${ids.length} group(s) sampled more than ${this.resolved.maxStepsOffPolicy} step(s) behind the policy (too far off-policy, maxStepsOffPolicy; counted in groups.stale): ${ids.join(", ")}.`,
     );
   }
 

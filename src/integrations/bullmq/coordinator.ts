@@ -42,7 +42,7 @@ export type {
  *
  * @example
  * const coordinator = await TrainingCoordinator.start({
- *   connection, model, trainEvery: { groups: 8, config: { learningRate: 1e-5 } }, maxStaleness: 2,
+ *   connection, model, trainEvery: { groups: 8, config: { learningRate: 1e-5 } }, maxStepsOffPolicy: 2,
  *   afterEach: (g) => applyGroupReward(g, (g) => rankRewards(g.trajectories.map(score))),
  * });
  * // or through a shipper, which logs, retries, spools and trains:

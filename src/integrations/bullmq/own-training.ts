@@ -5,9 +5,9 @@
 // instead of training the batch again.
 import { abortableSleep, createOutcome } from "../../client/index.js";
 import type { GroupInput, TrainResult } from "../../training/index.js";
-import { TrainingFailedError } from "../../training/index.js";
+import { STALE_GROUPS_METRIC, TrainingFailedError } from "../../training/index.js";
 import { errorMessage } from "../../util/index.js";
-import type { ResolvedCoordinatorOptions } from "./coordinator-options.js";
+import { luaStaleness, type ResolvedCoordinatorOptions } from "./coordinator-options.js";
 import type { CoordinatorRun } from "./coordinator-run.js";
 import { policyKeys } from "./policy.js";
 import {
@@ -33,6 +33,8 @@ export class OwnTraining {
    * them out of the job and logs them to its step as not trained.
    */
   #noSignal: WireGroup[] = [];
+  /** Groups dropped as too far off-policy since the last job: its step metric. */
+  #stale = 0;
 
   constructor(run: CoordinatorRun, own: Own) {
     this.#run = run;
@@ -75,7 +77,7 @@ export class OwnTraining {
       this.#run.cluster,
       this.#own.trainEvery.groups,
       {
-        maxStaleness: this.#own.maxStaleness,
+        maxStaleness: luaStaleness(this.#run.resolved),
         onStale: this.#run.resolved.onStale,
         noSignal: this.#own.trainEvery.noSignal,
         partial,
@@ -83,6 +85,7 @@ export class OwnTraining {
       policyKeys(this.#run.cluster).step,
     );
     await this.#run.stale(claim.stale);
+    if (this.#run.resolved.onStale === "drop") this.#stale += claim.stale.length;
     this.#run.released(claim.noSignal, ", logged with the next job's step as not trained");
     for (const json of claim.noSignalJson) {
       if (json.startsWith("{")) this.#noSignal.push(JSON.parse(json) as WireGroup);
@@ -99,6 +102,7 @@ export class OwnTraining {
       await this.#own.model.train(groups, this.#own.trainEvery.config, {
         signal: this.#run.signal,
         noSignal: "skip",
+        maxStepsOffPolicy: Number.POSITIVE_INFINITY,
         logger: this.#run.logger,
       });
     } catch (error) {
@@ -133,7 +137,17 @@ export class OwnTraining {
         logger.info(
           `TrainingCoordinator: batch ${batch} (${record.groups.length} groups) trained in job ${result.jobId}: step ${result.step}.`,
         );
-        this.#own.onTrained?.({ ...result, batch, groups: record.groups });
+        const stale = this.#stale;
+        this.#stale = 0;
+        const metrics =
+          stale > 0 ? { ...result.metrics, [STALE_GROUPS_METRIC]: stale } : result.metrics;
+        this.#own.onTrained?.({
+          ...result,
+          metrics,
+          ...(stale > 0 ? { staleGroups: stale } : {}),
+          batch,
+          groups: record.groups,
+        });
         return;
       } catch (error) {
         if (signal.aborted) return;
@@ -197,6 +211,8 @@ export class OwnTraining {
       ...run,
       // The batch was formed under the coordinator's own rule for such groups.
       noSignal: every.noSignal,
+      // And judged for staleness against the published step when it was formed.
+      maxStepsOffPolicy: Number.POSITIVE_INFINITY,
       logger: this.#run.logger,
       onJobCreated: async ({ jobId, stepBefore }) => {
         record.jobId = jobId;

@@ -56,7 +56,7 @@ export interface ClusterProgress {
     trainingFailed: number;
     /** Failed before training: too many failed rollouts, or scoring failed 3 times. */
     failed: number;
-    /** Dropped by `maxStaleness`. */
+    /** Dropped as too far off-policy (`maxStepsOffPolicy`). */
     stale: number;
     /** Too far behind the policy and enqueued again as `<id>.rerun<n>` (`onStale: "rerun"`). */
     rerun: number;

@@ -6,6 +6,7 @@ import { abortableSleep } from "../../client/index.js";
 import type { GroupSink } from "../../trajectory/index.js";
 import { readWrittenGroup } from "../../trajectory/index.js";
 import { errorMessage } from "../../util/index.js";
+import { luaStaleness } from "./coordinator-options.js";
 import type { CoordinatorRun } from "./coordinator-run.js";
 import { confirmHandOff, recoverHandOffs, refusedHandOff, takeForHandOff } from "./handoff.js";
 import { policyKeys, publishStep } from "./policy.js";
@@ -40,7 +41,7 @@ export class SinkHandOff {
         const taken = await takeForHandOff(
           client,
           cluster,
-          resolved.options.maxStaleness,
+          luaStaleness(resolved),
           resolved.onStale,
           resolved.noSignal,
           policyKeys(cluster).step,
