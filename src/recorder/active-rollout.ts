@@ -70,6 +70,12 @@ export interface RolloutOptions {
   isPolicy?: (model: string | undefined) => boolean;
   /** How histories follow the token ids (see {@link LineageMode}). Default `"tokens"`. */
   lineage?: ActiveRollout.LineageMode;
+  /**
+   * Mark the rollout as an infrastructure failure when a recorded call fails
+   * for reasons outside the policy (an upstream 5xx, a transport error, a
+   * timeout, a cut stream). Default `true`.
+   */
+  markInfraFailures?: boolean;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */
@@ -110,6 +116,12 @@ export interface RecordedCompletion {
   status?: "complete" | "incomplete" | "aborted" | "error";
   /** The error it ended with, when it failed. */
   error?: unknown;
+  /**
+   * An `"incomplete"` stream ended before its last chunk without the caller
+   * stopping it (the server or the network cut it off): the rollout is
+   * marked as an infrastructure failure. A plugin sets it when it can tell.
+   */
+  cut?: boolean;
   /** The response was streamed. */
   streamed?: boolean;
   /**

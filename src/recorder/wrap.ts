@@ -169,7 +169,7 @@ function recordingCreate(
       if (id && typeof result === "object" && result !== null)
         setReceipt(result, { trajectory_id: id, call: number });
       if (body.stream)
-        teeStream(result as StreamLike, (acc, status, error) =>
+        teeStream(result as StreamLike, (acc, status, error, cut) =>
           record({
             request,
             choices: acc.choices(),
@@ -181,6 +181,7 @@ function recordingCreate(
             },
             status,
             error,
+            ...(cut ? { cut } : {}),
             streamed: true,
             traced: true,
           }),
@@ -355,23 +356,30 @@ type StreamLike = { iterator: () => AsyncIterator<ChatCompletionChunk> };
 
 function teeStream(
   stream: StreamLike,
-  done: (acc: StreamAccumulator, status: RecordedCompletion["status"], error?: unknown) => void,
+  done: (
+    acc: StreamAccumulator,
+    status: RecordedCompletion["status"],
+    error?: unknown,
+    cut?: boolean,
+  ) => void,
 ): void {
   const inner = stream.iterator.bind(stream);
   let recorded = false;
   const acc = new StreamAccumulator();
-  const finish = (status: RecordedCompletion["status"], error?: unknown) => {
+  const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
     if (recorded) return;
     recorded = true;
-    done(acc, status, error);
+    done(acc, status, error, cut);
   };
   const status = (): RecordedCompletion["status"] => {
     const signal = (stream as { controller?: AbortController }).controller?.signal;
     return signal?.aborted ? "aborted" : acc.finished() ? "complete" : "incomplete";
   };
   const onStep = (r: IteratorResult<ChatCompletionChunk>) => {
-    if (r.done) finish(status());
-    else acc.add(r.value);
+    if (!r.done) return acc.add(r.value);
+    // The stream ran out before its last chunk, and not because the caller stopped reading.
+    const ended = status();
+    finish(ended, undefined, ended === "incomplete");
   };
   const onError = (error: unknown) => {
     const aborted = (error as { name?: string })?.name?.includes("Abort");

@@ -78,10 +78,18 @@ export interface TrainResult {
    */
   noSignalGroups?: number;
   /**
-   * Why no job was created: `"no_reward_signal"` when every group's rewards
-   * were equal, so nothing was left to learn from. The loop goes on.
+   * Trajectories `train` left out because they are marked as infrastructure
+   * failures (`metadata.infra_failure`): logged under `train` with
+   * `metadata.left_out = "infra_failure"`, never trained on, and counted in
+   * `metrics["data/step_num_infra_failures"]`. Absent when there were none.
    */
-  skipped?: "no_reward_signal";
+  infraFailures?: number;
+  /**
+   * Why no job was created: `"no_reward_signal"` when every group's rewards
+   * were equal, so nothing was left to learn from; `"infra_failures"` when
+   * every trajectory was an infrastructure failure. The loop goes on.
+   */
+  skipped?: "no_reward_signal" | "infra_failures";
 }
 
 /**

@@ -15,6 +15,11 @@ import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { type FollowOptions, followTrainingJob } from "./follow.js";
+import {
+  INFRA_FAILURES_METRIC,
+  LEFT_OUT_INFRA_FAILURE,
+  splitInfraFailures,
+} from "./infra-split.js";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 import { checkpointsToKeep } from "./model-checkpoints.js";
 import { checkedForLog, checkedForTrain } from "./model-groups.js";
@@ -173,8 +178,35 @@ export class TrainableModel {
     // (checked when the shipper took them); others are written and checked
     // once here, and those bytes are sent.
     const checked = await checkedForTrain(groups, options.validate, refuseUntrainable);
-    let prepared = checked.prepared;
-    const signals = checked.signals;
+    // Rollouts the infrastructure failed are not trained on (as zeros or at
+    // all): taken out of their groups and logged under "train", marked.
+    const infra = await splitInfraFailures(checked.prepared, "train");
+    let prepared = infra.kept.filter((g) => g !== undefined);
+    const signals = checked.signals.filter((_, i) => infra.kept[i] !== undefined);
+    const infraFailures = infra.count;
+    const logger = options.logger ?? STDERR_INFO;
+    if (infraFailures > 0) {
+      await logPreparedGroups(this.client.models, this.id, "train", infra.leftOut, {
+        signal: options.signal,
+      });
+      logger.info(
+        `train: left out ${infraFailures} trajectory(ies) marked as infrastructure failures (metadata.infra_failure), logged under "train" with metadata.${LEFT_OUT_KEY} = "${LEFT_OUT_INFRA_FAILURE}".`,
+      );
+      if (prepared.length === 0) {
+        const step = await this.getStep({ signal: options.signal });
+        logger.info(
+          `train: no trajectory is left to train on, so no job was created; the model stays at step ${step}.`,
+        );
+        return {
+          jobId: null,
+          step,
+          metrics: {},
+          rawMetrics: {},
+          infraFailures,
+          skipped: "infra_failures",
+        };
+      }
+    }
     // Groups whose rewards are all equal teach nothing (every advantage is
     // zero): left out, as ART's trainer does, checked first so that every
     // finding names the caller's own index.
@@ -184,7 +216,6 @@ export class TrainableModel {
       const leftOut = prepared.filter((_, i) => signals[i] === false);
       prepared = prepared.filter((_, i) => signals[i] !== false);
       noSignalGroups = leftOut.length;
-      const logger = options.logger ?? STDERR_INFO;
       // Still rollouts of this step: logged under "train" (marked), before
       // the job, so the step's history and curves count every rollout.
       if (leftOut.length > 0) await this.#logLeftOut(leftOut, options.signal);
@@ -199,6 +230,7 @@ export class TrainableModel {
           metrics: {},
           rawMetrics: {},
           noSignalGroups,
+          ...(infraFailures > 0 ? { infraFailures } : {}),
           skipped: "no_reward_signal",
         };
       }
@@ -226,7 +258,14 @@ export class TrainableModel {
         await options.onJobCreated?.({ jobId: job.id, stepBefore });
         const result = await this.#finish(job.id, stepBefore, { ...options, span, kind: "RL" });
         // ART's result also summarises the batch handed in, and times the call.
-        return { ...result, metrics: withSummary(result.metrics, groups, started), noSignalGroups };
+        const metrics = withSummary(result.metrics, groups, started);
+        if (infraFailures > 0) metrics[INFRA_FAILURES_METRIC] ??= infraFailures;
+        return {
+          ...result,
+          metrics,
+          noSignalGroups,
+          ...(infraFailures > 0 ? { infraFailures } : {}),
+        };
       },
     );
   }
