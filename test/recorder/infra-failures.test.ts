@@ -76,7 +76,10 @@ afterAll(async () => {
 const ask = (model: string) => ({ model, messages: [{ role: "user" as const, content: "hi" }] });
 
 /** A rollout of an agent that makes `models`' calls in turn and catches every error. */
-async function agentRollout(models: string[], options: { recorder?: Recorder; optOut?: boolean } = {}) {
+async function agentRollout(
+  models: string[],
+  options: { recorder?: Recorder; optOut?: boolean } = {},
+) {
   const recorder = options.recorder ?? new Recorder({ tokenIds: false, logprobs: false });
   const openai = recorder.wrap(new OpenAI({ baseURL: url, apiKey: "k", maxRetries: 0 }));
   const caught: string[] = [];

@@ -44,7 +44,10 @@ afterEach(async () => {
 
 const quiet = () => {
   const out: string[] = [];
-  return { out, info: (m: string) => out.push(m), warn: (m: string) => out.push(m) };
+  const push = (m: string) => {
+    out.push(m);
+  };
+  return { out, info: push, warn: push, error: push };
 };
 
 /** The emulator's saved state, after close. */
@@ -89,7 +92,7 @@ describe("train leaves infrastructure failures out", () => {
   it("a zero from a failed rollout gives a tied group no signal; a group of failures creates no job", async () => {
     const log = quiet();
     const tied = { trajectories: [traj(1), traj(1), traj(0, "stream_cut")] };
-    expect(hasRewardSignal(tied)).toBe(false);
+    expect(hasRewardSignal(tied as never)).toBe(false);
     const result = await model.train([tied], {}, { pollIntervalMs: 10, logger: log });
     expect(result).toMatchObject({ jobId: null, skipped: "no_reward_signal", infraFailures: 1 });
     const failed = { trajectories: [traj(0, "transport"), traj(0, "timeout")] };
