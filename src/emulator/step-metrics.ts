@@ -12,6 +12,10 @@ import type { Store, StoredLog } from "./store.js";
  */
 export const LEFT_OUT_KEY = "left_out";
 export const LEFT_OUT_NO_SIGNAL = "no_reward_signal";
+/** `left_out` of trajectories `train` took out of their groups as infrastructure failures. */
+export const LEFT_OUT_INFRA_FAILURE = "infra_failure";
+/** The metadata key of a rollout marked as an infrastructure failure (see the recorder). */
+export const INFRA_FAILURE_KEY = "infra_failure";
 
 type Json = Record<string, unknown>;
 
@@ -22,9 +26,20 @@ function trajectoriesOf(group: unknown): Json[] {
 
 /** Whether a logged group was marked as left out of training (no reward signal). */
 export function leftOut(group: unknown): boolean {
+  return leftOutAs(group) === LEFT_OUT_NO_SIGNAL;
+}
+
+/** Why a logged group was left out of training (`left_out` of its first trajectory), if it was. */
+function leftOutAs(group: unknown): unknown {
   const first = trajectoriesOf(group)[0];
   const meta = first?.metadata as Json | undefined;
-  return meta?.[LEFT_OUT_KEY] === LEFT_OUT_NO_SIGNAL;
+  return meta?.[LEFT_OUT_KEY];
+}
+
+/** Whether a trajectory is marked as an infrastructure failure: not part of the reward statistics. */
+function infraFailure(t: Json): boolean {
+  const value = (t.metadata as Json | undefined)?.[INFRA_FAILURE_KEY];
+  return (typeof value === "string" && value !== "") || value === true;
 }
 
 /** Count, mean, spread and range of the rewards of `groups`. */
@@ -34,9 +49,15 @@ export function rewardMetrics(groups: readonly unknown[]): Record<string, number
   let sumSq = 0;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
+  let infra = 0;
   // Loops, not spreads: a group may hold 1,000,000 trajectories.
   for (const g of groups)
     for (const t of trajectoriesOf(g)) {
+      // A rollout the infrastructure failed is counted, never averaged as a reward.
+      if (infraFailure(t)) {
+        infra++;
+        continue;
+      }
       const r = typeof t.reward === "number" ? t.reward : 0;
       n += 1;
       sum += r;
@@ -47,11 +68,12 @@ export function rewardMetrics(groups: readonly unknown[]): Record<string, number
   const mean = n ? sum / n : 0;
   return {
     num_groups: groups.length,
-    num_trajectories: n,
+    num_trajectories: n + infra,
     reward: mean,
     reward_std_dev: n ? Math.sqrt(Math.max(0, sumSq / n - mean * mean)) : 0,
     reward_min: n ? min : 0,
     reward_max: n ? max : 0,
+    ...(infra > 0 ? { num_infra_failures: infra } : {}),
   };
 }
 
@@ -84,9 +106,11 @@ export function refreshStepMetrics(
         return Array.isArray(g) ? g : [];
       });
     if (jobGroups.length > 0) {
-      const marked = logged.filter(leftOut);
+      // Groups left out for lack of signal, and the infrastructure failures
+      // taken out of the job's groups: rollouts of the step all the same.
+      const marked = logged.filter((g) => leftOutAs(g) !== undefined);
       groups = [...jobGroups, ...marked];
-      left = marked.length;
+      left = marked.filter(leftOut).length;
     }
   }
   if (groups.length === 0) return;

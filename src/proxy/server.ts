@@ -32,7 +32,10 @@ export interface RecordingProxyOptions extends EndpointOptions {
    */
   apiKey?: string;
   /** How rollouts record (logprobs, token ids, policy), as on `Recorder`. */
-  recorder?: Pick<RecorderOptions, "logprobs" | "tokenIds" | "policy" | "logger">;
+  recorder?: Pick<
+    RecorderOptions,
+    "logprobs" | "tokenIds" | "policy" | "logger" | "markInfraFailures"
+  >;
   /** Where `POST /groups/{id}/ship` sends a group (a `TrajectoryShipper`). */
   shipper?: GroupSink;
   /** What `POST /train` trains. Default: the upstream, when it is a TrainableModel. */

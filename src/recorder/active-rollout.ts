@@ -76,6 +76,12 @@ export interface RolloutOptions {
    * trajectory's policy versions. Absent: the step a name pins (`:step3`).
    */
   policyVersion?: (model: string | undefined) => number | undefined;
+  /**
+   * Mark the rollout as an infrastructure failure when a recorded call fails
+   * for reasons outside the policy (an upstream 5xx, a transport error, a
+   * timeout, a cut stream). Default `true`.
+   */
+  markInfraFailures?: boolean;
 }
 
 /** A recorded Choice, with the token ids a vLLM-style server returns. */
@@ -116,6 +122,12 @@ export interface RecordedCompletion {
   status?: "complete" | "incomplete" | "aborted" | "error";
   /** The error it ended with, when it failed. */
   error?: unknown;
+  /**
+   * An `"incomplete"` stream ended before its last chunk without the caller
+   * stopping it (the server or the network cut it off): the rollout is
+   * marked as an infrastructure failure. A plugin sets it when it can tell.
+   */
+  cut?: boolean;
   /** The response was streamed. */
   streamed?: boolean;
   /**

@@ -71,6 +71,17 @@ export interface RecorderOptions {
    * A process killed mid-call then keeps every call before it. Default: none.
    */
   store?: RecorderOptions.RolloutStore;
+  /**
+   * Mark a rollout or session as an infrastructure failure
+   * (`metadata.infra_failure`, with a line in `logs`) when one of its
+   * recorded calls got an upstream 5xx, a transport error or a timeout, or
+   * had its stream cut off, even when the agent caught the error and went
+   * on: such a rollout is left out of its group's statistics and of
+   * training instead of being scored as a zero. `false` only logs them. A
+   * rollout opts out with `t.clearInfraFailure()` (or `metadata: {
+   * infra_failure: false }`). Default `true`.
+   */
+  markInfraFailures?: boolean;
   /** How sessions end (see {@link Recorder.session}). */
   sessions?: RecorderOptions.SessionOptions;
 }

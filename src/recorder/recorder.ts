@@ -90,6 +90,13 @@ export class Recorder {
         "a store with put(entry) (a TrajectoryStore)",
         store,
       );
+    if (options.markInfraFailures !== undefined && typeof options.markInfraFailures !== "boolean")
+      throw new InvalidArgumentError(
+        call,
+        "options.markInfraFailures",
+        "true or false",
+        options.markInfraFailures,
+      );
     checkSessionOptions(call, options.sessions);
     this.#sessions = new SessionRegistry(options.sessions ?? {}, options.logger ?? console);
   }
@@ -279,6 +286,7 @@ export class Recorder {
         tokenIds: this.options.tokenIds ?? true,
         recordContent: this.options.recordContent ?? false,
         lineage: (options.lineage as LineageMode | undefined) ?? this.options.lineage ?? "tokens",
+        markInfraFailures: this.options.markInfraFailures !== false,
         // Read at each call, so a policy added after the rollout began counts.
         isPolicy: (m) => this.#isPolicyOrUnnamed(m),
         policyVersion: (m) => this.policyVersion(m),

@@ -5,7 +5,9 @@ import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import { CompactLogprobs } from "../logprobs/index.js";
 import {
   History,
+  infraFailureOf,
   isChoice,
+  keptByApplication,
   type MessageOrChoice,
   markRecorded,
   stepOfModelName,
@@ -15,6 +17,7 @@ import {
 import { copyJson } from "../util/copy-json.js";
 import { errorMessage } from "../util/error-message.js";
 import type { ActiveRollout, RecordedCompletion, RolloutOptions } from "./active-rollout.js";
+import { callFailure } from "./infra-failures.js";
 import { checkLineage } from "./lineage.js";
 import { isPrefix, sameTools } from "./match.js";
 import { traceCompletion } from "./spans.js";
@@ -253,6 +256,7 @@ export class RolloutState implements ActiveRollout {
         `completion ${call.response?.id ?? ""} ${call.status}${why}${kept}`.replace(/ {2}/, " "),
       );
     }
+    if (!complete) this.#markIfInfra(call);
     const model = call.response?.model || call.request.model;
     const policy = call.policy === true || this.isPolicy(model);
     if (!policy && call.choices.length)
@@ -304,6 +308,31 @@ export class RolloutState implements ActiveRollout {
       t.final_policy_version = version;
       this.#stampedFinal = version;
     }
+  }
+
+  /**
+   * Marks the trajectory when `call` failed for the infrastructure's sake,
+   * even if the agent caught the error and went on: the rollout's reward
+   * would say more about the upstream than about the policy. The first
+   * failure names the kind; the application's `false` (or the recorder's
+   * `markInfraFailures: false`) keeps it unmarked, said in the logs.
+   */
+  #markIfInfra(call: RecordedCompletion): void {
+    const failure = callFailure(call);
+    if (!failure) return;
+    const t = this.trajectory;
+    const what = `completion ${this.#completions} (${String(call.request.model)})`;
+    if (this.options.markInfraFailures === false || keptByApplication(t)) {
+      this.logOnce(
+        `infrastructure failure (${failure.kind}) in ${what}: not marked, the application keeps this rollout in the statistics`,
+      );
+      return;
+    }
+    if (infraFailureOf(t) !== undefined) {
+      t.log(`infrastructure failure (${failure.kind}) in ${what}: ${failure.detail}`);
+      return;
+    }
+    t.markInfraFailure(failure.kind, `${what}: ${failure.detail}`);
   }
 
   /**

@@ -172,7 +172,7 @@ function recordingCreate(
       if (body.stream && typeof (result as Partial<StreamLike>)?.iterator !== "function")
         record(notAnswer(request, result, true));
       else if (body.stream)
-        teeStream(result as StreamLike, strip, (acc, status, error) =>
+        teeStream(result as StreamLike, strip, (acc, status, error, cut) =>
           record({
             request,
             choices: acc.choices(),
@@ -184,6 +184,7 @@ function recordingCreate(
             },
             status,
             error,
+            ...(cut ? { cut } : {}),
             streamed: true,
             traced: true,
           }),
@@ -408,27 +409,35 @@ type StreamLike = { iterator: () => AsyncIterator<ChatCompletionChunk> };
 function teeStream(
   stream: StreamLike,
   strip: boolean,
-  done: (acc: StreamAccumulator, status: RecordedCompletion["status"], error?: unknown) => void,
+  done: (
+    acc: StreamAccumulator,
+    status: RecordedCompletion["status"],
+    error?: unknown,
+    cut?: boolean,
+  ) => void,
 ): void {
   const inner = stream.iterator.bind(stream);
   let recorded = false;
   const acc = new StreamAccumulator();
-  const finish = (status: RecordedCompletion["status"], error?: unknown) => {
+  const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
     if (recorded) return;
     recorded = true;
-    done(acc, status, error);
+    done(acc, status, error, cut);
   };
   const status = (): RecordedCompletion["status"] => {
     const signal = (stream as { controller?: AbortController }).controller?.signal;
     return signal?.aborted ? "aborted" : acc.finished() ? "complete" : "incomplete";
   };
   const onStep = (r: IteratorResult<ChatCompletionChunk>) => {
-    if (r.done) finish(status());
-    else {
+    if (!r.done) {
       acc.add(r.value);
       // Read into the record: the caller's chunk comes as it would unrecorded.
       if (strip) stripLogprobs(r.value);
+      return;
     }
+    // The stream ran out before its last chunk, and not because the caller stopped reading.
+    const ended = status();
+    finish(ended, undefined, ended === "incomplete");
   };
   const onError = (error: unknown) => {
     const aborted = (error as { name?: string })?.name?.includes("Abort");

@@ -5,7 +5,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL } from "../training/index.js";
+import { LEFT_OUT_INFRA_FAILURE, LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL } from "../training/index.js";
 import { ReportSourceError } from "./errors.js";
 import type { ReportGroup, ReportRun, ReportStep, ReportTraining } from "./run.js";
 
@@ -177,7 +177,8 @@ function jobMetrics(events: readonly Json[]): Record<string, number> {
 /** Whether `train` (or a shipper's `trainEvery`) logged the group as left out of its job. */
 function markedLeftOut(group: ReportGroup): boolean {
   const t = group.trajectories[0];
-  return !!t && isObject(t.metadata) && t.metadata[LEFT_OUT_KEY] === LEFT_OUT_NO_SIGNAL;
+  const why = t && isObject(t.metadata) ? t.metadata[LEFT_OUT_KEY] : undefined;
+  return why === LEFT_OUT_NO_SIGNAL || why === LEFT_OUT_INFRA_FAILURE;
 }
 
 /** The checkpoint a logged group was sampled from, when it names one. */

@@ -3,7 +3,12 @@
 // trajectories themselves in chunks the page parses only when it shows one.
 // Loops only, no recursion: a run of any size or nesting builds.
 
-import { groupTokenSharing, hasRewardSignal, SPLIT_LOG } from "../trajectory/index.js";
+import {
+  groupTokenSharing,
+  hasRewardSignal,
+  infraFailureOf,
+  SPLIT_LOG,
+} from "../trajectory/index.js";
 import {
   artTrainingMetrics,
   type MetricStats,
@@ -377,7 +382,12 @@ export function preparePage(run: ReportRun): { index: PageIndex; chunks: () => G
         ? groupAdvantages(rewards, s.scaleRewards ?? true, s.advantageBalance ?? 0)
         : rewards.map(() => Number.NaN);
       const skip = train ? notTrainedReason(g) : undefined;
-      const stats = rewardStats(rewards.filter((r) => Number.isFinite(r)));
+      // Infrastructure failures are left out of the group's mean, as train leaves them out.
+      const stats = rewardStats(
+        rewards.filter(
+          (r, k) => Number.isFinite(r) && infraFailureOf(g.trajectories[k]) === undefined,
+        ),
+      );
       const group: PageGroup = {
         s: si,
         scenario: scenarioOf(g, gi),

@@ -1,5 +1,6 @@
 // The data a report draws: groups of trajectories (wire JSON) per step and
 // split, and what the trainer said about each step.
+import { infraFailureOf } from "../trajectory/index.js";
 
 /** A trajectory as logged (ART wire JSON); only the fields the report reads are typed. */
 export interface ReportTrajectory {
@@ -131,6 +132,8 @@ export interface StepStats {
   min: number;
   max: number;
   count: number;
+  /** Trajectories marked as infrastructure failures at the step: left out of the statistics. */
+  infraFailures?: number;
 }
 
 /** Mean, standard deviation and range of the rewards of each step with trajectories. */
@@ -138,12 +141,20 @@ export function stepStats(run: ReportRun): StepStats[] {
   const out: StepStats[] = [];
   for (const s of run.steps) {
     const rewards: number[] = [];
+    let infra = 0;
     for (const g of s.groups)
       for (const t of g.trajectories)
-        if (typeof t.reward === "number" && Number.isFinite(t.reward)) rewards.push(t.reward);
+        if (infraFailureOf(t) !== undefined) infra++;
+        else if (typeof t.reward === "number" && Number.isFinite(t.reward)) rewards.push(t.reward);
     const stats = rewardStats(rewards);
     if (stats)
-      out.push({ step: s.step, split: s.split, ...(s.run ? { run: s.run } : {}), ...stats });
+      out.push({
+        step: s.step,
+        split: s.split,
+        ...(s.run ? { run: s.run } : {}),
+        ...stats,
+        ...(infra > 0 ? { infraFailures: infra } : {}),
+      });
   }
   const key = (s: { run?: string; split: string; step: number }) =>
     `${s.run ?? ""}\u0000${s.split}\u0000${s.step}`;

@@ -1,4 +1,9 @@
-import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import {
+  infraFailureOf,
+  Trajectory,
+  TrajectoryGroup,
+  withoutInfraFailures,
+} from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike, kindOf } from "../util/argument-error.js";
 import { isMarked, markError } from "../util/error-family.js";
 
@@ -47,7 +52,9 @@ export type GroupReward = (
 
 /**
  * Sets `reward` on every trajectory of the group from a per-trajectory
- * function (run concurrently), and returns the group.
+ * function (run concurrently), and returns the group. Trajectories marked as
+ * infrastructure failures (`t.infraFailure`) are not scored: they keep their
+ * reward and are left out of the group's statistics and of training.
  *
  * @example
  * await applyReward(group, async (t) => ((await runTests(t)) ? 1 : 0));
@@ -57,8 +64,11 @@ export async function applyReward(
   reward: TrajectoryReward,
 ): Promise<TrajectoryGroup> {
   checkArguments("applyReward(group, reward)", group, reward);
-  const values = await Promise.all(group.trajectories.map(async (t) => reward(t)));
+  const values = await Promise.all(
+    group.trajectories.map(async (t) => (infraFailureOf(t) === undefined ? reward(t) : undefined)),
+  );
   values.forEach((value, i) => {
+    if (value === undefined && infraFailureOf(group.trajectories[i]) !== undefined) return;
     (group.trajectories[i] as Trajectory).reward = checkReward(value, i);
   });
   return group;
@@ -66,7 +76,11 @@ export async function applyReward(
 
 /**
  * Sets `reward` on every trajectory of the group from a group-relative
- * function, and returns the group.
+ * function, and returns the group. Trajectories marked as infrastructure
+ * failures (`t.infraFailure`) are left out: the function sees the group
+ * without them (so a mean or a standard deviation it takes is the healthy
+ * rollouts' own) and returns one reward per trajectory it sees; the marked
+ * ones keep their reward.
  *
  * @throws RangeError when the function returns the wrong number of rewards or a non-finite one.
  * @example
@@ -77,20 +91,42 @@ export async function applyGroupReward(
   reward: GroupReward,
 ): Promise<TrajectoryGroup> {
   checkArguments("applyGroupReward(group, reward)", group, reward);
-  const values: unknown = await reward(group);
+  const scored = withoutInfraFailures(group.trajectories);
+  const values: unknown = await reward(scored === group.trajectories ? group : healthyView(group));
   if (!Array.isArray(values))
     throw new InvalidRewardError(
       `The group reward returned ${kindOf(values)}; expected an array of one reward per trajectory.`,
     );
-  if (values.length !== group.trajectories.length) {
+  const left = group.trajectories.length - scored.length;
+  if (values.length !== scored.length) {
     throw new InvalidRewardError(
-      `The group reward returned ${values.length} rewards for ${group.trajectories.length} trajectories; expected one per trajectory.`,
+      `The group reward returned ${values.length} rewards for ${scored.length} trajectories${left > 0 ? ` (${left} more marked as infrastructure failures are left out)` : ""}; expected one per trajectory.`,
     );
   }
-  values.forEach((value, i) => {
-    (group.trajectories[i] as Trajectory).reward = checkReward(value, i);
+  const checked = values.map((value, i) => checkReward(value, i));
+  checked.forEach((value, i) => {
+    (scored[i] as Trajectory).reward = value;
   });
   return group;
+}
+
+/**
+ * The group without its infrastructure failures, for a group reward to see:
+ * a new group sharing the healthy trajectories and the group's fields (a
+ * view over the group when its trajectories come from another copy of the
+ * package, which the constructor would not take as trajectories).
+ */
+export function healthyView(group: TrajectoryGroup): TrajectoryGroup {
+  const healthy = withoutInfraFailures(group.trajectories) as Trajectory[];
+  if (healthy.every((t) => t instanceof Trajectory))
+    return new TrajectoryGroup({
+      trajectories: healthy,
+      exceptions: group.exceptions,
+      metadata: group.metadata,
+      metrics: group.metrics,
+      logs: group.logs,
+    });
+  return Object.create(group, { trajectories: { value: healthy, enumerable: true } });
 }
 
 function checkReward(value: unknown, index: number): number {

@@ -1,10 +1,14 @@
 import { z } from "zod";
-import type { Trajectory, TrajectoryGroup } from "../trajectory/index.js";
+import {
+  type Trajectory,
+  type TrajectoryGroup,
+  withoutInfraFailures,
+} from "../trajectory/index.js";
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { markError, TrajectoryRecorderError } from "../util/error-family.js";
 import { errorMessage } from "../util/error-message.js";
 import { findJsonProblem } from "../util/json-check.js";
-import { checkGroup } from "./apply.js";
+import { checkGroup, healthyView } from "./apply.js";
 import { buildJudgePrompt, DEFAULT_JUDGE_RUBRIC } from "./judge-prompt.js";
 
 /** The part of an `openai` client the judge uses; any OpenAI-compatible client fits. */
@@ -210,9 +214,15 @@ export async function applyJudge(
   options: JudgeOptions,
 ): Promise<TrajectoryGroup | null> {
   checkJudgeArguments("applyJudge(group, options)", group, options);
+  // Infrastructure failures are not judged: the judge compares the healthy rollouts.
+  const judged = withoutInfraFailures(group.trajectories);
+  if (judged.length === 0) return group;
   let scores: JudgeScore[];
   try {
-    scores = await judgeGroup(group, { ...options, onError: "throw" });
+    scores = await judgeGroup(judged === group.trajectories ? group : healthyView(group), {
+      ...options,
+      onError: "throw",
+    });
   } catch (error) {
     const policy = options.onError ?? "throw";
     if (policy === "throw") throw error;
@@ -221,11 +231,11 @@ export async function applyJudge(
       `applyJudge: ${message}; ${policy === "skip" ? "the group is skipped" : "its rewards are kept unjudged"}.`,
     );
     if (policy === "skip") return null;
-    for (const t of group.trajectories) t.log(message);
+    for (const t of judged) t.log(message);
     return group;
   }
   scores.forEach((score, i) => {
-    const t = group.trajectories[i] as Trajectory;
+    const t = judged[i] as Trajectory;
     t.metrics.independent_reward = t.reward;
     t.metrics.ruler_score = score.reward;
     t.reward = score.reward;

@@ -16,6 +16,11 @@ export {
   followTrainingJob,
   type TrainingProgress,
 } from "./follow.js";
+export {
+  INFRA_FAILURES_METRIC,
+  LEFT_OUT_INFRA_FAILURE,
+  splitInfraFailures,
+} from "./infra-split.js";
 export { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 export { ART_GRADIENT_STEPS_KEY, ART_METRIC_NAMES, artMetricName } from "./metric-names.js";
 export { TrainableModel } from "./model.js";

@@ -85,11 +85,20 @@ export interface TrainResult {
    */
   staleGroups?: number;
   /**
+   * Trajectories `train` left out because they are marked as infrastructure
+   * failures (`metadata.infra_failure`): logged under `train` with
+   * `metadata.left_out = "infra_failure"`, never trained on, and counted in
+   * `metrics["data/step_num_infra_failures"]`. Absent when there were none.
+   */
+  infraFailures?: number;
+  /**
    * Why no job was created: `"no_reward_signal"` when every group's rewards
    * were equal, so nothing was left to learn from; `"stale_policy"` when
-   * every group was too far off-policy (`maxStepsOffPolicy`). The loop goes on.
+   * every group was too far off-policy (`maxStepsOffPolicy`);
+   * `"infra_failures"` when every trajectory was an infrastructure failure.
+   * The loop goes on.
    */
-  skipped?: "no_reward_signal" | "stale_policy";
+  skipped?: "no_reward_signal" | "stale_policy" | "infra_failures";
 }
 
 /**

@@ -15,6 +15,11 @@ import { withSummary } from "./batch-summary.js";
 import { waitForCheckpoint } from "./checkpoint-wait.js";
 import { type SftConfig, type TrainConfig, toExperimentalConfig, toSftConfig } from "./config.js";
 import { type FollowOptions, followTrainingJob } from "./follow.js";
+import {
+  INFRA_FAILURES_METRIC,
+  LEFT_OUT_INFRA_FAILURE,
+  splitInfraFailures,
+} from "./infra-split.js";
 import { LEFT_OUT_KEY, LEFT_OUT_NO_SIGNAL, markLeftOut } from "./left-out.js";
 import { checkpointsToKeep } from "./model-checkpoints.js";
 import { checkedForLog, checkedForTrain } from "./model-groups.js";
@@ -258,6 +263,35 @@ export class TrainableModel {
           };
       }
     }
+    // Rollouts the infrastructure failed are not trained on (as zeros or at
+    // all): taken out of their groups and logged under "train", marked.
+    const infra = await splitInfraFailures(prepared, "train");
+    signals = signals.filter((_, i) => infra.kept[i] !== undefined);
+    prepared = infra.kept.filter((g) => g !== undefined);
+    const infraFailures = infra.count;
+    if (infraFailures > 0) {
+      await logPreparedGroups(this.client.models, this.id, "train", infra.leftOut, {
+        signal: options.signal,
+      });
+      logger.info(
+        `train: left out ${infraFailures} trajectory(ies) marked as infrastructure failures (metadata.infra_failure), logged under "train" with metadata.${LEFT_OUT_KEY} = "${LEFT_OUT_INFRA_FAILURE}".`,
+      );
+      if (prepared.length === 0) {
+        const step = knownStep ?? (await this.getStep({ signal: options.signal }));
+        logger.info(
+          `train: no trajectory is left to train on, so no job was created; the model stays at step ${step}.`,
+        );
+        return {
+          jobId: null,
+          step,
+          metrics: {},
+          rawMetrics: {},
+          infraFailures,
+          ...(staleGroups > 0 ? { staleGroups } : {}),
+          skipped: "infra_failures",
+        };
+      }
+    }
     // Groups whose rewards are all equal teach nothing (every advantage is
     // zero): left out, as ART's trainer does, checked first so that every
     // finding names the caller's own index.
@@ -282,6 +316,7 @@ export class TrainableModel {
           rawMetrics: {},
           noSignalGroups,
           ...(staleGroups > 0 ? { staleGroups } : {}),
+          ...(infraFailures > 0 ? { infraFailures } : {}),
           skipped: "no_reward_signal",
         };
       }
@@ -311,11 +346,13 @@ export class TrainableModel {
         // ART's result also summarises the batch handed in, and times the call.
         const metrics = withSummary(result.metrics, groups, started);
         if (staleGroups > 0) metrics[STALE_GROUPS_METRIC] ??= staleGroups;
+        if (infraFailures > 0) metrics[INFRA_FAILURES_METRIC] ??= infraFailures;
         return {
           ...result,
           metrics,
           noSignalGroups,
           ...(staleGroups > 0 ? { staleGroups } : {}),
+          ...(infraFailures > 0 ? { infraFailures } : {}),
         };
       },
     );

@@ -11,6 +11,7 @@ import type {
   GatherTrajectoriesOptions,
   TrajectoriesRollout,
 } from "./gather-types.js";
+import { infraFailureOf } from "./infra-failure.js";
 import { createProgressBar, type GatherProgress } from "./progress.js";
 import { Trajectory } from "./trajectory.js";
 
@@ -40,7 +41,7 @@ export async function gatherTrajectories(
   const max = options.maxExceptions ?? 0;
   const limit = max > 0 && max < 1 ? max * total : max;
   const bar = createProgressBar(options.label ?? "gather", options.progressStream);
-  const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0 };
+  const state = { done: 0, exceptions: 0, rewardSum: 0, rewards: 0, infraFailures: 0 };
   const metrics = new MetricMeans(undefined);
   let failed: unknown;
   const report = () => {
@@ -50,6 +51,7 @@ export async function gatherTrajectories(
       exceptions: state.exceptions,
       rewardMean: state.rewards > 0 ? state.rewardSum / state.rewards : null,
     };
+    if (state.infraFailures > 0) p.infraFailures = state.infraFailures;
     const means = metrics.means();
     if (Object.keys(means).length > 0) p.metrics = means;
     options.onProgress?.(p);
@@ -85,6 +87,11 @@ export async function gatherTrajectories(
           `a rollout must resolve to a Trajectory or an iterable of Trajectories; it resolved to ${kindOf(value)}`,
         );
       for (const t of Array.isArray(out) ? out : [out]) {
+        // A rollout the infrastructure failed says nothing of the policy's reward.
+        if (infraFailureOf(t) !== undefined) {
+          state.infraFailures++;
+          continue;
+        }
         state.rewardSum += t.reward;
         state.rewards++;
         metrics.add(t);

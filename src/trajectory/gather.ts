@@ -10,6 +10,7 @@ import { MetricMeans } from "./gather-metrics.js";
 import { checkGatherOptions } from "./gather-options.js";
 import type { GatherGroupInput, GatherOptions } from "./gather-types.js";
 import { PendingGroup, type Rollout, runRollout, TrajectoryGroup } from "./group.js";
+import { infraFailureOf } from "./infra-failure.js";
 import { createProgressBar, type GatherProgress } from "./progress.js";
 import type { Trajectory } from "./trajectory.js";
 
@@ -64,6 +65,7 @@ export async function gatherTrajectoryGroups(
     rewardSum: 0,
     rewards: 0,
     failedGroups: 0,
+    infraFailures: 0,
     failed: undefined as unknown,
   };
   const metrics = new MetricMeans(options.maxMetrics);
@@ -77,6 +79,7 @@ export async function gatherTrajectoryGroups(
     };
     // Present only when there is something to say, so a plain gather's progress stays as it was.
     if (state.failedGroups > 0) p.failedGroups = state.failedGroups;
+    if (state.infraFailures > 0) p.infraFailures = state.infraFailures;
     const means = metrics.means();
     if (Object.keys(means).length > 0) p.metrics = means;
     options.onProgress?.(p);
@@ -85,6 +88,11 @@ export async function gatherTrajectoryGroups(
   // With a hook, rewards may still change: they are counted after it ran.
   const countRewards = (ts: readonly Trajectory[]) => {
     for (const t of ts) {
+      // A rollout the infrastructure failed says nothing of the policy's reward.
+      if (infraFailureOf(t) !== undefined) {
+        state.infraFailures++;
+        continue;
+      }
       state.rewardSum += t.reward;
       state.rewards++;
       metrics.add(t);

@@ -210,6 +210,10 @@ export async function prepareGroup(
   return new PreparedGroup(chunks, rewardSignalOf(group));
 }
 
+function metadataOf(t: unknown): unknown {
+  return (t as { metadata?: unknown } | null)?.metadata;
+}
+
 /**
  * Whether a group's rewards differ (see `hasRewardSignal`), from its
  * trajectories' `reward`; `undefined` when it holds no trajectory.
@@ -225,7 +229,8 @@ export function rewardSignalOf(group: unknown): boolean | undefined {
   // A reward the JSON leaves out is ART's default, 0.
   const rewards = trajectories.map((t) => {
     const reward = (t as { reward?: unknown } | null)?.reward;
-    return { reward: typeof reward === "number" ? reward : 0 };
+    // Infrastructure failures keep their mark: they are left out of the signal.
+    return { reward: typeof reward === "number" ? reward : 0, metadata: metadataOf(t) };
   });
   return hasRewardSignal({ trajectories: rewards } as Parameters<typeof hasRewardSignal>[0]);
 }

@@ -39,6 +39,14 @@ export {
 } from "./group-wire.js";
 export { History, type HistoryInit } from "./history.js";
 export {
+  countInfraFailures,
+  INFRA_FAILURE_KEY,
+  type InfraFailureKind,
+  infraFailureOf,
+  keptByApplication,
+  withoutInfraFailures,
+} from "./infra-failure.js";
+export {
   type ChoiceTokens,
   choiceTokens,
   describeDeparture,

@@ -13,6 +13,11 @@ export interface GatherProgress {
   /** Groups left out because their `afterEach` (a judge, a reward) failed. */
   failedGroups?: number;
   /**
+   * Rollouts marked as infrastructure failures (`metadata.infra_failure`) so
+   * far: left out of `rewardMean` and the metric means. Present once there is one.
+   */
+  infraFailures?: number;
+  /**
    * Mean of each trajectory metric so far (`completion_tokens` included), at
    * most `maxMetrics` of them in first-seen order, as ART's progress bar shows.
    */
@@ -51,6 +56,8 @@ export function formatProgress(
   if (p.exceptions > 0) parts.push(`exceptions=${p.exceptions}`);
   if (typeof p.failedGroups === "number" && p.failedGroups > 0)
     parts.push(`failed_groups=${p.failedGroups}`);
+  if (typeof p.infraFailures === "number" && p.infraFailures > 0)
+    parts.push(`infra_failures=${p.infraFailures}`);
   if (isObjectLike(p.metrics))
     for (const [name, value] of Object.entries(p.metrics))
       if (typeof value === "number" && Number.isFinite(value))

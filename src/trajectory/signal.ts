@@ -1,12 +1,15 @@
 import { InvalidArgumentError } from "../util/argument-error.js";
 import type { TrajectoryGroup } from "./group.js";
+import { infraFailureOf } from "./infra-failure.js";
 
 /**
  * Whether RL can learn anything from a group: at least two trajectories whose
  * rewards differ. A group whose rewards are all equal (or that holds a single
  * trajectory) gives every trajectory an advantage of zero, so the trainer
  * learns nothing from it; ART's trainer leaves such groups out, and the
- * service fails a job made only of them.
+ * service fails a job made only of them. Trajectories marked as
+ * infrastructure failures (`metadata.infra_failure`) do not count: they are
+ * left out of training.
  *
  * @example
  * const mixed = groups.filter(hasRewardSignal);
@@ -23,11 +26,12 @@ export function hasRewardSignal(group: Pick<TrajectoryGroup, "trajectories">): b
         : "an array of trajectories",
       group === null || typeof group !== "object" ? group : trajectories,
     );
-  const rewards = trajectories.map((t, i) => {
+  const rewards: number[] = [];
+  trajectories.forEach((t, i) => {
     const reward = (t as { reward?: unknown } | null)?.reward;
     if (typeof reward !== "number")
       throw new InvalidArgumentError(call, `group.trajectories[${i}].reward`, "a number", reward);
-    return reward;
+    if (infraFailureOf(t) === undefined) rewards.push(reward);
   });
   const first = rewards[0];
   return rewards.some((r) => r !== first);

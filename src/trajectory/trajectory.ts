@@ -32,6 +32,7 @@ import {
   TRAJECTORY_KEYS,
   type TrajectoryFields,
 } from "./fields.js";
+import { INFRA_FAILURE_KEY, type InfraFailureKind, infraFailureOf } from "./infra-failure.js";
 import { checkInit } from "./init-check.js";
 import type { MessageParam } from "./messages.js";
 import { toChatMessages } from "./messages.js";
@@ -118,6 +119,48 @@ export class Trajectory {
   /** Appends a free-form debug line to `logs`. */
   log(message: string): void {
     this.logs.push(message);
+  }
+
+  /**
+   * Marks this rollout as an infrastructure failure (`metadata.infra_failure`
+   * set to `kind`, a line in `logs`): it failed for a reason outside the
+   * policy, such as a crashed tool runner, so it is left out of its group's
+   * mean and standard deviation and out of training, and counted per step,
+   * rather than scored as a zero. The recorder marks upstream 5xx answers,
+   * transport errors, timeouts and cut streams by itself.
+   *
+   * @example
+   * try { result = await runTool(call); } catch (e) { t.markInfraFailure("tool_runner", String(e)); }
+   */
+  markInfraFailure(kind: InfraFailureKind | (string & {}) = "manual", detail?: string): void {
+    const value = typeof kind === "string" && kind !== "" ? kind : "manual";
+    this.metadata[INFRA_FAILURE_KEY] = value;
+    this.log(
+      `infrastructure failure (${value})${detail ? `: ${detail}` : ""}: marked metadata.${INFRA_FAILURE_KEY}, left out of its group's statistics and of training`,
+    );
+  }
+
+  /**
+   * Says this rollout is no infrastructure failure (`metadata.infra_failure`
+   * set to `false`): a mark is removed, and the recorder marks it no more,
+   * so it counts in its group's statistics and training as any other. Called
+   * when a rollout starts, it is the rollout's opt-out.
+   *
+   * @example
+   * await recorder.rollout(async (t) => { t.clearInfraFailure(); await agent(t); });
+   */
+  clearInfraFailure(): void {
+    const was = infraFailureOf(this);
+    this.metadata[INFRA_FAILURE_KEY] = false;
+    if (was !== undefined)
+      this.log(
+        `infrastructure failure (${was}) cleared by the application: counted as any rollout`,
+      );
+  }
+
+  /** The kind of infrastructure failure this rollout is marked with, or `undefined` (see {@link markInfraFailure}). */
+  get infraFailure(): string | undefined {
+    return infraFailureOf(this);
   }
 
   /** Sets `metrics.duration` to the seconds since `start_time`, as ART's `finish()`. */

@@ -160,7 +160,8 @@ export function trainingSection(
         s.split === "train"
           ? `${c.signal}/${c.groups}${c.trained < c.groups ? ` · ${c.groups - c.trained} not trained` : ""}`
           : "evaluated";
-      return `<tr>${multi ? `<td class="run">${escapeHtml(s.run ?? "")}</td>` : ""}<td>${escapeHtml(s.split)}</td><td>${fmt(s.step).replace(/\.000$/, "")}</td><td>${fmt(s.mean)}</td><td>${fmt(s.std)}</td><td>${fmt(s.min)}</td><td>${fmt(s.max)}</td><td>${s.count}</td><td>${signal}</td><td>${job}</td>${shown.map((n) => `<td>${t && typeof t.metrics[n] === "number" ? fmt(t.metrics[n]) : ""}</td>`).join("")}</tr>`;
+      const infra = s.infraFailures ? ` · ${s.infraFailures} infra failures` : "";
+      return `<tr>${multi ? `<td class="run">${escapeHtml(s.run ?? "")}</td>` : ""}<td>${escapeHtml(s.split)}</td><td>${fmt(s.step).replace(/\.000$/, "")}</td><td>${fmt(s.mean)}</td><td>${fmt(s.std)}</td><td>${fmt(s.min)}</td><td>${fmt(s.max)}</td><td>${s.count}</td><td>${signal}${infra}</td><td>${job}</td>${shown.map((n) => `<td>${t && typeof t.metrics[n] === "number" ? fmt(t.metrics[n]) : ""}</td>`).join("")}</tr>`;
     })
     .join("");
   const trajCharts = trajectoryCharts(index, colors);
