@@ -54,24 +54,41 @@ export async function openSource(values: Values): Promise<TrajectorySource> {
   return storeSource(store ?? defaultStoreDir(), store === undefined);
 }
 
-async function storeSource(dir: string, isDefault: boolean): Promise<TrajectorySource> {
-  const named = isDefault ? `the default store directory ${dir}` : `--store ${dir}`;
+/**
+ * Opens the store in `dir` (named `flag` in errors) while no proxy holds it;
+ * `whenLocked` says what to do instead when one does.
+ */
+export async function openStoreDir(
+  dir: string,
+  named: string,
+  flag: string,
+  whenLocked: string,
+): Promise<TrajectoryStore> {
   if (!existsSync(dir))
     throw new UsageError(
-      `${named} does not exist: give --store the directory a proxy was started with (--store DIR), or --proxy URL for a running proxy.`,
+      `${named} does not exist: give ${flag} the directory a proxy was started with (--store DIR), or --proxy URL for a running proxy.`,
     );
   if (!statSync(dir).isDirectory())
-    throw new UsageError(`${named} is not a directory: --store takes the store's directory.`);
-  let store: TrajectoryStore;
+    throw new UsageError(`${named} is not a directory: ${flag} takes the store's directory.`);
   try {
-    store = await TrajectoryStore.open({ dir, logger: { warn: () => {} } });
+    return await TrajectoryStore.open({ dir, logger: { warn: () => {} } });
   } catch (error) {
     if (StoreLockedError.isInstance(error))
       throw new UsageError(
-        `the store at ${dir} is in use${error.pid === null ? "" : ` by process ${error.pid}`} (a running proxy holds its lock): read it and send feedback through that proxy with --proxy URL instead of --store.`,
+        `the store at ${dir} is in use${error.pid === null ? "" : ` by process ${error.pid}`} (a running proxy holds its lock): ${whenLocked}`,
       );
     throw error;
   }
+}
+
+async function storeSource(dir: string, isDefault: boolean): Promise<TrajectorySource> {
+  const named = isDefault ? `the default store directory ${dir}` : `--store ${dir}`;
+  const store = await openStoreDir(
+    dir,
+    named,
+    "--store",
+    "read it and send feedback through that proxy with --proxy URL instead of --store.",
+  );
   return {
     where: dir,
     list: async (filter) => store.list(filter),

@@ -11,6 +11,17 @@
 // (records, replay, segments) stays internal. The shapes a stored record is
 // made of are listed too, so that its type reads whole from this entry.
 
+// SFT from the best: declared in training/ (which reads the store), listed
+// here beside the store a production program already imports.
+export type { SftRow, SftSource } from "../training/sft-rows.js";
+export {
+  type SftFilter,
+  type SftMetadataValue,
+  type SftSelection,
+  type SftSelectionCounts,
+  sftRowsFromStore,
+  sftRowsFromTrajectories,
+} from "../training/sft-select.js";
 export { TrajectoryRecorderError } from "../util/error-family.js";
 export type { MessageOrChoiceWire, TrajectoryWire } from "../wire/index.js";
 export {

@@ -38,6 +38,20 @@ export {
   STALE_GROUPS_METRIC,
 } from "./off-policy.js";
 export { type SftExample, toSftJsonl } from "./sft-data.js";
+export {
+  type SftRow,
+  type SftSource,
+  sftRowsOfTrajectory,
+  type TrajectoryRows,
+} from "./sft-rows.js";
+export {
+  type SftFilter,
+  type SftMetadataValue,
+  type SftSelection,
+  type SftSelectionCounts,
+  sftRowsFromStore,
+  sftRowsFromTrajectories,
+} from "./sft-select.js";
 export { ART_TRAIN_DEFAULTS } from "./train-defaults.js";
 export type { TrainEvery } from "./train-every.js";
 export {

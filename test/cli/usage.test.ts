@@ -91,7 +91,7 @@ it("usage mistakes name what is wrong, show the usage, and exit 2", async () => 
     ],
     [["emulator", "--upstream", "notaurl"], "--upstream must be the http:// or https:// base URL"],
     [["emulator", "--port", "70000"], "--port must be at most 65535"],
-    [["sft", "--model", "m"], "give either FILE or --data-url URL."],
+    [["sft", "--model", "m"], "give one of FILE, --from-store DIR or --data-url URL."],
   ];
   for (const [args, message] of cases) {
     const r = await inProcess(args);

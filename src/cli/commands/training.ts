@@ -4,6 +4,9 @@ import type { TrainingClient } from "../../client/index.js";
 import {
   defaultSftUploader,
   LocalFileUploader,
+  type SftFilter,
+  type SftSelection,
+  sftRowsFromTrajectories,
   toExperimentalConfig,
   toSftConfig,
   toSftJsonl,
@@ -23,6 +26,7 @@ import { plainMetrics } from "../format.js";
 import { type GroupsFile, readGroupsFile } from "../groups-file.js";
 import { isKnownModel } from "../known.js";
 import { connect } from "../service.js";
+import { describeSelection, filterOf, SELECT_OPTIONS, selectFromStore } from "../sft-selection.js";
 import { GROUP_BY_HELP } from "./files.js";
 import { FOLLOW_HELP, FOLLOW_OPTIONS, followAndPrint } from "./jobs.js";
 import { MODEL_REF_HELP } from "./models.js";
@@ -174,24 +178,29 @@ ${FOLLOW_HELP}`,
 };
 
 /**
- * The SFT lines: SFT lines as written, trajectories' conversations as lines.
- * Trajectories carry rewards: `--min-reward` keeps those at or above it (as
- * ART's SFT users filter a run's best rollouts); without it, training on
- * every one whatever its reward is said on stderr when the rewards differ.
+ * The SFT lines of a file: SFT lines as written, each trajectory's history
+ * branches as rows (as `--from-store` makes them). Trajectories carry
+ * rewards: `--min-reward` keeps those at or above it (as ART's SFT users
+ * filter a run's best rollouts); without it, training on every one whatever
+ * its reward is said on stderr when the rewards differ.
  */
-async function sftData(file: string, values: Values, out: Output): Promise<string> {
+async function sftFromFile(
+  file: string,
+  values: Values,
+  filter: SftFilter,
+  out: Output,
+): Promise<{ jsonl: string; selection: SftSelection; sftLines: number }> {
   const read = await readGroupsFile(file, str(values, "group-by"));
   refuseProblems(file, read, out);
   const all = read.groups.flatMap((g) => g.trajectories);
-  const minReward = numberOption("min-reward", str(values, "min-reward"));
-  let trajectories = all;
+  const minReward = filter.minReward;
+  const selection = sftRowsFromTrajectories(all, filter);
   if (minReward !== undefined) {
-    trajectories = all.filter((t) => (t.reward ?? 0) >= minReward);
     if (all.length > 0)
       out.stderr.write(
-        `sft: kept ${trajectories.length} of ${all.length} trajectories with reward >= ${minReward}.\n`,
+        `sft: kept ${all.length - selection.counts.dropped.reward} of ${all.length} trajectories with reward >= ${minReward}.\n`,
       );
-    if (all.length > 0 && trajectories.length === 0 && read.sft.length === 0)
+    if (all.length > 0 && selection.counts.selected === 0 && read.sft.length === 0)
       throw new InvalidDataError(
         `no trajectory of ${file} has a reward of ${minReward} or more; nothing to train on.`,
       );
@@ -204,17 +213,54 @@ async function sftData(file: string, values: Values, out: Output): Promise<strin
         `warning: sft trains on all ${all.length} trajectories, whatever their reward (from ${low} to ${high}); --min-reward X keeps only those at or above X.\n`,
       );
   }
-  const fromTrajectories = trajectories.length > 0 ? toSftJsonl(trajectories).jsonl : "";
+  const fromTrajectories = selection.rows.length > 0 ? toSftJsonl(selection.rows).jsonl : "";
   const jsonl = `${read.sft.map((l) => `${l}\n`).join("")}${fromTrajectories}`;
-  if (jsonl === "") throw new InvalidDataError(`${file} holds no SFT line and no trajectory.`);
-  return jsonl;
+  if (jsonl === "" && !values["dry-run"])
+    throw new InvalidDataError(
+      `${file} holds no SFT line and no trajectory with a row to train on.`,
+    );
+  return { jsonl, selection, sftLines: read.sft.length };
+}
+
+/** The rows the store's selection gives, said on stderr; none is an error unless a dry run. */
+async function sftFromStore(dir: string, filter: SftFilter, values: Values, out: Output) {
+  const selection = await selectFromStore(dir, filter);
+  if (selection.rows.length === 0 && !values["dry-run"]) {
+    for (const line of describeSelection(selection, filter)) out.stderr.write(`sft: ${line}\n`);
+    throw new InvalidDataError(
+      `no row to train on was selected from the store at ${dir}; nothing was sent.`,
+    );
+  }
+  const jsonl = selection.rows.length > 0 ? toSftJsonl(selection.rows).jsonl : "";
+  return { jsonl, selection, sftLines: 0 };
+}
+
+/** A dry run's answer: the counts and one sample row, nothing sent. */
+function printDryRun(
+  made: { jsonl: string; selection: SftSelection; sftLines: number },
+  filter: SftFilter,
+  values: Values,
+  out: Output,
+): number {
+  const sample =
+    made.jsonl === "" ? null : JSON.parse(made.jsonl.slice(0, made.jsonl.indexOf("\n")));
+  const lines = describeSelection(made.selection, filter);
+  if (made.sftLines > 0) lines.push(`SFT lines as written: ${made.sftLines}`);
+  lines.push(sample ? `sample row:\n${JSON.stringify(sample)}` : "no row to train on.");
+  print(
+    out,
+    values.json,
+    { dry_run: true, counts: made.selection.counts, sft_lines: made.sftLines, sample },
+    `Dry run: nothing was sent.\n${lines.join("\n")}`,
+  );
+  return EXIT.ok;
 }
 
 export const sft: Command = {
   name: "sft",
   summary: "supervised fine-tuning on a JSONL file (uploaded as a W&B artifact) or a URL",
   usage:
-    "(FILE [--min-reward X] [--upload-dir DIR] | --data-url URL) --model MODEL [--learning-rate X] [--batch-size N]",
+    "(FILE | --from-store DIR | --data-url URL) --model MODEL [--min-reward X] [--eligible] [--since T] [--until T] [--served-by M] [--metadata K=V] [--dry-run] [--upload-dir DIR] [--learning-rate X] [--batch-size N]",
   details: `${MODEL_REF_HELP}
 FILE holds SFT lines ({messages, tools?}), trajectory groups or trajectories
 (each trajectory's conversation becomes a line), checked as \`validate\` checks
@@ -226,10 +272,22 @@ URL (an emulator started with --sft-data-dir on that directory reads it);
 --data-url takes data uploaded by other means. Trajectories are trained on
 whatever their reward unless --min-reward says which to keep (a warning says
 so when their rewards differ).
+--from-store DIR selects production trajectories from a store (as the
+proxy's --store) by their feedback: one row per history branch, each cut
+before a generation that errored, was cut off or interrupted, tools kept,
+identical rows once; trajectories a feedback marked not eligible are left
+out. --dry-run prints what was selected and dropped, and a sample row, and
+sends nothing (no --model needed).
 
 Options:
   --model MODEL         the model to train
+  --from-store DIR      select from the store in DIR (while no proxy runs on it)
   --min-reward X        keep only trajectories with a reward of X or more
+  --eligible            only trajectories eligible for training (store)
+  --since T, --until T  last written or rated in [T, T'): ISO 8601, or 30m, 24h, 7d ago (store)
+  --served-by M         served by model M, or by any checkpoint of M when M has no :stepN (store)
+  --metadata K=V        metadata K equals V; repeat for more
+  --dry-run             print the counts and a sample row; send nothing
   --upload-dir DIR      write the JSONL there (file:// URL) instead of uploading it
   --data-url URL        data already uploaded (instead of FILE)
   --learning-rate X     default 5e-5
@@ -242,24 +300,36 @@ ${FOLLOW_HELP}`,
       {
         ...GROUP_OPTIONS,
         ...FOLLOW_OPTIONS,
+        ...SELECT_OPTIONS,
         "upload-dir": { type: "string" },
         "data-url": { type: "string" },
-        "min-reward": { type: "string" },
         "learning-rate": { type: "string" },
         "batch-size": { type: "string" },
       },
       { min: 0, max: 1, names: "FILE" },
     );
-    const ref = required(values, "model");
     const file = positionals[0];
     const dataUrl = str(values, "data-url");
+    const fromStore = str(values, "from-store");
     const uploadDir = str(values, "upload-dir");
-    if ((file === undefined) === (dataUrl === undefined)) {
-      throw new UsageError("give either FILE or --data-url URL.");
+    const sources = [file, dataUrl, fromStore].filter((v) => v !== undefined).length;
+    if (sources !== 1) {
+      throw new UsageError("give one of FILE, --from-store DIR or --data-url URL.");
     }
     if (dataUrl !== undefined && uploadDir !== undefined) {
       throw new UsageError("--upload-dir writes FILE; with --data-url there is nothing to write.");
     }
+    if (dataUrl !== undefined && values["dry-run"])
+      throw new UsageError(
+        "--dry-run shows what FILE or --from-store would send; --data-url sends no data of ours.",
+      );
+    const filter = filterOf(values, fromStore !== undefined);
+    if (dataUrl !== undefined && (filter.minReward !== undefined || filter.metadata))
+      throw new UsageError(
+        "--min-reward and --metadata select from FILE or --from-store; --data-url is sent as it is.",
+      );
+    const dryRun = values["dry-run"] === true;
+    const ref = dryRun ? str(values, "model") : required(values, "model");
     const config = toSftConfig({
       learningRate: numberOption("learning-rate", str(values, "learning-rate")),
       batchSize: numberOption("batch-size", str(values, "batch-size"), {
@@ -269,9 +339,20 @@ ${FOLLOW_HELP}`,
     });
     const interval =
       numberOption("poll-interval", str(values, "poll-interval"), { min: 0 }) ?? 1000;
-    const jsonl = file === undefined ? undefined : await sftData(file, values, out);
+    const made =
+      fromStore !== undefined
+        ? await sftFromStore(fromStore, filter, values, out)
+        : file !== undefined
+          ? await sftFromFile(file, values, filter, out)
+          : undefined;
+    if (made && dryRun) return printDryRun(made, filter, values, out);
+    if (made)
+      for (const line of describeSelection(made.selection, filter))
+        if (fromStore !== undefined || made.selection.counts.considered > 0)
+          out.stderr.write(`sft: ${line}\n`);
+    const jsonl = made?.jsonl;
     const s = await connect(values, out);
-    const model = s.known.model(ref);
+    const model = s.known.model(ref as string);
     let url = dataUrl as string;
     if (jsonl !== undefined) {
       if (uploadDir !== undefined) {
