@@ -5,8 +5,8 @@ export { REPLAY_SELECT_DEFAULTS } from "./select.js";
 export type {
   ReplayedState,
   ReplayOptions,
-  ReplayReward,
   ReplayResult,
+  ReplayReward,
   ReplaySelect,
   ReplayState,
   ReplayStoreReader,

@@ -62,7 +62,12 @@ export function checkReplayOptions(options: unknown): asserts options is ReplayO
     if (options[key] !== undefined && typeof options[key] !== "function")
       throw new InvalidArgumentError(CALL, `options.${key}`, "a function", options[key]);
   if (options.judge !== undefined && !isObjectLike(options.judge))
-    throw new InvalidArgumentError(CALL, "options.judge", "judge options { client, model }", options.judge);
+    throw new InvalidArgumentError(
+      CALL,
+      "options.judge",
+      "judge options { client, model }",
+      options.judge,
+    );
   const recorder = options.recorder as Record<string, unknown> | undefined;
   if (recorder !== undefined && typeof recorder?.rollout !== "function")
     throw new InvalidArgumentError(CALL, "options.recorder", "a Recorder", recorder);

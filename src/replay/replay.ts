@@ -115,7 +115,6 @@ async function score(
   if (!options.judge) return true;
   const judged = await applyJudge(group, options.judge);
   if (judged === null) return false;
-  if (reward)
-    for (const t of group.trajectories) t.reward += Number(t.metrics.independent_reward);
+  if (reward) for (const t of group.trajectories) t.reward += Number(t.metrics.independent_reward);
   return true;
 }

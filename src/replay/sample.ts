@@ -30,9 +30,10 @@ export function sampleState(
   return ctx.recorder.rollout(
     async () => {
       const messages: MessageParam[] = [...state.messages];
-      for (let turn = 0; turn < ctx.maxTurns; turn++) {
+      for (let turn = 1; ; turn++) {
         const calls = await answer(ctx, state, messages, index);
-        if (calls.length === 0 || ctx.toolRunner === undefined) return;
+        // Tools run only for an answer the loop will answer again.
+        if (calls.length === 0 || ctx.toolRunner === undefined || turn >= ctx.maxTurns) return;
         messages.push(...(await runTools(ctx.toolRunner, calls, state, messages)));
       }
     },

@@ -63,7 +63,10 @@ export type ToolRunner = (
  * @example
  * const reward: ReplayReward = (t) => (t.messages().at(-1)?.content?.includes("refund") ? 1 : 0);
  */
-export type ReplayReward = (trajectory: Trajectory, state: ReplayState) => number | PromiseLike<number>;
+export type ReplayReward = (
+  trajectory: Trajectory,
+  state: ReplayState,
+) => number | PromiseLike<number>;
 
 /** Which recorded states are replayed; every field has a default. */
 export interface ReplaySelect {
