@@ -6,7 +6,13 @@ import type { ReplayOptions } from "./types.js";
 
 const CALL = "replayGroups(options)";
 
-/** The defaults of {@link ReplayOptions}, in one place. */
+/**
+ * The defaults of {@link ReplayOptions}: `n` answers per state, and with a
+ * tool runner at most `maxTurns` answers per sample.
+ *
+ * @example
+ * replayGroups({ store, model, judge, n: REPLAY_DEFAULTS.n * 2 });
+ */
 export const REPLAY_DEFAULTS = { n: 4, maxTurns: 8 } as const;
 
 const whole = (min: number) => z.number().int().min(min);

@@ -3,7 +3,13 @@
 import type { TrajectorySummary } from "../store/index.js";
 import type { ReplaySelect, ReplayStoreReader } from "./types.js";
 
-/** The defaults of {@link ReplaySelect}, in one place. */
+/**
+ * The defaults of {@link ReplaySelect}: how many states, the reward at or
+ * below which feedback is negative, and the sample's seed.
+ *
+ * @example
+ * replayGroups({ store, model, judge, select: { limit: REPLAY_SELECT_DEFAULTS.limit * 4 } });
+ */
 export const REPLAY_SELECT_DEFAULTS = { limit: 8, negativeAtMost: 0, seed: 1 } as const;
 
 /** A chosen trajectory, and whether negative feedback chose it. */

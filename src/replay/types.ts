@@ -68,7 +68,12 @@ export type ReplayReward = (
   state: ReplayState,
 ) => number | PromiseLike<number>;
 
-/** Which recorded states are replayed; every field has a default. */
+/**
+ * Which recorded states are replayed; every field has a default.
+ *
+ * @example
+ * const select: ReplaySelect = { limit: 32, negativeAtMost: 0.2, seed: 7 };
+ */
 export interface ReplaySelect {
   /** The most states to replay. Default 8. */
   limit?: number;
@@ -84,7 +89,12 @@ export interface ReplaySelect {
   until?: Date | number;
 }
 
-/** Options of {@link replayGroups}. */
+/**
+ * Options of {@link replayGroups}.
+ *
+ * @example
+ * const options: ReplayOptions = { store, model, n: 4, reward: (t) => score(t), select: { limit: 16 } };
+ */
 export interface ReplayOptions {
   /** The production store to read states from (a `TrajectoryStore`). */
   store: ReplayStoreReader;
@@ -127,7 +137,13 @@ export interface ReplayedState {
   failedSamples: number;
 }
 
-/** What {@link replayGroups} returns. */
+/**
+ * What {@link replayGroups} returns.
+ *
+ * @example
+ * const { groups, noSignalGroups } = await replayGroups(options);
+ * console.log(`${groups.length} to train, ${noSignalGroups} scored alike`);
+ */
 export interface ReplayResult {
   /** The groups whose rewards differ, ready for `model.train`. */
   groups: TrajectoryGroup[];
