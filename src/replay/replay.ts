@@ -41,7 +41,14 @@ export async function replayGroups(options: ReplayOptions): Promise<ReplayResult
   };
   const n = options.n ?? REPLAY_DEFAULTS.n;
   const result: ReplayResult = { groups: [], states: [], noSignalGroups: 0, unusable: 0 };
-  for (const { summary, negative } of chooseStates(options.store, options.select)) {
+  const { chosen, missing } = chooseStates(options.store, options.select);
+  if (missing.length > 0) {
+    result.unusable += missing.length;
+    logger.info(
+      `replayGroups: ${missing.length} of the ids in select.ids cannot be replayed (not in the store, outside since/until, without calls, or marked eligible: false): ${missing.join(", ")}.`,
+    );
+  }
+  for (const { summary, negative } of chosen) {
     const stored = options.store.get(summary.id);
     const state = stored && stateOf(stored, negative);
     if (!state) {

@@ -20,8 +20,11 @@ export type Chosen = { summary: TrajectorySummary; negative: boolean };
  * training (`eligible: false` from feedback) are never chosen: that is the
  * application saying "do not learn from this conversation".
  */
-export function chooseStates(store: ReplayStoreReader, select: ReplaySelect = {}): Chosen[] {
-  const limit = select.limit ?? REPLAY_SELECT_DEFAULTS.limit;
+export function chooseStates(
+  store: ReplayStoreReader,
+  select: ReplaySelect = {},
+): { chosen: Chosen[]; missing: string[] } {
+  const limit = select.limit ?? select.ids?.length ?? REPLAY_SELECT_DEFAULTS.limit;
   const atMost = select.negativeAtMost ?? REPLAY_SELECT_DEFAULTS.negativeAtMost;
   const all = store
     .list({ since: select.since, until: select.until })
@@ -29,22 +32,25 @@ export function chooseStates(store: ReplayStoreReader, select: ReplaySelect = {}
   const isNegative = (s: TrajectorySummary) => s.reward !== null && s.reward <= atMost;
   if (select.ids !== undefined) {
     const byId = new Map(all.map((s) => [s.id, s]));
-    return select.ids
-      .flatMap((id) => {
+    const ids = select.ids.slice(0, limit);
+    return {
+      chosen: ids.flatMap((id) => {
         const s = byId.get(id);
         return s ? [{ summary: s, negative: isNegative(s) }] : [];
-      })
-      .slice(0, limit);
+      }),
+      missing: ids.filter((id) => !byId.has(id)),
+    };
   }
   const negative = all.filter(isNegative);
   const rest = shuffled(
     all.filter((s) => !isNegative(s)),
     select.seed ?? REPLAY_SELECT_DEFAULTS.seed,
   );
-  return [
+  const chosen = [
     ...negative.map((summary) => ({ summary, negative: true })),
     ...rest.map((summary) => ({ summary, negative: false })),
   ].slice(0, limit);
+  return { chosen, missing: [] };
 }
 
 /** Fisher-Yates with a seeded generator: the same seed and list give the same order. */

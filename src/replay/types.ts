@@ -81,7 +81,11 @@ export interface ReplaySelect {
   negativeAtMost?: number;
   /** Seeds the sample of the other states, so the same store gives the same choice. Default 1. */
   seed?: number;
-  /** Only these trajectories (in this order), instead of choosing. */
+  /**
+   * Only these trajectories (in this order), instead of choosing; `limit`
+   * defaults to their number. An id that cannot be replayed is counted in
+   * `unusable` and logged.
+   */
   ids?: readonly string[];
   /** Only trajectories written (or given feedback) at or after this time. */
   since?: Date | number;

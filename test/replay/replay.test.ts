@@ -329,3 +329,24 @@ async function judgeServer() {
   const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "j", maxRetries: 0 });
   return { client, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
+
+it("replays the ids it is given, in order, and counts and logs those it cannot", async () => {
+  record("trj_one", "apple", 1);
+  record("trj_two", "cat");
+  store.addFeedback({ trajectory_id: "trj_two", eligible: false });
+  const log = lines();
+  const result = await replayGroups({
+    store,
+    model,
+    n: 2,
+    reward: (t) => Number(t.metadata.replay_sample),
+    select: { ids: ["trj_one", "trj_nowhere", "trj_two"] },
+    requestOptions: { max_tokens: 4 },
+    logger: log.logger,
+  });
+  expect(result.states.map((s) => s.state.trajectoryId)).toEqual(["trj_one"]);
+  expect(result.unusable).toBe(2);
+  expect(log.out).toContain(
+    "replayGroups: 2 of the ids in select.ids cannot be replayed (not in the store, outside since/until, without calls, or marked eligible: false): trj_nowhere, trj_two.",
+  );
+});
