@@ -31,7 +31,7 @@ export const LAYERS = [
   ["trajectory", "logprobs"],
   ["client"],
   ["training", "rewards", "recorder", "endpoint", "store"],
-  ["shipper", "report", "proxy", "emulator"],
+  ["shipper", "report", "proxy", "emulator", "replay"],
   ["integrations"],
   ["demo"],
   ["cli"],

@@ -15,6 +15,7 @@ import { inspect, validate } from "./commands/files.js";
 import { jobsFollow, jobsGet } from "./commands/jobs.js";
 import { modelsCreate, modelsDelete, modelsGet, modelsList } from "./commands/models.js";
 import { proxy } from "./commands/proxy.js";
+import { replay } from "./commands/replay.js";
 import { sessionsList, sessionsShow } from "./commands/sessions.js";
 import { log, sft, train } from "./commands/training.js";
 import {
@@ -45,6 +46,7 @@ export const COMMANDS: Command[] = [
   log,
   train,
   sft,
+  replay,
   validate,
   inspect,
   demo,
