@@ -385,9 +385,11 @@ export class RecordingRoutes {
           };
           const progress = this.#progress;
           if (streamed && progress?.progressCall)
-            call.progress = new SseProgress((partial) =>
-              progress.progressCall?.(rollout.id, number, partial),
-            );
+            call.progress = new SseProgress((partial) => {
+              // Progress is best effort: the call's own write follows it.
+              const kept = progress.progressCall?.(rollout.id, number, partial);
+              if (kept) kept.catch((error: unknown) => this.#warnOnce(`progress of a streamed call could not be kept: ${errorMessage(error)}`));
+            });
         }
         result = await running;
       } catch (error) {

@@ -50,6 +50,8 @@ export class Recorder {
   #policy: ((model: string) => boolean) | undefined;
   #endpoint: RecordingEndpoint | undefined;
   readonly #sessions: SessionRegistry;
+  /** Store writes in flight (a store that answers with promises), for `close()` to wait on. */
+  readonly #writes = new Set<Promise<void>>();
 
   constructor(options: RecorderOptions = {}) {
     const call = "new Recorder(options)";
@@ -118,6 +120,8 @@ export class Recorder {
     const endpoint = this.#endpoint;
     this.#endpoint = undefined;
     await endpoint?.close();
+    // A store that answers with promises (Redis) may still be writing the ends.
+    while (this.#writes.size > 0) await Promise.all(this.#writes);
   }
 
   /**
@@ -235,6 +239,7 @@ export class Recorder {
       // OpenTelemetry context) when nobody does, see tracingEnabled().
       traced: tracingEnabled(),
       store: this.options.store,
+      writes: this.#writes,
       logger: this.options.logger ?? console,
     });
     const endpoint = this.#endpoint;

@@ -43,6 +43,8 @@ export type {
   CallProgress,
   CallRequest,
   ListFilter,
+  MaybePromise,
+  ProductionStore,
   StoreAppend,
   StoredTrajectory,
   StoreEntry,

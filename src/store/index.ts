@@ -18,6 +18,7 @@ export {
   type FeedbackInput,
   FeedbackInputSchema,
   type FeedbackOutcome,
+  firstDifference,
   type FeedbackRecord,
   MAX_FEEDBACK_COMMENT,
   MAX_IDEMPOTENCY_KEY,
@@ -32,11 +33,16 @@ export {
   signFeedbackToken,
   verifyFeedbackToken,
 } from "./signed.js";
+export { emptyTrajectory, keepInterruptedCall } from "./interrupted.js";
+export { applyAppend, continues, type Lengths, lengthsAfter } from "./reconstruct.js";
+export type { AppendRecord, CallRecord, ProgressRecord, PutRecord } from "./records.js";
 export { TrajectoryStore } from "./store.js";
 export type {
   CallProgress,
   CallRequest,
   ListFilter,
+  MaybePromise,
+  ProductionStore,
   StoreAppend,
   StoredTrajectory,
   StoreEntry,
