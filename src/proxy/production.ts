@@ -132,6 +132,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
   /** The trajectory's record, waiting while a call of it is still being recorded. */
   const stored = async (id: string) => {
     const s = store as ProductionStore;
+    await init.endpoint().recording.saved(id);
     if (await s.has(id)) return true;
     const deadline = Date.now() + (options.waitMs ?? 30_000);
     while (init.endpoint().recording.isPending(id) && Date.now() < deadline) {
