@@ -398,7 +398,12 @@ export class RecordingRoutes {
             call.progress = new SseProgress((partial) => {
               // Progress is best effort: the call's own write follows it.
               const kept = progress.progressCall?.(rollout.id, number, partial);
-              if (kept) kept.catch((error: unknown) => this.#warnOnce(`progress of a streamed call could not be kept: ${errorMessage(error)}`));
+              if (kept)
+                kept.catch((error: unknown) =>
+                  this.#warnOnce(
+                    `progress of a streamed call could not be kept: ${errorMessage(error)}`,
+                  ),
+                );
             });
         }
         result = await running;

@@ -19,8 +19,8 @@ import {
   FeedbackNotFoundError,
   FeedbackTokenError,
   InvalidFeedbackError,
-  parseFeedback,
   type ProductionStore,
+  parseFeedback,
   signFeedbackToken,
   verifyFeedbackToken,
 } from "../store/index.js";

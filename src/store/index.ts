@@ -18,14 +18,17 @@ export {
   type FeedbackInput,
   FeedbackInputSchema,
   type FeedbackOutcome,
-  firstDifference,
   type FeedbackRecord,
+  firstDifference,
   MAX_FEEDBACK_COMMENT,
   MAX_IDEMPOTENCY_KEY,
   parseFeedback,
   SHAPING_REWARD,
   TURN_REWARD_PREFIX,
 } from "./feedback.js";
+export { emptyTrajectory, keepInterruptedCall } from "./interrupted.js";
+export { applyAppend, continues, type Lengths, lengthsAfter } from "./reconstruct.js";
+export type { AppendRecord, CallRecord, ProgressRecord, PutRecord } from "./records.js";
 export {
   checkFeedbackAllowed,
   DEFAULT_TOKEN_FIELDS,
@@ -33,9 +36,6 @@ export {
   signFeedbackToken,
   verifyFeedbackToken,
 } from "./signed.js";
-export { emptyTrajectory, keepInterruptedCall } from "./interrupted.js";
-export { applyAppend, continues, type Lengths, lengthsAfter } from "./reconstruct.js";
-export type { AppendRecord, CallRecord, ProgressRecord, PutRecord } from "./records.js";
 export { TrajectoryStore } from "./store.js";
 export type {
   CallProgress,

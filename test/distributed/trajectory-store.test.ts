@@ -10,7 +10,11 @@ import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { RedisTrajectoryStore } from "trajectory-recorder/bullmq";
 import { type RecordingProxy, startRecordingProxy } from "trajectory-recorder/proxy";
-import { FeedbackConflictError, FeedbackNotFoundError } from "trajectory-recorder/store";
+import {
+  FeedbackConflictError,
+  FeedbackNotFoundError,
+  type TrajectoryWire,
+} from "trajectory-recorder/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedis } from "./redis-server.js";
 
@@ -65,8 +69,14 @@ const quiet = () => {
   return { lines, logger: { warn: (m: string) => lines.push(m), info: () => {} } };
 };
 
-async function proxyOn(prefix: string): Promise<{ proxy: RecordingProxy; store: RedisTrajectoryStore }> {
-  const store = await RedisTrajectoryStore.open({ connection: url(), prefix, logger: quiet().logger });
+async function proxyOn(
+  prefix: string,
+): Promise<{ proxy: RecordingProxy; store: RedisTrajectoryStore }> {
+  const store = await RedisTrajectoryStore.open({
+    connection: url(),
+    prefix,
+    logger: quiet().logger,
+  });
   const proxy = await startRecordingProxy({
     upstream: { baseURL: upstreamURL },
     apiKey: KEY,
@@ -125,7 +135,9 @@ describe("the proxy with the Redis store", () => {
       // The first call put the state; the later two were appended to it.
       expect(await raw.llen(`rec:a:${id}`)).toBe(2);
       expect((await store.sessions()).map((s) => s.session)).toEqual(["s-rec"]);
-      expect(await store.list({ session: "s-rec" })).toMatchObject([{ id, calls: 3, reward: null }]);
+      expect(await store.list({ session: "s-rec" })).toMatchObject([
+        { id, calls: 3, reward: null },
+      ]);
     } finally {
       await proxy.close();
       await store.close();
@@ -156,7 +168,10 @@ describe("the proxy with the Redis store", () => {
       await expect(other.addFeedback({ ...body, comment: "other" })).rejects.toBeInstanceOf(
         FeedbackConflictError,
       );
-      const unknown = await post(`${b.proxy.url}/v1/feedback`, { trajectory_id: "trj_nope", reward: 1 });
+      const unknown = await post(`${b.proxy.url}/v1/feedback`, {
+        trajectory_id: "trj_nope",
+        reward: 1,
+      });
       expect(unknown.status).toBe(404);
       await expect(other.addFeedback({ trajectory_id: "trj_nope" })).rejects.toBeInstanceOf(
         FeedbackNotFoundError,
@@ -199,8 +214,11 @@ describe("the proxy with the Redis store", () => {
 });
 
 describe("RedisTrajectoryStore", () => {
-  const trajectory = (n: number, pad = "") => ({
-    messages_and_choices: Array.from({ length: n }, (_, i) => ({ role: "user", content: `m${i}${pad}` })),
+  const trajectory = (n: number, pad = ""): TrajectoryWire => ({
+    messages_and_choices: Array.from({ length: n }, (_, i) => ({
+      role: "user" as const,
+      content: `m${i}${pad}`,
+    })) as TrajectoryWire["messages_and_choices"],
     tools: null,
     additional_histories: [],
     reward: 0,
@@ -222,12 +240,24 @@ describe("RedisTrajectoryStore", () => {
     try {
       const pad = "x".repeat(900);
       for (let i = 0; i < 6; i++) {
-        await store.put({ id: `t${i}`, session: null, status: "finished", trajectory: trajectory(2, pad), calls: 1 });
+        await store.put({
+          id: `t${i}`,
+          session: null,
+          status: "finished",
+          trajectory: trajectory(2, pad),
+          calls: 1,
+        });
         if (i === 0 || i === 2) await store.addFeedback({ trajectory_id: `t${i}`, reward: 1 });
       }
       expect(lines).toEqual([]);
       for (let i = 6; i < 12; i++)
-        await store.put({ id: `t${i}`, session: null, status: "finished", trajectory: trajectory(2, pad), calls: 1 });
+        await store.put({
+          id: `t${i}`,
+          session: null,
+          status: "finished",
+          trajectory: trajectory(2, pad),
+          calls: 1,
+        });
       const kept = new Set((await store.list()).map((s) => s.id));
       // The oldest unrewarded went first; the rewarded ones, older still, stayed.
       expect(kept.has("t0") && kept.has("t2")).toBe(true);
@@ -236,7 +266,9 @@ describe("RedisTrajectoryStore", () => {
       expect(stats.dropped).toBeGreaterThan(0);
       expect(stats.dropped).toBe(12 - stats.trajectories);
       expect(stats.bytes).toBeLessThanOrEqual(20_000);
-      expect(lines.join("\n")).toMatch(/dropped \d+ trajector(y|ies) \(\d+ unrewarded, then 0 of the oldest\) to keep within maxBytes \(20000 bytes\)/);
+      expect(lines.join("\n")).toMatch(
+        /dropped \d+ trajector(y|ies) \(\d+ unrewarded, then 0 of the oldest\) to keep within maxBytes \(20000 bytes\)/,
+      );
       await expect(store.addFeedback({ trajectory_id: "t1", reward: 1 })).rejects.toBeInstanceOf(
         FeedbackNotFoundError,
       );
@@ -250,7 +282,13 @@ describe("RedisTrajectoryStore", () => {
     const crashed = await RedisTrajectoryStore.open({ connection: dying, prefix: "crash" });
     const live = await RedisTrajectoryStore.open({ connection: url(), prefix: "crash" });
     try {
-      await crashed.put({ id: "t-cut", session: "s-cut", status: "open", trajectory: trajectory(0), calls: 0 });
+      await crashed.put({
+        id: "t-cut",
+        session: "s-cut",
+        status: "open",
+        trajectory: trajectory(0),
+        calls: 0,
+      });
       const messages = [{ role: "user", content: "tell me" }];
       await crashed.beginCall("t-cut", 1, { model: "m", messages });
       await crashed.progressCall("t-cut", 1, { content: "half an ans" });

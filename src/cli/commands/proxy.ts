@@ -2,8 +2,8 @@
 // files or the environment, so none appears in `ps`; none is ever printed.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { startRecordingProxy } from "../../proxy/index.js";
 import type { RedisTrajectoryStore } from "../../integrations/bullmq/index.js";
+import { startRecordingProxy } from "../../proxy/index.js";
 import { TrajectoryStore } from "../../store/index.js";
 import { TrainableModel } from "../../training/index.js";
 import { numberOption, parse, str } from "../args.js";
@@ -209,7 +209,8 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
   },
 };
 
-const isRedisUrl = (value: string | undefined) => value !== undefined && /^rediss?:\/\//.test(value);
+const isRedisUrl = (value: string | undefined) =>
+  value !== undefined && /^rediss?:\/\//.test(value);
 
 /** Opens the store `--store` names: a directory, or a Redis URL. */
 async function openStore(

@@ -50,11 +50,19 @@ async function bytes(init: BoundsInit): Promise<number> {
 }
 
 /** Drops the oldest trajectories (only unrewarded ones when asked) until the store holds `target` bytes. */
-async function dropOldest(init: BoundsInit, target: number, unrewardedOnly: boolean): Promise<number> {
+async function dropOldest(
+  init: BoundsInit,
+  target: number,
+  unrewardedOnly: boolean,
+): Promise<number> {
   let dropped = 0;
   let offset = 0;
   while ((await bytes(init)) > target) {
-    const ids = await init.redis.zrange(init.keys.order, String(offset), String(offset + BATCH - 1));
+    const ids = await init.redis.zrange(
+      init.keys.order,
+      String(offset),
+      String(offset + BATCH - 1),
+    );
     if (ids.length === 0) break;
     const pipe = init.redis.pipeline();
     for (const id of ids) pipe.hget(init.keys.trajectory(id), "reward");

@@ -49,8 +49,19 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A trajectory's summary from its hash's `SUMMARY_FIELDS` (undefined when it is gone). */
 export function summaryOf(id: string, v: (string | null)[]): TrajectorySummary | undefined {
-  const [session, status, created, updated, calls, model, reward, eligible, interrupted, nfb, bytes] =
-    v;
+  const [
+    session,
+    status,
+    created,
+    updated,
+    calls,
+    model,
+    reward,
+    eligible,
+    interrupted,
+    nfb,
+    bytes,
+  ] = v;
   if (status === null || status === undefined) return undefined;
   return {
     id,

@@ -51,7 +51,11 @@ export async function recoverCalls(init: RecoveryInit): Promise<number> {
   return kept;
 }
 
-async function keep(init: RecoveryInit, id: string, taken: Record<string, string>): Promise<boolean> {
+async function keep(
+  init: RecoveryInit,
+  id: string,
+  taken: Record<string, string>,
+): Promise<boolean> {
   const call = JSON.parse(taken.record as string) as CallRecord;
   const progress = taken.progress ? (JSON.parse(taken.progress) as ProgressRecord) : undefined;
   const prior = (await init.state(id))?.record;

@@ -19,8 +19,8 @@ import {
   type ProductionStore,
   type PutRecord,
   parseFeedback,
-  StoreClosedError,
   type StoreAppend,
+  StoreClosedError,
   type StoredTrajectory,
   type StoreEntry,
   type StoreLogger,
@@ -31,7 +31,6 @@ import { InvalidArgumentError } from "../../util/index.js";
 import { LUA, runScript } from "./lua/index.js";
 import { where } from "./redis.js";
 import { enforceBounds } from "./trajectory-store-bounds.js";
-import { recoverCalls } from "./trajectory-store-recover.js";
 import {
   DEFAULT_STORE_PREFIX,
   SUMMARY_FIELDS,
@@ -39,6 +38,7 @@ import {
   type TrajectoryKeys,
   trajectoryKeys,
 } from "./trajectory-store-keys.js";
+import { recoverCalls } from "./trajectory-store-recover.js";
 
 /** Options of {@link RedisTrajectoryStore.open}. */
 export interface RedisTrajectoryStoreOptions {
@@ -373,10 +373,12 @@ export class RedisTrajectoryStore implements ProductionStore {
         ...(partial.tool_calls?.length ? { tool_calls: partial.tool_calls } : {}),
       },
     };
-    await runScript(this.#redis, LUA.storeProgress, [this.#keys.call(id)], [
-      call,
-      JSON.stringify(record),
-    ]);
+    await runScript(
+      this.#redis,
+      LUA.storeProgress,
+      [this.#keys.call(id)],
+      [call, JSON.stringify(record)],
+    );
   }
 
   /**
@@ -479,7 +481,9 @@ export class RedisTrajectoryStore implements ProductionStore {
   }
 
   /** The trajectory's state with its appends applied, as a put would write it. */
-  async #state(id: string): Promise<{ record: PutRecord; hash: Record<string, string> } | undefined> {
+  async #state(
+    id: string,
+  ): Promise<{ record: PutRecord; hash: Record<string, string> } | undefined> {
     const replies = await this.#redis
       .multi()
       .hgetall(this.#keys.trajectory(id))
@@ -603,7 +607,8 @@ export class RedisTrajectoryStore implements ProductionStore {
       if (s.session === null) continue;
       const known = out.get(s.session);
       if (known) known.trajectories.push(s.id);
-      else out.set(s.session, { session: s.session, trajectories: [s.id], updated_at: s.updated_at });
+      else
+        out.set(s.session, { session: s.session, trajectories: [s.id], updated_at: s.updated_at });
     }
     return [...out.values()];
   }
