@@ -42,5 +42,5 @@ export interface CallProgress {
     id: string,
     call: number,
     partial: { content: string; reasoning?: string; tool_calls?: unknown[] },
-  ): void;
+  ): void | Promise<void>;
 }

@@ -84,6 +84,8 @@ export class RecordingRoutes {
   readonly #warned = new Set<string>();
   /** Trajectories with a call whose receipt went out and whose record may not be written yet. */
   readonly #pending = new Map<string, number>();
+  /** Trajectory id -> the write of its latest answered call, while in flight. */
+  readonly #saving = new Map<string, Promise<void>>();
 
   constructor(init: RecordingInit) {
     this.#upstream = init.upstream;
@@ -169,6 +171,14 @@ export class RecordingRoutes {
   /** Calls forwarded and not answered yet. */
   get inFlight(): number {
     return this.#calls.size;
+  }
+
+  /**
+   * Resolves once the calls of trajectory `id` already answered are written
+   * to the store (a store across the network writes after the answer went out).
+   */
+  saved(id: string): Promise<void> {
+    return this.#saving.get(id) ?? Promise.resolve();
   }
 
   /** Whether trajectory `id` has a call in flight (its receipt went out; its record may lag). */
@@ -385,9 +395,16 @@ export class RecordingRoutes {
           };
           const progress = this.#progress;
           if (streamed && progress?.progressCall)
-            call.progress = new SseProgress((partial) =>
-              progress.progressCall?.(rollout.id, number, partial),
-            );
+            call.progress = new SseProgress((partial) => {
+              // Progress is best effort: the call's own write follows it.
+              const kept = progress.progressCall?.(rollout.id, number, partial);
+              if (kept)
+                kept.catch((error: unknown) =>
+                  this.#warnOnce(
+                    `progress of a streamed call could not be kept: ${errorMessage(error)}`,
+                  ),
+                );
+            });
         }
         result = await running;
       } catch (error) {
@@ -417,7 +434,10 @@ export class RecordingRoutes {
       res.off("close", onClose);
       if (pendingId !== undefined) {
         // The answer has gone out; the record is written right after it.
-        await rollout.saved?.();
+        const saving = rollout.saved?.();
+        if (saving) this.#saving.set(pendingId, saving);
+        await saving;
+        if (this.#saving.get(pendingId) === saving) this.#saving.delete(pendingId);
         const left = (this.#pending.get(pendingId) ?? 1) - 1;
         if (left > 0) this.#pending.set(pendingId, left);
         else this.#pending.delete(pendingId);

@@ -19,9 +19,9 @@ import {
   FeedbackNotFoundError,
   FeedbackTokenError,
   InvalidFeedbackError,
+  type ProductionStore,
   parseFeedback,
   signFeedbackToken,
-  type TrajectoryStore,
   verifyFeedbackToken,
 } from "../store/index.js";
 import { sendError, sendJson } from "../util/http.js";
@@ -52,7 +52,7 @@ export interface ProductionInit {
   endpoint: () => RecordingEndpoint;
   authorized: (req: IncomingMessage, res: ServerResponse) => boolean;
   hasKey: (req: IncomingMessage) => boolean;
-  store?: TrajectoryStore;
+  store?: ProductionStore;
   feedback?: FeedbackOptions;
   logger: { warn(message: string): void };
 }
@@ -91,9 +91,16 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
   const origins = new Set(options.allowedOrigins ?? []);
   let secret: string | undefined = options.secret;
 
-  const secretOf = (): string => {
+  const secretOf = async (): Promise<string> => {
     if (secret) return secret;
     if (!store) throw new Error("signed feedback URLs need a store or feedback.secret");
+    // A store shared by several proxies (Redis) keeps the secret itself, so
+    // a URL one proxy signed works on every other.
+    if (store.feedbackSecret) {
+      secret = await store.feedbackSecret();
+      return secret;
+    }
+    if (!store.dir) throw new Error("signed feedback URLs need feedback.secret with this store");
     const file = path.join(store.dir, "feedback-secret");
     if (existsSync(file)) secret = readFileSync(file, "utf8").trim();
     else {
@@ -104,7 +111,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
     return secret;
   };
 
-  const needStore = (res: ServerResponse): TrajectoryStore | undefined => {
+  const needStore = (res: ServerResponse): ProductionStore | undefined => {
     if (!store)
       fail(
         res,
@@ -124,12 +131,13 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
 
   /** The trajectory's record, waiting while a call of it is still being recorded. */
   const stored = async (id: string) => {
-    const s = store as TrajectoryStore;
-    if (s.has(id)) return true;
+    const s = store as ProductionStore;
+    await init.endpoint().recording.saved(id);
+    if (await s.has(id)) return true;
     const deadline = Date.now() + (options.waitMs ?? 30_000);
     while (init.endpoint().recording.isPending(id) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
-      if (s.has(id)) return true;
+      if (await s.has(id)) return true;
     }
     return s.has(id);
   };
@@ -169,7 +177,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
     }
     if (token !== undefined) {
       try {
-        grant = verifyFeedbackToken(token, secretOf());
+        grant = verifyFeedbackToken(token, await secretOf());
       } catch (error) {
         if (!(error instanceof FeedbackTokenError)) throw error;
         sendFeedbackError(res, 403, error.message, "invalid_feedback_token", null, headers);
@@ -197,7 +205,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
       if (grant) checkFeedbackAllowed(input, grant);
       if (!(await stored(input.trajectory_id)))
         throw new FeedbackNotFoundError(input.trajectory_id);
-      const { feedback, created } = s.addFeedback(input);
+      const { feedback, created } = await s.addFeedback(input);
       sendJson(res, created ? 201 : 200, { created, feedback }, headers);
     } catch (error) {
       if (error instanceof InvalidFeedbackError) {
@@ -280,7 +288,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
         if (!s) return;
         const id = params.id as string;
         await stored(id);
-        const record = s.get(id);
+        const record = await s.get(id);
         if (!record) {
           fail(
             res,
@@ -297,7 +305,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
     {
       method: "GET",
       path: "/v1/trajectories",
-      handle: ({ req, res, query }) => {
+      handle: async ({ req, res, query }) => {
         if (!authorized(req, res)) return;
         const s = needStore(res);
         if (!s) return;
@@ -305,7 +313,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
         const session = query.get("session") ?? undefined;
         const eligible = query.get("eligible");
         sendJson(res, 200, {
-          data: s.list({
+          data: await s.list({
             limit: Number.isInteger(limit) && limit > 0 ? Math.min(limit, 1000) : 100,
             ...(session ? { session } : {}),
             ...(eligible === "true" || eligible === "false"
@@ -344,7 +352,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
           trajectoryId: id,
           fields: (r.fields ?? DEFAULT_TOKEN_FIELDS) as never,
           expiresAt,
-          secret: secretOf(),
+          secret: await secretOf(),
         });
         sendJson(res, 201, {
           url: `${init.endpoint().url}/v1/feedback?token=${token}`,

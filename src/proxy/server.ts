@@ -47,7 +47,9 @@ export interface RecordingProxyOptions extends EndpointOptions {
   maxRollouts?: number;
   /**
    * Where sessions and rollouts are written as they record, and feedback is
-   * kept: a `TrajectoryStore` (`trajectory-recorder/store`). Without one,
+   * kept: a `TrajectoryStore` (`trajectory-recorder/store`), or a
+   * `RedisTrajectoryStore` (`trajectory-recorder/bullmq`) when several
+   * processes share the trajectories. Without one,
    * sessions live in memory until they end and feedback is refused (503).
    */
   store?: ProductionInit["store"];

@@ -19,7 +19,12 @@ import { tracer } from "./spans.js";
  * so that a process killed mid-call keeps what came before.
  */
 export interface RolloutStore {
-  /** Writes the trajectory's current state; when it returns, the record is durable. */
+  /**
+   * Writes the trajectory's current state; when it returns (or the promise it
+   * returns resolves), the record is durable. A store that answers with a
+   * promise (`RedisTrajectoryStore`) has its writes made one after another,
+   * per trajectory, in the order they were recorded.
+   */
   put(entry: {
     id: string;
     session: string | null;
@@ -28,7 +33,7 @@ export interface RolloutStore {
     calls: number;
     model?: string | null;
     metadata?: Record<string, unknown>;
-  }): void;
+  }): void | Promise<void>;
   /**
    * Writes only what an open trajectory gained since the previous write
    * (`TrajectoryStore.append` describes the fields); returns false when the
@@ -46,13 +51,14 @@ export interface RolloutStore {
     main: unknown[];
     histories: { index: number; items: unknown[]; tools?: unknown[] | null }[];
     fields: Record<string, unknown>;
-  }): boolean;
+  }): boolean | Promise<boolean>;
   /** A call started (written before it is sent upstream). */
   beginCall?(
     id: string,
     call: number,
     request: { model?: string; messages: unknown[]; tools?: unknown[] | null },
-  ): void;
+    options?: { session?: string | null },
+  ): void | Promise<void>;
 }
 
 /** A new trajectory id: `trj_` and 24 hex digits (96 random bits). */
@@ -69,6 +75,8 @@ export interface HandleInit {
   traced: boolean;
   store?: RolloutStore;
   logger: { warn(message: string): void };
+  /** Where the handle keeps its store writes in flight, for `recorder.close()` to wait on. */
+  writes?: Set<Promise<void>>;
 }
 
 /**
@@ -105,6 +113,9 @@ export class RolloutHandle {
   #whenSaved: { promise: Promise<void>; resolve: () => void } | undefined;
   /** What the latest open write left in the store, for the next one to continue; undefined: put in full. */
   #written: Written | undefined;
+  /** The latest of this rollout's writes to a store that answers with promises, while one is in flight. */
+  #writing: Promise<void> | undefined;
+  readonly #writes: Set<Promise<void>> | undefined;
 
   /** @internal Use `recorder.open()`. */
   constructor(init: HandleInit) {
@@ -114,6 +125,7 @@ export class RolloutHandle {
     setTrajectoryId(this.trajectory, this.id);
     this.#store = init.store;
     this.#logger = init.logger;
+    this.#writes = init.writes;
     this.#state = new RolloutState(
       this.trajectory,
       init.options,
@@ -208,11 +220,17 @@ export class RolloutHandle {
       callStarted: (call: number, request: RecordedCompletion["request"]) => {
         this.#lastActive = Date.now();
         if (typeof request.model === "string" && request.model !== "") this.#model = request.model;
-        this.#store?.beginCall?.(this.id, call, {
-          model: request.model,
-          messages: request.messages,
-          tools: request.tools ?? null,
-        });
+        try {
+          const begun = this.#store?.beginCall?.(
+            this.id,
+            call,
+            { model: request.model, messages: request.messages, tools: request.tools ?? null },
+            { session: this.session },
+          );
+          if (begun) begun.catch((error: unknown) => this.#storeFailure(error));
+        } catch (error) {
+          this.#storeFailure(error);
+        }
       },
       recorded: () => {
         this.#lastActive = Date.now();
@@ -248,7 +266,8 @@ export class RolloutHandle {
 
   /** Resolves once what was recorded so far is in the store (at once when nothing waits). */
   saved(): Promise<void> {
-    if (!this.#scheduled) return Promise.resolve();
+    const written = () => this.#writing ?? Promise.resolve();
+    if (!this.#scheduled) return written();
     if (!this.#whenSaved) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => {
@@ -256,7 +275,7 @@ export class RolloutHandle {
       });
       this.#whenSaved = { promise, resolve };
     }
-    return this.#whenSaved.promise;
+    return this.#whenSaved.promise.then(written);
   }
 
   /**
@@ -269,31 +288,60 @@ export class RolloutHandle {
     if (!store) return;
     const written = this.#written;
     this.#written = undefined;
+    const delta = status === "open" && written && store.append ? this.#delta(written) : undefined;
+    const put = () =>
+      store.put({
+        id: this.id,
+        session: this.session,
+        status,
+        // The trajectory itself, not a copy: the store's JSON.stringify calls
+        // its toJSON with a key, which shares the recorded tokens' bytes
+        // instead of copying them (the same JSON, a fraction of the cost).
+        trajectory: this.trajectory as unknown as ReturnType<RolloutTrajectory["toJSON"]>,
+        calls: this.#state.calls,
+        model: this.#model,
+        metadata: this.trajectory.metadata,
+      });
+    const write = () => writeTo(store, delta, put);
+    if (this.#writing) {
+      // A write is in flight: this one follows it, so they land in order.
+      this.#follow(write);
+      if (status === "open") this.#written = writtenNow(this.trajectory);
+      return;
+    }
     try {
-      const delta = status === "open" && written && store.append ? this.#delta(written) : undefined;
-      if (!delta || !store.append?.(delta))
-        store.put({
-          id: this.id,
-          session: this.session,
-          status,
-          // The trajectory itself, not a copy: the store's JSON.stringify calls
-          // its toJSON with a key, which shares the recorded tokens' bytes
-          // instead of copying them (the same JSON, a fraction of the cost).
-          trajectory: this.trajectory as unknown as ReturnType<RolloutTrajectory["toJSON"]>,
-          calls: this.#state.calls,
-          model: this.#model,
-          metadata: this.trajectory.metadata,
-        });
+      const pending = write();
+      if (pending) this.#follow(() => pending);
       if (status === "open") this.#written = writtenNow(this.trajectory);
     } catch (error) {
-      // The caller's call succeeded: the failure is said, once per rollout, never thrown.
-      if (this.#storeFailed) return;
-      this.#storeFailed = true;
-      this.#logger.warn(
-        `trajectory-recorder: trajectory ${this.id} could not be written to the store: ${errorMessage(error)}`,
-      );
-      this.trajectory.log(`writing to the store failed: ${errorMessage(error)}`);
+      this.#storeFailure(error);
     }
+  }
+
+  /** Runs `write` after the writes in flight; a failure is said (once) and the next write is a full put. */
+  #follow(write: () => void | Promise<void>): void {
+    const next: Promise<void> = (this.#writing ?? Promise.resolve())
+      .then(write)
+      .catch((error: unknown) => {
+        this.#written = undefined;
+        this.#storeFailure(error);
+      })
+      .finally(() => {
+        this.#writes?.delete(next);
+        if (this.#writing === next) this.#writing = undefined;
+      });
+    this.#writing = next;
+    this.#writes?.add(next);
+  }
+
+  /** The caller's call succeeded: a store's failure is said, once per rollout, never thrown. */
+  #storeFailure(error: unknown): void {
+    if (this.#storeFailed) return;
+    this.#storeFailed = true;
+    this.#logger.warn(
+      `trajectory-recorder: trajectory ${this.id} could not be written to the store: ${errorMessage(error)}`,
+    );
+    this.trajectory.log(`writing to the store failed: ${errorMessage(error)}`);
   }
 
   /** What the trajectory gained since `written`, or undefined when it did more than grow. */
@@ -338,6 +386,21 @@ export class RolloutHandle {
       },
     };
   }
+}
+
+/**
+ * Appends `delta` when there is one, else (or when the store refuses it)
+ * puts the full state; a promise when the store answers with promises.
+ */
+function writeTo(
+  store: RolloutStore,
+  delta: Parameters<NonNullable<RolloutStore["append"]>>[0] | undefined,
+  put: () => void | Promise<void>,
+): void | Promise<void> {
+  const appended = delta && store.append ? store.append(delta) : false;
+  if (appended instanceof Promise) return appended.then((ok) => (ok ? undefined : put()));
+  if (appended) return;
+  return put();
 }
 
 /** What a write left in the store: each history's length and last item, by identity. */

@@ -67,7 +67,8 @@ export interface RecorderOptions {
   endpoint?: RecorderOptions.EndpointOptions;
   /**
    * Where rollouts and sessions are written as they record: after each call,
-   * and when they end (a `TrajectoryStore` from `trajectory-recorder/store`).
+   * and when they end (a `TrajectoryStore` from `trajectory-recorder/store`,
+   * or a `RedisTrajectoryStore` from `trajectory-recorder/bullmq`).
    * A process killed mid-call then keeps every call before it. Default: none.
    */
   store?: RecorderOptions.RolloutStore;

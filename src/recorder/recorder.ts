@@ -53,6 +53,8 @@ export class Recorder {
   #versionSources: Array<(model: string) => number | undefined> = [];
   #endpoint: RecordingEndpoint | undefined;
   readonly #sessions: SessionRegistry;
+  /** Store writes in flight (a store that answers with promises), for `close()` to wait on. */
+  readonly #writes = new Set<Promise<void>>();
 
   constructor(options: RecorderOptions = {}) {
     const call = "new Recorder(options)";
@@ -137,6 +139,8 @@ export class Recorder {
     const endpoint = this.#endpoint;
     this.#endpoint = undefined;
     await endpoint?.close();
+    // A store that answers with promises (Redis) may still be writing the ends.
+    while (this.#writes.size > 0) await Promise.all(this.#writes);
   }
 
   /**
@@ -295,6 +299,7 @@ export class Recorder {
       // OpenTelemetry context) when nobody does, see tracingEnabled().
       traced: tracingEnabled(),
       store: this.options.store,
+      writes: this.#writes,
       logger: this.options.logger ?? console,
     });
     const endpoint = this.#endpoint;

@@ -54,6 +54,8 @@ export type {
   CallProgress,
   CallRequest,
   ListFilter,
+  MaybePromise,
+  ProductionStore,
   StoreAppend,
   StoredTrajectory,
   StoreEntry,

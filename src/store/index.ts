@@ -19,12 +19,16 @@ export {
   FeedbackInputSchema,
   type FeedbackOutcome,
   type FeedbackRecord,
+  firstDifference,
   MAX_FEEDBACK_COMMENT,
   MAX_IDEMPOTENCY_KEY,
   parseFeedback,
   SHAPING_REWARD,
   TURN_REWARD_PREFIX,
 } from "./feedback.js";
+export { emptyTrajectory, keepInterruptedCall } from "./interrupted.js";
+export { applyAppend, continues, type Lengths, lengthsAfter } from "./reconstruct.js";
+export type { AppendRecord, CallRecord, ProgressRecord, PutRecord } from "./records.js";
 export {
   checkFeedbackAllowed,
   DEFAULT_TOKEN_FIELDS,
@@ -37,6 +41,8 @@ export type {
   CallProgress,
   CallRequest,
   ListFilter,
+  MaybePromise,
+  ProductionStore,
   StoreAppend,
   StoredTrajectory,
   StoreEntry,

@@ -36,6 +36,7 @@ import type {
   CallProgress,
   CallRequest,
   ListFilter,
+  ProductionStore,
   StoreAppend,
   StoredTrajectory,
   StoreEntry,
@@ -60,7 +61,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * store.get(id)?.trajectory.reward; // 1
  * await store.close();
  */
-export class TrajectoryStore {
+export class TrajectoryStore implements ProductionStore {
   /** The store's directory. */
   readonly dir: string;
   private readonly logger: StoreLogger;

@@ -1,6 +1,6 @@
 // The store's public shapes: its options, what it takes and what it returns.
 import type { MessageOrChoiceWire, TrajectoryWire } from "../wire/index.js";
-import type { FeedbackRecord } from "./feedback.js";
+import type { FeedbackInput, FeedbackRecord } from "./feedback.js";
 
 /** Where the store reports what it drops and what it recovered. */
 export type StoreLogger = { warn(message: string): void; info?(message: string): void };
@@ -129,3 +129,58 @@ export type StoreStats = {
   /** Trajectories dropped by the size and age bounds since the store was created. */
   dropped: number;
 };
+
+/** A value, or a promise of it: what a store that may live across the network returns. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What the proxy and the recorder need of a store of production trajectories,
+ * met by the embedded {@link TrajectoryStore} on disk (whose methods return at
+ * once) and by `RedisTrajectoryStore` of `trajectory-recorder/bullmq` (whose
+ * methods return promises). Callers `await` every method, so either fits; a
+ * store of your own fits too when it keeps the same rules (feedback
+ * idempotency, 404 for an unknown id, bounds that log and count what they drop).
+ *
+ * @example
+ * async function rewardLatest(store: ProductionStore) {
+ *   const [latest] = await store.list({ rewarded: false, limit: 1 });
+ *   if (latest) await store.addFeedback({ trajectory_id: latest.id, reward: 1 });
+ * }
+ */
+export interface ProductionStore {
+  /** Records a trajectory's full current state. */
+  put(entry: StoreEntry): MaybePromise<void>;
+  /** Records what an open trajectory gained; false when it does not continue the stored state (then `put`). */
+  append(entry: StoreAppend): MaybePromise<boolean>;
+  /** Records that a call began, so that a process stopped mid-call keeps it as far as it got. */
+  beginCall(
+    id: string,
+    call: number,
+    request: CallRequest,
+    options?: { session?: string | null },
+  ): MaybePromise<void>;
+  /** Records how far a begun call's answer has arrived. */
+  progressCall(id: string, call: number, partial: CallProgress): MaybePromise<void>;
+  /** Adds feedback (idempotent by `idempotency_key`; 404 and 409 errors as `TrajectoryStore.addFeedback`). */
+  addFeedback(input: FeedbackInput): MaybePromise<{ feedback: FeedbackRecord; created: boolean }>;
+  /** The stored trajectory with its feedback applied, or undefined. */
+  get(id: string): MaybePromise<StoredTrajectory | undefined>;
+  /** Whether a trajectory is stored under `id`. */
+  has(id: string): MaybePromise<boolean>;
+  /** Summaries of the stored trajectories that match, the most recently written first. */
+  list(filter?: ListFilter): MaybePromise<TrajectorySummary[]>;
+  /** The sessions of the stored trajectories, the most recently written first. */
+  sessions(): MaybePromise<{ session: string; trajectories: string[]; updated_at: string }[]>;
+  /** How many trajectories it holds and how many its bounds dropped. */
+  stats(): MaybePromise<StoreStats>;
+  /** Releases what the store holds (files, connections). */
+  close(): Promise<void>;
+  /**
+   * The secret signed feedback URLs are made with, kept by the store so that
+   * URLs outlive a restart and work on every proxy sharing it. Optional: the
+   * proxy keeps it in the store's `dir` when there is one.
+   */
+  feedbackSecret?(): MaybePromise<string>;
+  /** The store's directory, for a store on disk. */
+  readonly dir?: string;
+}

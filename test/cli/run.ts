@@ -1,6 +1,7 @@
 // Runs the CLI as a user would: a separate node process (tsx's loader on the
 // sources), with its own environment, collecting stdout, stderr and the exit code.
 import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -25,7 +26,9 @@ function env(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
 }
 
 export function start(args: string[], extraEnv: Record<string, string | undefined> = {}) {
-  return spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+  // The Lua hooks let `--store redis://` load the BullMQ integration's scripts from source.
+  const lua = path.join(root, "scripts/lua-hooks.mjs");
+  return spawn(process.execPath, ["--import", "tsx", "--import", lua, entry, ...args], {
     cwd: root,
     env: env(extraEnv),
     stdio: ["ignore", "pipe", "pipe"],

@@ -2,6 +2,7 @@
 // files or the environment, so none appears in `ps`; none is ever printed.
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import type { RedisTrajectoryStore } from "../../integrations/bullmq/index.js";
 import { startRecordingProxy } from "../../proxy/index.js";
 import { TrajectoryStore } from "../../store/index.js";
 import { TrainableModel } from "../../training/index.js";
@@ -52,6 +53,9 @@ export const proxy: Command = {
   --store DIR            where sessions, rollouts and feedback are kept on disk
                          (default: store/ in the state directory,
                          $TRAJECTORY_RECORDER_STATE_DIR or ~/.local/state/trajectory-recorder)
+  --store redis://HOST:PORT[/DB]  keep them in Redis instead (rediss:// for TLS),
+                         shared by every proxy and worker on it (needs bullmq)
+  --store-prefix P       the Redis store's key prefix (default trajectory-recorder:store)
   --no-store             keep nothing on disk (no feedback, sessions in memory)
   --store-max-bytes N    the store's size bound (default 1 GiB; oldest
                          unrewarded trajectories are dropped first, said in the log)
@@ -84,6 +88,7 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
         store: { type: "string" },
         "no-store": { type: "boolean" },
         "store-max-bytes": { type: "string" },
+        "store-prefix": { type: "string" },
         "session-idle-ms": { type: "string" },
         "feedback-secret-file": { type: "string" },
         "allow-origin": { type: "string", multiple: true },
@@ -141,13 +146,17 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
     const warn = (m: string) => out.stderr.write(`warning: ${m}\n`);
     const storeDir =
       values["no-store"] === true ? undefined : (str(values, "store") ?? defaultStoreDir());
-    const store = storeDir
-      ? await TrajectoryStore.open({
-          dir: storeDir,
+    const prefix = str(values, "store-prefix");
+    if (prefix !== undefined && !isRedisUrl(storeDir))
+      throw new UsageError("--store-prefix goes with --store redis://HOST:PORT.");
+    const opened = storeDir
+      ? await openStore(storeDir, {
           ...(storeMaxBytes ? { maxBytes: storeMaxBytes as number } : {}),
+          ...(prefix ? { prefix } : {}),
           logger: { warn },
         })
       : undefined;
+    const store = opened?.store;
     const origins = values["allow-origin"];
     let running: Awaited<ReturnType<typeof startRecordingProxy>>;
     try {
@@ -183,7 +192,7 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
         `  control API: POST ${running.url}/rollouts -> { id, base_url, api_key }`,
         `  agents:      OPENAI_BASE_URL=${running.baseURL} OPENAI_API_KEY=<the rollout's api_key>`,
         `  sessions:    x-trajectory-session: <id> with the control key; receipts in x-trajectory-id`,
-        `  store:       ${storeDir ?? "none (--no-store)"}`,
+        `  store:       ${opened?.where ?? "none (--no-store)"}`,
         `  forwarding to ${modelRef ? `the latest checkpoint of ${modelRef}` : upstreamURL}`,
         "",
       ].join("\n"),
@@ -199,3 +208,30 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
     return -1;
   },
 };
+
+const isRedisUrl = (value: string | undefined) =>
+  value !== undefined && /^rediss?:\/\//.test(value);
+
+/** Opens the store `--store` names: a directory, or a Redis URL. */
+async function openStore(
+  where: string,
+  options: { maxBytes?: number; prefix?: string; logger: { warn(m: string): void } },
+): Promise<{ store: TrajectoryStore | RedisTrajectoryStore; where: string }> {
+  if (!isRedisUrl(where)) {
+    const { prefix: _prefix, ...disk } = options;
+    return { store: await TrajectoryStore.open({ dir: where, ...disk }), where };
+  }
+  let bullmq: typeof import("../../integrations/bullmq/index.js");
+  try {
+    bullmq = await import("../../integrations/bullmq/index.js");
+  } catch (error) {
+    throw new UsageError(
+      `--store redis:// needs the bullmq package (and its ioredis): npm install bullmq (${(error as Error).message}).`,
+    );
+  }
+  const store = await bullmq.RedisTrajectoryStore.open({
+    connection: where,
+    ...options,
+  });
+  return { store, where: `redis ${store.where} (prefix ${store.prefix})` };
+}

@@ -36,4 +36,5 @@ export {
 } from "./progress.js";
 export type { DistributedLogger } from "./redis.js";
 export type { StaleMode } from "./store.js";
+export { RedisTrajectoryStore, type RedisTrajectoryStoreOptions } from "./trajectory-store.js";
 export { type RolloutContext, RolloutWorker, type RolloutWorkerOptions } from "./worker.js";

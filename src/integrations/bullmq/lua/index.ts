@@ -18,6 +18,10 @@ import lockRenew from "./lock-renew.1-key.lua";
 import progressMarks from "./progress-marks.1-key.lua";
 import rerunDone from "./rerun-done.4-keys.lua";
 import stepRaise from "./step-raise.2-keys.lua";
+import storeAppend from "./store-append.6-keys.lua";
+import storeDrop from "./store-drop.8-keys.lua";
+import storeProgress from "./store-progress.1-key.lua";
+import storePut from "./store-put.6-keys.lua";
 
 /** A Redis script and the number of KEYS it takes. */
 export interface LuaScript {
@@ -47,6 +51,10 @@ export const LUA = {
   progressMarks: script("progress-marks.1-key.lua", progressMarks),
   rerunDone: script("rerun-done.4-keys.lua", rerunDone),
   stepRaise: script("step-raise.2-keys.lua", stepRaise),
+  storeAppend: script("store-append.6-keys.lua", storeAppend),
+  storeDrop: script("store-drop.8-keys.lua", storeDrop),
+  storeProgress: script("store-progress.1-key.lua", storeProgress),
+  storePut: script("store-put.6-keys.lua", storePut),
 } as const;
 
 /** Runs `script` with its KEYS and ARGV; a KEYS count other than its file's is a bug, thrown. */
