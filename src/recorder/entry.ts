@@ -41,6 +41,7 @@ export {
   type GatherGroupInput,
   History,
   type HistoryInit,
+  type InfraFailureKind,
   type LineageMode,
   type MetricValue,
   PendingGroup,

@@ -36,6 +36,7 @@ export {
   Recorder,
   type RolloutCallOptions,
   type RolloutContext,
+  type RolloutErrorScorer,
 } from "./recorder.js";
 export type { RecorderOptions } from "./recorder-options.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";

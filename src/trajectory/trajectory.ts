@@ -132,7 +132,10 @@ export class Trajectory {
    * @example
    * try { result = await runTool(call); } catch (e) { t.markInfraFailure("tool_runner", String(e)); }
    */
-  markInfraFailure(kind: InfraFailureKind | (string & {}) = "manual", detail?: string): void {
+  markInfraFailure(
+    kind: Trajectory.InfraFailureKind | (string & {}) = "manual",
+    detail?: string,
+  ): void {
     const value = typeof kind === "string" && kind !== "" ? kind : "manual";
     this.metadata[INFRA_FAILURE_KEY] = value;
     this.log(
@@ -253,6 +256,7 @@ export declare namespace Trajectory {
     FunctionMessageWire,
     HistoryWire,
     HistoryWireInput,
+    InfraFailureKind,
     MessageOrChoiceWire,
     MessageOrChoiceWireInput,
     MessageWire,
