@@ -1,6 +1,8 @@
 // The durable store of production trajectories and their feedback. Below the
 // recorder and the proxy: it stores trajectory JSON (`TrajectoryWire`) and
 // imports only util/ and wire/.
+
+export { checkWrite } from "./check-write.js";
 export {
   FeedbackConflictError,
   FeedbackNotAllowedError,
@@ -26,7 +28,7 @@ export {
   SHAPING_REWARD,
   TURN_REWARD_PREFIX,
 } from "./feedback.js";
-export { emptyTrajectory, keepInterruptedCall } from "./interrupted.js";
+export { emptyTrajectory, interruptedRecord, keepInterruptedCall } from "./interrupted.js";
 export { applyAppend, continues, type Lengths, lengthsAfter } from "./reconstruct.js";
 export type { AppendRecord, CallRecord, ProgressRecord, PutRecord } from "./records.js";
 export {

@@ -1,7 +1,7 @@
 // A call the process died in: its trajectory keeps it as far as it got, as
 // context (a plain assistant message, never a Choice, so never trained on).
 import type { MessageOrChoiceWire, TrajectoryWire } from "../wire/index.js";
-import type { CallRecord, ProgressRecord } from "./records.js";
+import type { CallRecord, ProgressRecord, PutRecord } from "./records.js";
 
 /** A trajectory with nothing in it yet, with ART's defaults. */
 export function emptyTrajectory(): TrajectoryWire {
@@ -58,5 +58,31 @@ export function keepInterruptedCall(
       ...base.logs,
       `call ${call.call} was interrupted: the process stopped mid-call; it is kept as far as it got (${got}).`,
     ],
+  };
+}
+
+/**
+ * The state a store writes for trajectory `id` when its call `call` was cut:
+ * `prior` (the latest state, if any) with the call kept as far as it got.
+ * Both stores write it on recovery, so both name the cut the same way.
+ */
+export function interruptedRecord(
+  id: string,
+  prior: PutRecord | undefined,
+  call: CallRecord,
+  progress: ProgressRecord | undefined,
+): PutRecord {
+  return {
+    k: "put",
+    id,
+    session: prior?.session ?? call.session,
+    status: prior?.status ?? "open",
+    calls: call.call,
+    model: prior?.model ?? call.request.model ?? null,
+    ...(prior?.metadata ? { metadata: prior.metadata } : {}),
+    interrupted: true,
+    created_at: prior?.created_at ?? call.at,
+    updated_at: Math.max(prior?.updated_at ?? 0, progress?.at ?? call.at),
+    trajectory: keepInterruptedCall(prior?.trajectory, call, progress),
   };
 }

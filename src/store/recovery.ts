@@ -1,9 +1,9 @@
 // Opening a store: the index built from the replayed log, then every call a
 // stopped process left begun kept as far as it got (a put marked interrupted).
 import { aggregateFeedback } from "./feedback.js";
-import { keepInterruptedCall } from "./interrupted.js";
+import { interruptedRecord } from "./interrupted.js";
 import { entryBytes, type LogIndex, pendingBytes } from "./log-index.js";
-import type { CallRecord, ProgressRecord, PutRecord } from "./records.js";
+import type { CallRecord, ProgressRecord } from "./records.js";
 import type { Entry, Replay } from "./replay.js";
 import type { StoreLogger } from "./types.js";
 
@@ -51,19 +51,7 @@ export function recoverInterrupted(
     const prior = entry ? index.readState(entry) : undefined;
     const call = index.readRecord<CallRecord>(p.callAt);
     const progress = p.progressAt ? index.readRecord<ProgressRecord>(p.progressAt) : undefined;
-    const record: PutRecord = {
-      k: "put",
-      id,
-      session: prior?.session ?? call.session,
-      status: prior?.status ?? "open",
-      calls: p.call,
-      model: prior?.model ?? call.request.model ?? null,
-      ...(prior?.metadata ? { metadata: prior.metadata } : {}),
-      interrupted: true,
-      created_at: prior?.created_at ?? call.at,
-      updated_at: Math.max(prior?.updated_at ?? 0, progress?.at ?? call.at),
-      trajectory: keepInterruptedCall(prior?.trajectory, call, progress),
-    };
+    const record = interruptedRecord(id, prior, call, progress);
     index.writePut(record);
     kept++;
   }

@@ -5,6 +5,7 @@ import { mkdirSync } from "node:fs";
 import { InvalidArgumentError } from "../util/index.js";
 import type { TrajectoryWire } from "../wire/index.js";
 import { Bounds, DAY, GiB, MiB } from "./bounds.js";
+import { checkWrite } from "./check-write.js";
 import {
   FeedbackConflictError,
   FeedbackNotFoundError,
@@ -465,17 +466,4 @@ export class TrajectoryStore implements ProductionStore {
       this.release();
     }
   }
-}
-
-/** The checks `put` and `append` share. */
-function checkWrite(
-  call: string,
-  entry: { id: string; calls: number; status: "open" | "finished" },
-): void {
-  if (typeof entry?.id !== "string" || entry.id === "" || entry.id.length > 200)
-    throw new InvalidArgumentError(call, "entry.id", "a string of 1 to 200 characters", entry?.id);
-  if (!Number.isInteger(entry.calls) || entry.calls < 0)
-    throw new InvalidArgumentError(call, "entry.calls", "an integer of 0 or more", entry.calls);
-  if (entry.status !== "open" && entry.status !== "finished")
-    throw new InvalidArgumentError(call, "entry.status", '"open" or "finished"', entry.status);
 }

@@ -4,7 +4,7 @@
 import type { Redis } from "ioredis";
 import {
   type CallRecord,
-  keepInterruptedCall,
+  interruptedRecord,
   type ProgressRecord,
   type PutRecord,
   type StoreLogger,
@@ -60,18 +60,6 @@ async function keep(
   const progress = taken.progress ? (JSON.parse(taken.progress) as ProgressRecord) : undefined;
   const prior = (await init.state(id))?.record;
   if (prior && prior.calls >= call.call) return false;
-  await init.put({
-    k: "put",
-    id,
-    session: prior?.session ?? call.session,
-    status: prior?.status ?? "open",
-    calls: call.call,
-    model: prior?.model ?? call.request.model ?? null,
-    ...(prior?.metadata ? { metadata: prior.metadata } : {}),
-    interrupted: true,
-    created_at: prior?.created_at ?? call.at,
-    updated_at: Math.max(prior?.updated_at ?? 0, progress?.at ?? call.at),
-    trajectory: keepInterruptedCall(prior?.trajectory, call, progress),
-  });
+  await init.put(interruptedRecord(id, prior, call, progress));
   return true;
 }
