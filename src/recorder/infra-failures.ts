@@ -57,6 +57,8 @@ function errorKind(error: unknown): InfraFailureKind | undefined {
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string" && TIMEOUT_CODES.has(code)) return "timeout";
     if (typeof code === "string" && TRANSPORT_CODES.has(code)) return "transport";
+    // node-fetch's (openai 4) word for a body whose connection closed mid-way.
+    if (code === "ERR_STREAM_PREMATURE_CLOSE") return "stream_cut";
     const message = e instanceof Error ? e.message : "";
     // undici's words for a body that stopped mid-way, and fetch's for no connection.
     if (e instanceof TypeError && message === "terminated") return "stream_cut";
