@@ -1,6 +1,7 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { startEmulator } from "trajectory-recorder/emulator";
 import { describe, expect, it } from "vitest";
 import { cli, inProcess } from "./run.js";
 
@@ -81,4 +82,47 @@ describe("trajectory-recorder import openai-ft", () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--out is required");
   });
+});
+
+describe("import openai-ft, then sft", () => {
+  it("trains the imported rows as an SFT job on the emulator", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "oaift-sft-"));
+    const KEY = "cli-oaift-key-0123456789";
+    process.env.TRAJECTORY_RECORDER_STATE_DIR = path.join(dir, "state");
+    const emu = await startEmulator({ port: 0, apiKeys: { [KEY]: "me" } });
+    try {
+      const keyFile = path.join(dir, "key");
+      writeFileSync(keyFile, `${KEY}\n`);
+      const base = ["--base-url", emu.url, "--api-key-file", keyFile];
+      const rows = path.join(dir, "rows.jsonl");
+      const imported = await inProcess([
+        "import",
+        "openai-ft",
+        path.join(fixtures, "mixed.jsonl"),
+        "--out",
+        rows,
+      ]);
+      expect(imported.code).toBe(3);
+      const created = await inProcess([
+        ...["models", "create", "--project", "oa", "--name", "ft", "--base-model", "toy"],
+        ...base,
+      ]);
+      expect(created.code).toBe(0);
+      const run = await inProcess([
+        "sft",
+        rows,
+        "--model",
+        "me/oa/ft",
+        "--poll-interval",
+        "20",
+        ...base,
+      ]);
+      expect(run.stderr).toMatch(/^Started SFT job /m);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/completed, step 1 \(/);
+    } finally {
+      delete process.env.TRAJECTORY_RECORDER_STATE_DIR;
+      await emu.close();
+    }
+  }, 60_000);
 });
