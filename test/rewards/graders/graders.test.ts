@@ -242,7 +242,7 @@ describe("score_model and label_model", () => {
   });
 
   it("scores label_model 1 for a passing label and 0 for another", async () => {
-    const { client } = await modelServer(["correct", "Incorrect."]);
+    const { client } = await modelServer(["correct", "Incorrect.", "maybe"]);
     const reward = graderReward(
       {
         type: "label_model",
@@ -256,6 +256,9 @@ describe("score_model and label_model", () => {
     );
     expect(await reward(said("x"), {})).toBe(1);
     expect(await reward(said("x"), {})).toBe(0);
+    await expect(reward(said("x"), {})).rejects.toThrow(
+      /got none of its labels \(correct, incorrect\)/,
+    );
   });
 
   it("refuses a model grader without a client", () => {
