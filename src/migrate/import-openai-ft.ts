@@ -1,9 +1,11 @@
 // Reads an OpenAI fine-tuning JSONL file a line at a time (node:readline over
 // a stream), so a file of gigabytes costs the memory of its longest line.
 import { once } from "node:events";
-import { createReadStream, createWriteStream } from "node:fs";
+import { open } from "node:fs/promises";
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
+import { InvalidArgumentError } from "../util/argument-error.js";
 import { type ConvertOptions, convertLine, type LineStatus, type SftRow } from "./convert.js";
 
 /** What became of one line of the file, numbered from 1. */
@@ -47,7 +49,8 @@ export async function* readOpenAiFt(
   input: string | Readable,
   options: ConvertOptions = {},
 ): AsyncGenerator<ImportedLine> {
-  const stream = typeof input === "string" ? createReadStream(input) : input;
+  const stream =
+    typeof input === "string" ? await openInput(input, "readOpenAiFt(input, options)") : input;
   const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   let n = 0;
   try {
@@ -94,7 +97,23 @@ export async function importOpenAiFt(
   output: string | Writable,
   options: ImportOptions = {},
 ): Promise<ImportSummary> {
-  const out = typeof output === "string" ? createWriteStream(output) : output;
+  const call = "importOpenAiFt(input, output, options)";
+  if (typeof input === "string" && typeof output === "string" && resolve(input) === resolve(output))
+    throw new InvalidArgumentError(
+      call,
+      "output",
+      "another file than the input",
+      output,
+      "it is the input file, which writing would destroy",
+    );
+  // Both opened before a line is read, so a bad path fails at once and leaves nothing half-written.
+  const source = typeof input === "string" ? await openInput(input, call) : input;
+  const out = typeof output === "string" ? await openOutput(output, call) : output;
+  let failed: unknown;
+  const onError = (error: unknown) => {
+    failed ??= error;
+  };
+  out.on("error", onError);
   const summary: ImportSummary = {
     lines: 0,
     accepted: 0,
@@ -104,20 +123,53 @@ export async function importOpenAiFt(
     rows: 0,
   };
   try {
-    for await (const { row, ...report } of readOpenAiFt(input, options)) {
+    for await (const { row, ...report } of readOpenAiFt(source, options)) {
       summary.lines++;
       summary[report.status]++;
       options.onLine?.(report);
       if (!row) continue;
       summary.rows++;
+      if (failed) throw failed;
       // Waiting for the writer keeps the memory flat when it is slower than the reader.
       if (!out.write(`${JSON.stringify(row)}\n`)) await once(out, "drain");
     }
+    if (failed) throw failed;
   } finally {
+    out.off("error", onError);
+    if (typeof input === "string") source.destroy();
     if (typeof output === "string") {
       out.end();
-      await once(out, "close");
+      if (!out.destroyed) await once(out, "close").catch(() => undefined);
     }
   }
   return summary;
+}
+
+async function openInput(path: string, call: string): Promise<Readable> {
+  try {
+    // The stream owns the handle: it closes it when it ends or is destroyed.
+    return (await open(path, "r")).createReadStream();
+  } catch (error) {
+    throw new InvalidArgumentError(
+      call,
+      "input",
+      "a readable file",
+      path,
+      `the file ${path} could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
+  }
+}
+
+async function openOutput(path: string, call: string): Promise<Writable> {
+  try {
+    return (await open(path, "w")).createWriteStream();
+  } catch (error) {
+    throw new InvalidArgumentError(
+      call,
+      "output",
+      "a writable file",
+      path,
+      `the file ${path} could not be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
+  }
 }

@@ -67,7 +67,7 @@ describe("trajectory-recorder import openai-ft", () => {
     expect(JSON.parse(readFileSync(out, "utf8").split("\n")[1] as string).tools).toHaveLength(1);
   });
 
-  it("exits 0 on a file of good lines, and 2 without --out", async () => {
+  it("exits 0 on a file of good lines, and 2 without --out or with a path it cannot use", async () => {
     const out = path.join(mkdtempSync(path.join(tmpdir(), "oaift-cli-")), "rows.jsonl");
     const good = await cli([
       "import",
@@ -81,6 +81,38 @@ describe("trajectory-recorder import openai-ft", () => {
     const usage = await inProcess(["import", "openai-ft", path.join(fixtures, "good.jsonl")]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--out is required");
+    const missing = await inProcess([
+      "import",
+      "openai-ft",
+      path.join(fixtures, "nope.jsonl"),
+      "--out",
+      out,
+    ]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/: the file .*nope\.jsonl could not be read \(ENOENT\)\./);
+    const noDir = await inProcess([
+      "import",
+      "openai-ft",
+      path.join(fixtures, "good.jsonl"),
+      "--out",
+      path.join(path.dirname(out), "x", "y.jsonl"),
+    ]);
+    expect(noDir.code).toBe(2);
+    expect(noDir.stderr).toMatch(/--out: the file .*y\.jsonl could not be written \(ENOENT\)\./);
+    const same = path.join(path.dirname(out), "same.jsonl");
+    writeFileSync(same, readFileSync(path.join(fixtures, "good.jsonl")));
+    const overwrite = await inProcess([
+      "import",
+      "openai-ft",
+      same,
+      "--out",
+      `${path.dirname(out)}/../${path.basename(path.dirname(out))}/same.jsonl`,
+    ]);
+    expect(overwrite.code).toBe(2);
+    expect(overwrite.stderr).toContain("--out: it is the input file, which writing would destroy.");
+    expect(readFileSync(same, "utf8")).toBe(
+      readFileSync(path.join(fixtures, "good.jsonl"), "utf8"),
+    );
   });
 });
 

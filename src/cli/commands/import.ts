@@ -1,8 +1,9 @@
 // `import openai-ft`: an OpenAI fine-tuning file into the SFT rows `sft` trains,
 // streamed, with what became of every line.
 import { type ImportedLine, importOpenAiFt } from "../../migrate/index.js";
+import { InvalidArgumentError } from "../../util/argument-error.js";
 import { parse, required } from "../args.js";
-import { type Command, EXIT, type Output } from "../context.js";
+import { type Command, EXIT, type Output, UsageError } from "../context.js";
 
 type Report = Omit<ImportedLine, "row">;
 
@@ -46,7 +47,7 @@ Options:
           out.stdout.write(`${file}:${line.line}: ${line.status}: ${what.join("; ")}\n`);
         }
       },
-    });
+    }).catch(asUsageError);
     if (values.json) {
       out.stdout.write(`${JSON.stringify({ ...summary, out: target, lines: reports }, null, 2)}\n`);
     } else {
@@ -60,3 +61,16 @@ Options:
     return summary.refused > 0 ? EXIT.invalidData : EXIT.ok;
   },
 };
+
+// A path that cannot be opened is the command line's mistake (exit 2), said as
+// the other file-reading commands say it.
+function asUsageError(error: unknown): never {
+  if (
+    InvalidArgumentError.isInstance(error) &&
+    (error.argument === "input" || error.argument === "output")
+  ) {
+    const what = error.message.replace(/^.*?: (input|output): /, "");
+    throw new UsageError(error.argument === "output" ? `--out: ${what}` : what);
+  }
+  throw error;
+}
