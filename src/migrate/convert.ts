@@ -17,7 +17,9 @@ import {
 
 /** One SFT row as the service trains it: what `toSftJsonl` reads. */
 export interface SftRow {
+  /** The conversation, ending with an assistant message (every assistant message is trained). */
   messages: Record<string, unknown>[];
+  /** The tools offered, in the chat API's form. */
   tools?: Record<string, unknown>[];
 }
 
@@ -26,11 +28,13 @@ export type LineStatus = "accepted" | "converted" | "refused" | "preference";
 
 /** The outcome of one line: its status, what changed, and why it was refused. */
 export interface Converted {
+  /** What became of the line. */
   status: LineStatus;
   /** Sentences saying what was changed (status `converted`) or why nothing was (status `preference`). */
   changes: string[];
   /** `path: problem` for each reason of a refusal. */
   errors: string[];
+  /** The SFT row (accepted and converted lines). */
   row?: SftRow;
 }
 
@@ -42,7 +46,13 @@ export interface ConvertOptions {
 
 const refused = (errors: string[]): Converted => ({ status: "refused", changes: [], errors });
 
-/** Converts one parsed JSON value of an OpenAI fine-tuning file. */
+/**
+ * Converts one parsed JSON value of an OpenAI fine-tuning file (a chat or a
+ * preference example) into an SFT row, saying what changed or why not.
+ *
+ * @example
+ * const { status, row, changes, errors } = convertLine(JSON.parse(line), { preferredAsSft: true });
+ */
 export function convertLine(value: unknown, options: ConvertOptions = {}): Converted {
   if (value === null || typeof value !== "object" || Array.isArray(value))
     return refused([

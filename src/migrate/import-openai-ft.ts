@@ -10,7 +10,9 @@ import { type ConvertOptions, convertLine, type LineStatus, type SftRow } from "
 
 /** What became of one line of the file, numbered from 1. */
 export interface ImportedLine {
+  /** Its number in the file, from 1. */
   line: number;
+  /** What became of it. */
   status: LineStatus;
   /** What was changed, or why a preference example was not converted. */
   changes: string[];
@@ -22,10 +24,15 @@ export interface ImportedLine {
 
 /** The counts of a whole file: every line is in exactly one of the four. */
 export interface ImportSummary {
+  /** Lines read. */
   lines: number;
+  /** Lines written as they were. */
   accepted: number;
+  /** Lines written with changes (each said in its report). */
   converted: number;
+  /** Lines not written, each with the field paths of its problems. */
   refused: number;
+  /** Preference (DPO) lines counted and not written (no `preferredAsSft`). */
   preference: number;
   /** SFT rows written. */
   rows: number;

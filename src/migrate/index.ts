@@ -1,5 +1,5 @@
 // Migration from other fine-tuning services: OpenAI's fine-tuning files.
-export type { ConvertOptions, LineStatus, SftRow } from "./convert.js";
+export type { Converted, ConvertOptions, LineStatus, SftRow } from "./convert.js";
 export { convertLine } from "./convert.js";
 export {
   type ImportedLine,

@@ -51,7 +51,9 @@ export const OpenAiChatLineSchema = z.looseObject({
   functions: z.array(FunctionDef).optional(),
   parallel_tool_calls: z.boolean().optional(),
 });
+/** One chat example of an OpenAI supervised fine-tuning file. */
 export type OpenAiChatLine = z.infer<typeof OpenAiChatLineSchema>;
+/** One message of an OpenAI fine-tuning example. */
 export type OpenAiMessage = z.infer<typeof Message>;
 
 /** One example of an OpenAI preference (DPO) file. */
@@ -64,6 +66,7 @@ export const OpenAiPreferenceLineSchema = z.looseObject({
   preferred_output: z.array(AssistantMessage).min(1),
   non_preferred_output: z.array(AssistantMessage).min(1),
 });
+/** One example of an OpenAI preference (DPO) file. */
 export type OpenAiPreferenceLine = z.infer<typeof OpenAiPreferenceLineSchema>;
 
 /** The keys each line kind knows; any other top-level key is reported as dropped. */

@@ -2,7 +2,7 @@
 // chat completion through the same client shape the judge uses.
 import type { JudgeClient } from "../judge.js";
 import { JudgeResponseError } from "../judge.js";
-import type { InputMessageJson, LabelModelJson, ScoreModelJson } from "./schema.js";
+import type { GraderInputMessage, LabelModelGraderJson, ScoreModelGraderJson } from "./schema.js";
 import { render, type Sample } from "./template.js";
 
 /** Where model graders send their prompts. */
@@ -16,7 +16,7 @@ export interface ModelGraderTarget {
 
 type Scope = { item: unknown; sample: Sample };
 
-function messagesOf(input: InputMessageJson[], scope: Scope, call: string) {
+function messagesOf(input: GraderInputMessage[], scope: Scope, call: string) {
   return input.map((m) => ({
     role: m.role,
     content: render(
@@ -28,7 +28,7 @@ function messagesOf(input: InputMessageJson[], scope: Scope, call: string) {
 }
 
 // OpenAI's sampling_params under the chat API's names.
-function samplingOf(grader: ScoreModelJson): Record<string, unknown> {
+function samplingOf(grader: ScoreModelGraderJson): Record<string, unknown> {
   const { max_completions_tokens, ...rest } = grader.sampling_params ?? {};
   return {
     ...rest,
@@ -56,7 +56,7 @@ async function ask(
 
 /** The score_model grader's score: the model's number, clamped to `range` (default [0, 1]). */
 export async function scoreModel(
-  grader: ScoreModelJson,
+  grader: ScoreModelGraderJson,
   target: ModelGraderTarget,
   scope: Scope,
   call: string,
@@ -81,7 +81,7 @@ export async function scoreModel(
 
 /** The label_model grader's score: 1 when the model's label is a passing one, else 0. */
 export async function labelModel(
-  grader: LabelModelJson,
+  grader: LabelModelGraderJson,
   target: ModelGraderTarget,
   scope: Scope,
   call: string,

@@ -7,6 +7,7 @@ import { InvalidArgumentError } from "../../util/argument-error.js";
 
 /** The answer a grader sees: the trajectory's last assistant message. */
 export interface Sample {
+  /** Its text (content parts joined; `""` when it only called tools). */
   output_text: string;
   /** `output_text` parsed as JSON, when it is JSON. */
   output_json: unknown;
@@ -14,7 +15,12 @@ export interface Sample {
   output_tools: unknown[];
 }
 
-/** The sample of a trajectory: its last assistant message. */
+/**
+ * The sample of a trajectory, as OpenAI's graders see it: its last assistant message.
+ *
+ * @example
+ * const { output_text, output_json, output_tools } = sampleOf(trajectory);
+ */
 export function sampleOf(trajectory: Trajectory): Sample {
   const last = trajectory.messages().findLast((m) => m.role === "assistant") as
     | { content?: unknown; tool_calls?: unknown[] }
