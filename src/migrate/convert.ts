@@ -180,10 +180,9 @@ function applyWeights(
   const last = trained.at(-1);
   if (last === undefined)
     return "messages: every assistant message has weight 0, so nothing would be trained";
-  const context =
-    trained.length === 0
-      ? []
-      : messages.flatMap((m, i) => (i < last && isAssistant(m) && m.weight === 0 ? [i] : []));
+  const context = messages.flatMap((m, i) =>
+    i < last && isAssistant(m) && m.weight === 0 ? [i] : [],
+  );
   if (context.length > 0)
     changes.push(
       `weight 0 on ${context.map((i) => `messages[${i}]`).join(", ")}: kept as context for the later turns, and trained (the service trains every assistant message of a row)`,
