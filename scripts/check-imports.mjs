@@ -31,7 +31,7 @@ export const LAYERS = [
   ["trajectory", "logprobs"],
   ["client"],
   ["training", "rewards", "recorder", "endpoint", "store"],
-  ["shipper", "report", "proxy", "emulator", "replay"],
+  ["shipper", "report", "proxy", "emulator", "replay", "migrate"],
   ["integrations"],
   ["demo"],
   ["cli"],

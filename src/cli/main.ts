@@ -12,6 +12,7 @@ import { demo, report } from "./commands/demo-report.js";
 import { emulator } from "./commands/emulator.js";
 import { feedback } from "./commands/feedback.js";
 import { inspect, validate } from "./commands/files.js";
+import { importOpenAiFtCommand } from "./commands/import.js";
 import { jobsFollow, jobsGet } from "./commands/jobs.js";
 import { modelsCreate, modelsDelete, modelsGet, modelsList } from "./commands/models.js";
 import { proxy } from "./commands/proxy.js";
@@ -49,6 +50,7 @@ export const COMMANDS: Command[] = [
   replay,
   validate,
   inspect,
+  importOpenAiFtCommand,
   demo,
   emulator,
   proxy,

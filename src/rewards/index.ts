@@ -7,6 +7,16 @@ export {
   type TrajectoryReward,
 } from "./apply.js";
 export {
+  type GraderJson,
+  type GraderReward,
+  type GraderRewardOptions,
+  GraderSchema,
+  graderReward,
+  type MultiGraderJson,
+  type Sample,
+  sampleOf,
+} from "./graders/index.js";
+export {
   applyJudge,
   type JudgeClient,
   type JudgeErrorPolicy,
