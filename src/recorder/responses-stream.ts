@@ -1,0 +1,60 @@
+// A streamed Responses API answer, rebuilt from its events: the terminal
+// event (`response.completed`, `.incomplete`, `.failed`) carries the whole
+// response; a stream cut before it leaves the items it finished and the text
+// of the message it was writing.
+
+type Item = Record<string, unknown>;
+type Event = { type?: unknown } & Record<string, unknown>;
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/** Collects a Responses stream's events into the response they describe. */
+export class ResponsesStreamAccumulator {
+  /** The response of the terminal event, once it came. */
+  response: Item | undefined;
+  /** The response id and model, from the first event that names them. */
+  id: string | undefined;
+  model: string | undefined;
+  #done: Item[] = [];
+  /** Text of message items not finished yet, by item id, with their place in the output. */
+  #partial = new Map<string, { index: number; text: string }>();
+
+  add(event: Event): void {
+    const type = event.type;
+    if (type === "response.output_text.delta") {
+      const id = String(event.item_id);
+      const slot = this.#partial.get(id) ?? { index: Number(event.output_index), text: "" };
+      slot.text += typeof event.delta === "string" ? event.delta : "";
+      this.#partial.set(id, slot);
+    } else if (type === "response.output_item.done") {
+      const item = event.item as Item | undefined;
+      if (item) this.#done[Number(event.output_index)] = item;
+      if (typeof item?.id === "string") this.#partial.delete(item.id);
+    } else if (typeof type === "string" && (type === "response.created" || TERMINAL.has(type))) {
+      const response = event.response as Item | undefined;
+      if (!this.id && typeof response?.id === "string") this.id = response.id;
+      if (!this.model && typeof response?.model === "string") this.model = response.model;
+      if (response && TERMINAL.has(type)) this.response = response;
+    }
+  }
+
+  /** The output items: the response's, else those finished plus the text being written. */
+  output(): Item[] {
+    const output = this.response?.output;
+    if (Array.isArray(output)) return output as Item[];
+    const items = [...this.#done];
+    for (const [id, { index, text }] of this.#partial)
+      items[Number.isInteger(index) ? index : items.length] = {
+        type: "message",
+        id,
+        role: "assistant",
+        content: [{ type: "output_text", text }],
+      };
+    return items.filter(Boolean);
+  }
+
+  /** Whether the terminal event came. */
+  finished(): boolean {
+    return this.response !== undefined;
+  }
+}
