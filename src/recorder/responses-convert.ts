@@ -228,7 +228,7 @@ export function responsesOutputToMessage(output: unknown): Converted<Msg> {
  * (`{ type: "function", name, parameters }`) as `{ type: "function",
  * function: { name, description, parameters, strict } }`; built-in tools
  * (web search, file search, MCP...) are left out, named in `dropped`.
- * `undefined` when the request offers no tools.
+ * `undefined` when the request offers no function tools.
  *
  * @example
  * responsesToolsToChat([{ type: "function", name: "add", parameters: {} }]).value;
@@ -249,5 +249,5 @@ export function responsesToolsToChat(tools: unknown): Converted<Msg[] | undefine
     if (tool.strict != null) fn.strict = tool.strict;
     value.push({ type: "function", function: fn });
   }
-  return { value, dropped };
+  return { value: value.length ? value : undefined, dropped };
 }

@@ -1,0 +1,257 @@
+// A client wrapped with recorder.wrap records the Responses API inside a
+// rollout (create, streamed or not, and the SDK's stream() and parse()
+// helpers, which keep returning the SDK's own objects): an agent loop with a
+// function call and its output becomes one chat-format history, the teacher's
+// turns plain assistant messages for SFT.
+import OpenAI from "openai";
+import { Recorder } from "trajectory-recorder";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ResponsesServer, startResponsesServer } from "../helpers/responses-server.js";
+
+type Item = Record<string, unknown>;
+
+const reasoning = {
+  type: "reasoning",
+  id: "rs_1",
+  summary: [{ type: "summary_text", text: "Add 2 and 3 with the tool." }],
+};
+const functionCall = {
+  type: "function_call",
+  id: "fc_1",
+  call_id: "call_1",
+  name: "add",
+  arguments: '{"a":2,"b":3}',
+  status: "completed",
+};
+const message = (text: string) => ({
+  type: "message",
+  id: "msg_1",
+  role: "assistant",
+  status: "completed",
+  content: [{ type: "output_text", text, annotations: [] }],
+});
+
+const tools = [
+  {
+    type: "function" as const,
+    name: "add",
+    description: "Adds two numbers.",
+    parameters: {
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+      required: ["a", "b"],
+      additionalProperties: false,
+    },
+    strict: true,
+  },
+];
+
+// The history every variant of the loop records.
+const expected = [
+  { role: "system", content: "Use the tools." },
+  { role: "user", content: "What is 2+3?" },
+  {
+    role: "assistant",
+    content: "",
+    reasoning_content: "Add 2 and 3 with the tool.",
+    tool_calls: [
+      { id: "call_1", type: "function", function: { name: "add", arguments: '{"a":2,"b":3}' } },
+    ],
+  },
+  { role: "tool", tool_call_id: "call_1", content: "5" },
+  { role: "assistant", content: "It is 5." },
+];
+const expectedTools = [
+  {
+    type: "function",
+    function: {
+      name: "add",
+      description: "Adds two numbers.",
+      parameters: tools[0]?.parameters,
+      strict: true,
+    },
+  },
+];
+
+let server: ResponsesServer;
+beforeAll(async () => {
+  server = await startResponsesServer({
+    answer: (body) => {
+      const input = Array.isArray(body.input) ? (body.input as Item[]) : [];
+      const answered = input.some((i) => i.type === "function_call_output");
+      return { output: answered ? [message("It is 5.")] : [reasoning, functionCall] };
+    },
+  });
+});
+afterAll(() => server.close());
+
+const client = () => new OpenAI({ baseURL: server.baseURL, apiKey: "test-key", maxRetries: 0 });
+
+type Mode = "create" | "create stream" | "stream()" | "parse()";
+
+/** One model call in the way `mode` makes it; returns the SDK's final response object. */
+async function call(openai: OpenAI, mode: Mode, body: Item): Promise<OpenAI.Responses.Response> {
+  const params = body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming;
+  if (mode === "create") return openai.responses.create(params);
+  if (mode === "parse()") return openai.responses.parse(params);
+  if (mode === "stream()") return openai.responses.stream(params).finalResponse();
+  const stream = await openai.responses.create({ ...params, stream: true });
+  let final: OpenAI.Responses.Response | undefined;
+  for await (const event of stream) if (event.type === "response.completed") final = event.response;
+  if (!final) throw new Error("the stream had no response.completed event");
+  return final;
+}
+
+/** The agent loop: ask, run the function the model called, send its output, get the answer. */
+async function agentLoop(openai: OpenAI, mode: Mode, chained = false) {
+  const input: Item[] = [{ role: "user", content: "What is 2+3?" }];
+  const base = { model: "teacher-large", instructions: "Use the tools.", tools };
+  const first = await call(openai, mode, { ...base, input });
+  const outputs = first.output
+    .filter((i) => i.type === "function_call")
+    .map((i) => ({ type: "function_call_output", call_id: i.call_id, output: "5" }));
+  if (chained)
+    return call(openai, mode, { ...base, previous_response_id: first.id, input: outputs });
+  return call(openai, mode, { ...base, input: [...input, ...first.output, ...outputs] });
+}
+
+describe("recording the Responses API", () => {
+  for (const mode of ["create", "create stream", "stream()", "parse()"] as const)
+    it(`records a function-call loop made with ${mode} as one chat history of plain messages`, async () => {
+      const recorder = new Recorder();
+      const openai = recorder.wrap(client());
+      const sent = server.requests.length;
+      let final: OpenAI.Responses.Response | undefined;
+      const t = await recorder.rollout(async () => {
+        final = await agentLoop(openai, mode);
+      });
+      // The caller's objects are the SDK's own: output_text is the SDK's addition
+      // (a raw stream's events carry the server's response, without it).
+      if (mode === "create stream") expect(final?.output).toEqual([message("It is 5.")]);
+      else expect(final?.output_text).toBe("It is 5.");
+      expect(t.messages_and_choices).toEqual(expected);
+      expect(t.tools).toEqual(expectedTools);
+      expect(t.additional_histories).toHaveLength(0);
+      // Nothing chat-specific was added to what went out.
+      for (const body of server.requests.slice(sent)) {
+        expect(body).not.toHaveProperty("logprobs");
+        expect(body).not.toHaveProperty("return_token_ids");
+      }
+      expect(t.logs.join("\n")).not.toMatch(/no chat completion was recorded/);
+    });
+
+  it("resolves previous_response_id from the responses the rollout recorded", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    const t = await recorder.rollout(() => agentLoop(openai, "create", true));
+    expect(t.messages_and_choices).toEqual(expected);
+    expect(t.additional_histories).toHaveLength(0);
+  });
+
+  it("says so when previous_response_id names a response it never saw", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    const t = await recorder.rollout(() =>
+      openai.responses.create({
+        model: "teacher-large",
+        previous_response_id: "resp_elsewhere",
+        input: [{ type: "function_call_output", call_id: "call_1", output: "5" }],
+      }),
+    );
+    expect(t.logs.join("\n")).toMatch(/previous_response_id resp_elsewhere names a response/);
+    expect(t.messages_and_choices.at(-1)).toEqual({ role: "assistant", content: "It is 5." });
+  });
+
+  it("names and counts the items chat cannot hold", async () => {
+    const web = await startResponsesServer({
+      answer: () => ({
+        output: [{ type: "web_search_call", id: "ws_1", status: "completed" }, message("Found.")],
+      }),
+    });
+    try {
+      const recorder = new Recorder();
+      const openai = recorder.wrap(
+        new OpenAI({ baseURL: web.baseURL, apiKey: "k", maxRetries: 0 }),
+      );
+      const t = await recorder.rollout(() =>
+        openai.responses.create({
+          model: "teacher-large",
+          input: "news?",
+          tools: [{ type: "web_search" } as never],
+        }),
+      );
+      expect(t.messages_and_choices).toEqual([
+        { role: "user", content: "news?" },
+        { role: "assistant", content: "Found." },
+      ]);
+      expect(t.tools).toBeNull();
+      expect(t.metrics.responses_items_dropped).toBe(2);
+      const logs = t.logs.join("\n");
+      expect(logs).toMatch(/web_search_call has no chat form/);
+      expect(logs).toMatch(/web_search tool has no chat form/);
+    } finally {
+      await web.close();
+    }
+  });
+
+  it("keeps the text of a stream cut before its last event, as an incomplete call", async () => {
+    const cut = await startResponsesServer({
+      answer: () => ({ output: [message("Half an answer")] }),
+      cutStream: () => true,
+    });
+    try {
+      const recorder = new Recorder();
+      const openai = recorder.wrap(
+        new OpenAI({ baseURL: cut.baseURL, apiKey: "k", maxRetries: 0 }),
+      );
+      const t = await recorder.rollout(async () => {
+        const stream = await openai.responses.create({ model: "m", input: "go", stream: true });
+        for await (const _ of stream);
+      });
+      expect(t.messages_and_choices).toEqual([
+        { role: "user", content: "go" },
+        { role: "assistant", content: "Half an answer" },
+      ]);
+      expect(t.logs.join("\n")).toMatch(/resp_1 incomplete/);
+    } finally {
+      await cut.close();
+    }
+  });
+
+  it("passes calls outside a rollout through unrecorded and unchanged", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    const body = { model: "teacher-large", input: "hi", tools };
+    const res = await openai.responses.create(body);
+    expect(res.output_text).toBe("");
+    expect(server.requests.at(-1)).toEqual(body);
+  });
+
+  it("wraps a client without the Responses API, whose chat calls still record", async () => {
+    const completion = {
+      id: "c1",
+      object: "chat.completion",
+      created: 0,
+      model: "m",
+      choices: [
+        {
+          index: 0,
+          finish_reason: "stop",
+          logprobs: null,
+          message: { role: "assistant", content: "ok" },
+        },
+      ],
+    };
+    const old = { chat: { completions: { create: async () => completion } } };
+    const recorder = new Recorder();
+    const wrapped = recorder.wrap(old);
+    expect(wrapped).not.toHaveProperty("responses");
+    const t = await recorder.rollout(() =>
+      wrapped.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+      } as never),
+    );
+    expect(t.messages_and_choices).toHaveLength(2);
+  });
+});
