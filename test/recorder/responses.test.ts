@@ -6,6 +6,7 @@
 import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sftRowsFromTrajectories } from "../../src/training/index.js";
 import { type ResponsesServer, startResponsesServer } from "../helpers/responses-server.js";
 
 type Item = Record<string, unknown>;
@@ -142,6 +143,15 @@ describe("recording the Responses API", () => {
       }
       expect(t.logs.join("\n")).not.toMatch(/no chat completion was recorded/);
     });
+
+  it("gives a teacher's session as an SFT row (distillation), though it holds no Choice", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    const t = await recorder.rollout(() => agentLoop(openai, "create"));
+    t.reward = 1;
+    const { rows } = sftRowsFromTrajectories([t], { minReward: 0.5 });
+    expect(rows).toEqual([{ messages: expected, tools: expectedTools }]);
+  });
 
   it("resolves previous_response_id from the responses the rollout recorded", async () => {
     const recorder = new Recorder();
