@@ -14,8 +14,15 @@ interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** What a conversion made, and what it left out (one entry per item, by its kind). */
-export interface Converted<T> {
+/**
+ * What a conversion to the chat shape made, and what it left out (one entry per
+ * item, by its kind): a caller logs and counts `dropped`, as the wrapped client does.
+ *
+ * @example
+ * const { value: messages, dropped } = responsesInputToMessages(body);
+ * if (dropped.length) rollout.log(`left out: ${dropped.join(", ")}`);
+ */
+export interface ChatConversion<T> {
   /** The chat-shaped result. */
   value: T;
   /** The kinds of the items left out (`web_search_call`, `input_file`...), once per item. */
@@ -23,7 +30,7 @@ export interface Converted<T> {
 }
 
 /** The field a Responses reasoning summary is kept in on the chat assistant message. */
-export const REASONING_FIELD = "reasoning_content";
+const REASONING_FIELD = "reasoning_content";
 
 function isItem(x: unknown): x is Item {
   return typeof x === "object" && x !== null && !Array.isArray(x);
@@ -166,7 +173,7 @@ const ROLES: Record<string, string> = {
 export function responsesInputToMessages(body: {
   instructions?: unknown;
   input?: unknown;
-}): Converted<Msg[]> {
+}): ChatConversion<Msg[]> {
   const messages: Msg[] = [];
   const dropped: string[] = [];
   if (typeof body.instructions === "string" && body.instructions)
@@ -213,7 +220,7 @@ export function responsesInputToMessages(body: {
  * responsesOutputToMessage([{ type: "function_call", call_id: "c1", name: "add", arguments: "{}" }]).value;
  * // { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: {...} }] }
  */
-export function responsesOutputToMessage(output: unknown): Converted<Msg> {
+export function responsesOutputToMessage(output: unknown): ChatConversion<Msg> {
   const turn = new AssistantTurn();
   const dropped: string[] = [];
   for (const item of Array.isArray(output) ? output : []) {
@@ -234,7 +241,7 @@ export function responsesOutputToMessage(output: unknown): Converted<Msg> {
  * responsesToolsToChat([{ type: "function", name: "add", parameters: {} }]).value;
  * // [{ type: "function", function: { name: "add", parameters: {} } }]
  */
-export function responsesToolsToChat(tools: unknown): Converted<Msg[] | undefined> {
+export function responsesToolsToChat(tools: unknown): ChatConversion<Msg[] | undefined> {
   if (!Array.isArray(tools) || tools.length === 0) return { value: undefined, dropped: [] };
   const value: Msg[] = [];
   const dropped: string[] = [];

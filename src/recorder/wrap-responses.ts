@@ -16,7 +16,7 @@ import {
 import { currentRollout } from "./context.js";
 import { setReceipt } from "./receipts.js";
 import {
-  type Converted,
+  type ChatConversion,
   responsesInputToMessages,
   responsesOutputToMessage,
   responsesToolsToChat,
@@ -49,7 +49,7 @@ function noteDropped(rollout: ActiveRollout, dropped: readonly string[]): void {
     );
 }
 
-function take<T>(rollout: ActiveRollout, converted: Converted<T>): T {
+function take<T>(rollout: ActiveRollout, converted: ChatConversion<T>): T {
   noteDropped(rollout, converted.dropped);
   return converted.value;
 }

@@ -16,6 +16,8 @@ export interface ResponsesServer {
 export interface ResponsesServerOptions {
   /** The output items (and optional fields) to answer the nth request (from 0) with. */
   answer: (body: Item, n: number) => { output: Item[]; status?: string; model?: string };
+  /** Answer the nth request with this HTTP error status instead. */
+  failWith?: (n: number) => number | undefined;
   /** End the nth streamed answer before its terminal event (a cut connection). */
   cutStream?: (n: number) => boolean;
 }
@@ -113,6 +115,12 @@ export async function startResponsesServer(
     }
     const body = await readJson(req);
     const n = requests.push(body) - 1;
+    const status = options.failWith?.(n);
+    if (status) {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "upstream trouble", type: "server_error" } }));
+      return;
+    }
     const response = responseObject(n, body, options.answer(body, n));
     if (body.stream !== true) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(response));

@@ -95,7 +95,7 @@ async function call(openai: OpenAI, mode: Mode, body: Item): Promise<OpenAI.Resp
   const params = body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming;
   if (mode === "create") return openai.responses.create(params);
   if (mode === "parse()") return openai.responses.parse(params);
-  if (mode === "stream()") return openai.responses.stream(params).finalResponse();
+  if (mode === "stream()") return openai.responses.stream(params as never).finalResponse();
   const stream = await openai.responses.create({ ...params, stream: true });
   let final: OpenAI.Responses.Response | undefined;
   for await (const event of stream) if (event.type === "response.completed") final = event.response;
@@ -231,6 +231,64 @@ describe("recording the Responses API", () => {
     }
   });
 
+  it("records through a client derived with withOptions() (openai 4: per-call options)", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    // openai 4 has no withOptions: options go as create()'s second argument there.
+    const derived = typeof openai.withOptions === "function";
+    const t = await recorder.rollout(() =>
+      derived
+        ? openai.withOptions({ timeout: 5000 }).responses.create({ model: "m", input: "hi" })
+        : openai.responses.create({ model: "m", input: "hi" }, { timeout: 5000 }),
+    );
+    expect(t.messages_and_choices).toEqual([
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: "",
+        reasoning_content: "Add 2 and 3 with the tool.",
+        tool_calls: expected[2]?.tool_calls,
+      },
+    ]);
+  });
+
+  it("refuses a body JSON cannot hold as the SDK would, naming the field, and sends nothing", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    const sent = server.requests.length;
+    let error: unknown;
+    const t = await recorder.rollout(async () => {
+      await openai.responses
+        .create({ model: "m", input: "hi", metadata: { n: 1n } as never })
+        .catch((e: unknown) => {
+          error = e;
+        });
+    });
+    expect(String(error)).toMatch(/body\.metadata\.n/);
+    expect(server.requests.length).toBe(sent);
+    expect(t.messages_and_choices).toEqual([]);
+  });
+
+  it("records a failed call as an error and marks the rollout as an infrastructure failure", async () => {
+    const failing = await startResponsesServer({
+      answer: () => ({ output: [] }),
+      failWith: () => 503,
+    });
+    try {
+      const recorder = new Recorder();
+      const openai = recorder.wrap(
+        new OpenAI({ baseURL: failing.baseURL, apiKey: "k", maxRetries: 0 }),
+      );
+      const t = await recorder.rollout(async () => {
+        await expect(openai.responses.create({ model: "m", input: "hi" })).rejects.toThrow(/503/);
+      });
+      expect(t.logs.join("\n")).toMatch(/error: 503/);
+      expect(t.toJSON().metadata).toHaveProperty("infra_failure");
+    } finally {
+      await failing.close();
+    }
+  });
+
   it("passes calls outside a rollout through unrecorded and unchanged", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(client());
@@ -255,7 +313,7 @@ describe("recording the Responses API", () => {
         },
       ],
     };
-    const old = { chat: { completions: { create: async () => completion } } };
+    const old = { chat: { completions: { create: async (_body: unknown) => completion } } };
     const recorder = new Recorder();
     const wrapped = recorder.wrap(old);
     expect(wrapped).not.toHaveProperty("responses");
