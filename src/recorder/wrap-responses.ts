@@ -38,6 +38,10 @@ type Request = RecordedCompletion["request"];
  */
 const conversations = new WeakMap<ActiveRollout, Map<string, Msg[]>>();
 
+/** Whether a request's first message is its `instructions` (which a continuation does not inherit). */
+const LED = Symbol("instructions");
+type Led = { [LED]?: boolean };
+
 /** Names what a conversion left out: one log line per kind, a count in the trajectory's metrics. */
 function noteDropped(rollout: ActiveRollout, dropped: readonly string[]): void {
   if (!dropped.length) return;
@@ -76,10 +80,11 @@ function chatRequest(rollout: ActiveRollout, body: Body): Request {
   if (typeof previous === "string") {
     const before = conversations.get(rollout)?.get(previous);
     if (before) {
-      // Instructions do not carry over from the previous response: this request's own lead.
-      const system = messages[0]?.role === "system" && instructions ? [messages[0]] : [];
-      const prior = system.length && before[0]?.role === "system" ? before.slice(1) : before;
-      messages = [...system, ...prior, ...messages.slice(system.length)];
+      // The previous response's instructions do not carry over (the API's
+      // rule); the items before and after them do. This request's own lead.
+      const lead = hasInstructions(instructions) ? 1 : 0;
+      const prior = (before as Led)[LED] ? before.slice(1) : before;
+      messages = [...messages.slice(0, lead), ...prior, ...messages.slice(lead)];
     } else
       rollout.logOnce(
         `responses: previous_response_id ${previous} names a response this rollout did not record: the history starts at this request's own input`,
@@ -89,12 +94,17 @@ function chatRequest(rollout: ActiveRollout, body: Body): Request {
     rollout.logOnce(
       "responses: a request's `conversation` is kept by the server, not sent: the history holds only the items the request sent",
     );
+  if (hasInstructions(instructions)) (messages as Led)[LED] = true;
   const chatTools = take(rollout, responsesToolsToChat(tools));
   return {
     ...rest,
     messages: messages as unknown as Request["messages"],
     ...(chatTools ? { tools: chatTools as unknown as Request["tools"] } : {}),
   };
+}
+
+function hasInstructions(instructions: unknown): boolean {
+  return typeof instructions === "string" && instructions !== "";
 }
 
 /** A Responses usage as chat usage. */
@@ -122,6 +132,10 @@ function responseCall(
   },
 ): RecordedCompletion {
   const message = take(rollout, responsesOutputToMessage(output));
+  if (hasLogprobs(output))
+    rollout.logOnce(
+      "responses: output_text logprobs are not kept: they are token strings for the message text only (no token ids, nothing for function calls or reasoning), so the turn is a plain message",
+    );
   const tools = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
   const finish = tools ? "tool_calls" : response?.status === "incomplete" ? "length" : "stop";
   const failed = response?.status === "failed";
@@ -154,6 +168,19 @@ function responseCall(
   };
 }
 
+function hasLogprobs(output: unknown): boolean {
+  if (!Array.isArray(output)) return false;
+  return output.some(
+    (item) =>
+      isObjectLike(item) &&
+      Array.isArray(item.content) &&
+      item.content.some(
+        (part: unknown) =>
+          isObjectLike(part) && Array.isArray(part.logprobs) && part.logprobs.length > 0,
+      ),
+  );
+}
+
 /** Remembers the conversation a response ends, for a later `previous_response_id`. */
 function remember(rollout: ActiveRollout, call: RecordedCompletion): void {
   const id = call.response?.id;
@@ -164,7 +191,10 @@ function remember(rollout: ActiveRollout, call: RecordedCompletion): void {
     conversations.set(rollout, byId);
   }
   const turn = call.choices[0]?.message as unknown as Msg | undefined;
-  byId.set(id, [...(call.request.messages as unknown as Msg[]), ...(turn ? [turn] : [])]);
+  const sent = call.request.messages as unknown as Msg[] & Led;
+  const conversation: Msg[] & Led = [...sent, ...(turn ? [turn] : [])];
+  if (sent[LED]) conversation[LED] = true;
+  byId.set(id, conversation);
 }
 
 type EventStream = { iterator: () => AsyncIterator<Body> };

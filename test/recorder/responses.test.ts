@@ -161,6 +161,27 @@ describe("recording the Responses API", () => {
     expect(t.additional_histories).toHaveLength(0);
   });
 
+  it("leaves the earlier instructions out of a continuation that gives none, as the API does", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client());
+    const t = await recorder.rollout(async () => {
+      const first = await openai.responses.create({
+        model: "teacher-large",
+        instructions: "Use the tools.",
+        input: [{ role: "user", content: "What is 2+3?" }],
+        tools,
+      });
+      await openai.responses.create({
+        model: "teacher-large",
+        previous_response_id: first.id,
+        input: [{ type: "function_call_output", call_id: "call_1", output: "5" }],
+        tools,
+      });
+    });
+    expect(t.messages_and_choices).toEqual(expected.slice(0, 3));
+    expect(t.additional_histories[0]?.messages_and_choices).toEqual(expected.slice(1));
+  });
+
   it("says so when previous_response_id names a response it never saw", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(client());
@@ -204,6 +225,49 @@ describe("recording the Responses API", () => {
       expect(logs).toMatch(/web_search tool has no chat form/);
     } finally {
       await web.close();
+    }
+  });
+
+  it("says that output_text logprobs are not kept, and records the turn as a message", async () => {
+    const withLogprobs = await startResponsesServer({
+      answer: () => ({
+        output: [
+          {
+            ...message("Yes"),
+            content: [
+              {
+                type: "output_text",
+                text: "Yes",
+                annotations: [],
+                logprobs: [
+                  { token: "Yes", bytes: [89, 101, 115], logprob: -0.1, top_logprobs: [] },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    try {
+      const recorder = new Recorder();
+      const openai = recorder.wrap(
+        new OpenAI({ baseURL: withLogprobs.baseURL, apiKey: "k", maxRetries: 0 }),
+      );
+      const t = await recorder.rollout(() =>
+        openai.responses.create({
+          model: "m",
+          input: "ok?",
+          include: ["message.output_text.logprobs"],
+          top_logprobs: 0,
+        }),
+      );
+      expect(t.messages_and_choices).toEqual([
+        { role: "user", content: "ok?" },
+        { role: "assistant", content: "Yes" },
+      ]);
+      expect(t.logs.join("\n")).toMatch(/output_text logprobs are not kept/);
+    } finally {
+      await withLogprobs.close();
     }
   });
 
