@@ -353,6 +353,18 @@ describe("recording the Responses API", () => {
     }
   });
 
+  it("records into a session outside rollouts, a tool loop over two requests as one history", async () => {
+    const recorder = new Recorder();
+    const openai = recorder.wrap(client(), { session: "chat-7" });
+    const final = await agentLoop(openai, "create");
+    expect(final.output_text).toBe("It is 5.");
+    const session = recorder.getSession("chat-7");
+    expect(session?.calls).toBe(2);
+    expect(session?.trajectory.messages_and_choices).toEqual(expected);
+    expect(recorder.receiptOf(final)).toEqual({ trajectory_id: session?.id, call: 2 });
+    await recorder.close();
+  });
+
   it("passes calls outside a rollout through unrecorded and unchanged", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(client());
