@@ -4,6 +4,8 @@
 // a response's `output` items one assistant turn. Pure functions: what they
 // cannot represent is returned in `dropped`, for the caller to count and log.
 
+import { InvalidArgumentError } from "../util/argument-error.js";
+
 type Item = Record<string, unknown>;
 type Msg = Record<string, unknown>;
 
@@ -31,6 +33,16 @@ export interface ChatConversion<T> {
 
 /** The field a Responses reasoning summary is kept in on the chat assistant message. */
 const REASONING_FIELD = "reasoning_content";
+
+/** A string field as text: anything else (a number, an object, a symbol) is none. */
+function text(x: unknown): string {
+  return typeof x === "string" ? x : "";
+}
+
+/** An item's kind for `dropped`: its `type` when that is a string. */
+function kind(type: unknown): string {
+  return typeof type === "string" && type !== "" ? type : "untyped item";
+}
 
 function isItem(x: unknown): x is Item {
   return typeof x === "object" && x !== null && !Array.isArray(x);
@@ -67,10 +79,10 @@ class AssistantTurn {
     const type = item.type;
     if (type === "function_call") {
       this.toolCalls.push({
-        id: String(item.call_id ?? item.id ?? ""),
+        id: text(item.call_id) || text(item.id),
         type: "function",
         function: {
-          name: String(item.name ?? ""),
+          name: text(item.name),
           arguments: typeof item.arguments === "string" ? item.arguments : "",
         },
       });
@@ -103,7 +115,7 @@ class AssistantTurn {
         this.text.push(part.text);
       else if (part.type === "refusal" && typeof part.refusal === "string")
         this.refusal.push(part.refusal);
-      else dropped.push(String(part.type ?? "unknown content part"));
+      else dropped.push(`${kind(part.type)} content part`);
     }
   }
 
@@ -120,7 +132,7 @@ class AssistantTurn {
 /** A Responses input content part as a chat content part, or undefined (then dropped). */
 function chatPart(part: Item): Msg | undefined {
   if (part.type === "input_text" || part.type === "output_text")
-    return { type: "text", text: String(part.text ?? "") };
+    return { type: "text", text: text(part.text) };
   if (part.type === "input_image" && typeof part.image_url === "string")
     return {
       type: "image_url",
@@ -139,7 +151,7 @@ function chatContent(content: unknown, dropped: string[]): string | Msg[] {
   for (const part of content) {
     const chat = isItem(part) ? chatPart(part) : undefined;
     if (chat) parts.push(chat);
-    else dropped.push(isItem(part) ? `${String(part.type)} content part` : "content part");
+    else dropped.push(`${isItem(part) ? kind(part.type) : "unknown"} content part`);
   }
   return parts;
 }
@@ -174,11 +186,16 @@ export function responsesInputToMessages(body: {
   instructions?: unknown;
   input?: unknown;
 }): ChatConversion<Msg[]> {
+  const call = "responsesInputToMessages(body)";
+  if (!isItem(body))
+    throw new InvalidArgumentError(call, "body", "a Responses request (an object)", body);
+  const input = body.input;
+  if (input !== undefined && typeof input !== "string" && !Array.isArray(input))
+    throw new InvalidArgumentError(call, "body.input", "a string or an array of items", input);
   const messages: Msg[] = [];
   const dropped: string[] = [];
   if (typeof body.instructions === "string" && body.instructions)
     messages.push({ role: "system", content: body.instructions });
-  const input = body.input;
   if (typeof input === "string") {
     messages.push({ role: "user", content: input });
     return { value: messages, dropped };
@@ -188,7 +205,7 @@ export function responsesInputToMessages(body: {
     if (!turn.empty) messages.push(turn.message());
     turn = new AssistantTurn();
   };
-  for (const item of Array.isArray(input) ? input : []) {
+  for (const item of input ?? []) {
     if (!isItem(item)) {
       dropped.push("input item");
       continue;
@@ -201,10 +218,10 @@ export function responsesInputToMessages(body: {
     else if (item.type === "function_call_output")
       messages.push({
         role: "tool",
-        tool_call_id: String(item.call_id ?? ""),
+        tool_call_id: text(item.call_id),
         content: toolContent(item.output, dropped),
       });
-    else dropped.push(String(item.type ?? "input item"));
+    else dropped.push(kind(item.type));
   }
   close();
   return { value: messages, dropped };
@@ -221,11 +238,18 @@ export function responsesInputToMessages(body: {
  * // { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: {...} }] }
  */
 export function responsesOutputToMessage(output: unknown): ChatConversion<Msg> {
+  if (!Array.isArray(output))
+    throw new InvalidArgumentError(
+      "responsesOutputToMessage(output)",
+      "output",
+      "a response's output items (an array)",
+      output,
+    );
   const turn = new AssistantTurn();
   const dropped: string[] = [];
-  for (const item of Array.isArray(output) ? output : []) {
+  for (const item of output) {
     if (!isItem(item)) dropped.push("output item");
-    else if (!turn.add(item, dropped)) dropped.push(String(item.type ?? "output item"));
+    else if (!turn.add(item, dropped)) dropped.push(kind(item.type));
   }
   return { value: turn.message(), dropped };
 }
@@ -242,12 +266,19 @@ export function responsesOutputToMessage(output: unknown): ChatConversion<Msg> {
  * // [{ type: "function", function: { name: "add", parameters: {} } }]
  */
 export function responsesToolsToChat(tools: unknown): ChatConversion<Msg[] | undefined> {
+  if (tools !== undefined && tools !== null && !Array.isArray(tools))
+    throw new InvalidArgumentError(
+      "responsesToolsToChat(tools)",
+      "tools",
+      "an array of tools",
+      tools,
+    );
   if (!Array.isArray(tools) || tools.length === 0) return { value: undefined, dropped: [] };
   const value: Msg[] = [];
   const dropped: string[] = [];
   for (const tool of tools) {
     if (!isItem(tool) || tool.type !== "function" || typeof tool.name !== "string") {
-      dropped.push(`${isItem(tool) ? String(tool.type) : "unknown"} tool`);
+      dropped.push(`${isItem(tool) ? kind(tool.type) : "unknown"} tool`);
       continue;
     }
     const fn: Msg = { name: tool.name };

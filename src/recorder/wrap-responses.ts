@@ -75,7 +75,15 @@ function chatRequest(rollout: ActiveRollout, body: Body): Request {
     }
   }
   const { input, instructions, tools, ...rest } = body;
-  let messages = take(rollout, responsesInputToMessages({ input, instructions }));
+  const sendable = input === undefined || typeof input === "string" || Array.isArray(input);
+  if (!sendable)
+    rollout.logOnce(
+      `responses: body.input is ${typeof input}, not a string or an array of items: recorded without it`,
+    );
+  let messages = take(
+    rollout,
+    responsesInputToMessages({ input: sendable ? input : undefined, instructions }),
+  );
   const previous = body.previous_response_id;
   if (typeof previous === "string") {
     const before = conversations.get(rollout)?.get(previous);
@@ -131,7 +139,7 @@ function responseCall(
     streamed: boolean;
   },
 ): RecordedCompletion {
-  const message = take(rollout, responsesOutputToMessage(output));
+  const message = take(rollout, responsesOutputToMessage(Array.isArray(output) ? output : []));
   if (hasLogprobs(output))
     rollout.logOnce(
       "responses: output_text logprobs are not kept: they are token strings for the message text only (no token ids, nothing for function calls or reasoning), so the turn is a plain message",
@@ -218,7 +226,10 @@ function teeEvents(
     done(acc, status, error, cut);
   };
   const onStep = (r: IteratorResult<Body>) => {
-    if (!r.done) return acc.add(r.value);
+    if (!r.done) {
+      if (isObjectLike(r.value)) acc.add(r.value);
+      return;
+    }
     const aborted = (stream as { controller?: AbortController }).controller?.signal?.aborted;
     if (aborted) finish("aborted");
     else if (acc.finished()) finish("complete");
@@ -284,12 +295,20 @@ function recordingResponses(
     };
     const fail = (error: unknown) =>
       record({ request, choices: [], status: "error", error, streamed, plain: true, traced: true });
+    // Recording never changes what the caller gets: an answer it cannot read is a failed record.
+    const recordOf = (make: () => RecordedCompletion) => {
+      try {
+        record(make());
+      } catch (error) {
+        fail(error);
+      }
+    };
     const onResult = (result: unknown) => {
       const id = state && (state.trajectory as { id?: string }).id;
       if (id && isObjectLike(result)) setReceipt(result, { trajectory_id: id, call: number });
       if (streamed && typeof (result as Partial<EventStream>)?.iterator === "function")
         teeEvents(result as EventStream, (acc, status, error, cut) =>
-          record(
+          recordOf(() =>
             responseCall(
               rollout,
               request,
@@ -304,8 +323,8 @@ function recordingResponses(
             ),
           ),
         );
-      else if (isObjectLike(result) && !streamed)
-        record(
+      else if (isObjectLike(result) && !streamed && Array.isArray(result.output))
+        recordOf(() =>
           responseCall(rollout, request, result, result.output, { status: "complete", streamed }),
         );
       else

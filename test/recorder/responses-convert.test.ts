@@ -3,6 +3,7 @@
 // output items one assistant turn, function tools chat tools; what chat cannot
 // hold is named, never silently lost.
 import { describe, expect, it } from "vitest";
+import { InvalidArgumentError } from "../../src/recorder/index.js";
 import {
   responsesInputToMessages,
   responsesOutputToMessage,
@@ -153,5 +154,21 @@ describe("responsesToolsToChat", () => {
       dropped: ["web_search tool"],
     });
     expect(responsesToolsToChat(undefined)).toEqual({ value: undefined, dropped: [] });
+  });
+});
+
+describe("bad arguments", () => {
+  it("are refused with the argument's name and what was expected", () => {
+    expect(() => responsesInputToMessages(null as never)).toThrow(InvalidArgumentError);
+    expect(() => responsesInputToMessages(null as never)).toThrow(
+      /body: expected a Responses request/,
+    );
+    expect(() => responsesInputToMessages({ input: 5 })).toThrow(
+      /body\.input: expected a string or an array/,
+    );
+    expect(() => responsesOutputToMessage("text")).toThrow(
+      /output: expected a response's output items/,
+    );
+    expect(() => responsesToolsToChat({})).toThrow(/tools: expected an array of tools/);
   });
 });

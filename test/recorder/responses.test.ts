@@ -365,6 +365,25 @@ describe("recording the Responses API", () => {
     await recorder.close();
   });
 
+  it("gives the caller a 2xx answer that is no response as the SDK read it, recorded as failed", async () => {
+    const odd = await startResponsesServer({ answer: () => ({ output: "nothing" as never }) });
+    try {
+      const recorder = new Recorder();
+      const openai = recorder.wrap(
+        new OpenAI({ baseURL: odd.baseURL, apiKey: "k", maxRetries: 0 }),
+      );
+      let res: unknown;
+      const t = await recorder.rollout(async () => {
+        res = await openai.responses.create({ model: "m", input: "hi" });
+      });
+      expect((res as { output: unknown }).output).toBe("nothing");
+      expect(t.logs.join("\n")).toMatch(/not a Responses response/);
+      expect(t.messages_and_choices).toEqual([{ role: "user", content: "hi" }]);
+    } finally {
+      await odd.close();
+    }
+  });
+
   it("passes calls outside a rollout through unrecorded and unchanged", async () => {
     const recorder = new Recorder();
     const openai = recorder.wrap(client());
