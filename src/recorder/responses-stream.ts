@@ -1,7 +1,11 @@
 // A streamed Responses API answer, rebuilt from its events: the terminal
 // event (`response.completed`, `.incomplete`, `.failed`) carries the whole
 // response; a stream cut before it leaves the items it finished and the text
-// of the message it was writing.
+// of the message it was writing. `teeEvents` watches the SDK's stream as the
+// caller reads it, as the chat wrapper's tee does for chunks.
+
+import { isObjectLike } from "../util/argument-error.js";
+import type { RecordedCompletion } from "./active-rollout.js";
 
 type Item = Record<string, unknown>;
 type Event = { type?: unknown } & Record<string, unknown>;
@@ -57,4 +61,58 @@ export class ResponsesStreamAccumulator {
   finished(): boolean {
     return this.response !== undefined;
   }
+}
+
+/** An SDK event stream (the part the recorder reads). */
+export type EventStream = { iterator: () => AsyncIterator<Item> };
+
+/** Watches a Responses event stream as the caller reads it; `done` runs once when it ends. */
+export function teeEvents(
+  stream: EventStream,
+  done: (
+    acc: ResponsesStreamAccumulator,
+    status: RecordedCompletion["status"],
+    error?: unknown,
+    cut?: boolean,
+  ) => void,
+): void {
+  const inner = stream.iterator.bind(stream);
+  const acc = new ResponsesStreamAccumulator();
+  let ended = false;
+  const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
+    if (ended) return;
+    ended = true;
+    done(acc, status, error, cut);
+  };
+  const onStep = (r: IteratorResult<Item>) => {
+    if (!r.done) {
+      if (isObjectLike(r.value)) acc.add(r.value);
+      return;
+    }
+    const aborted = (stream as { controller?: AbortController }).controller?.signal?.aborted;
+    if (aborted) finish("aborted");
+    else if (acc.finished()) finish("complete");
+    else finish("incomplete", undefined, true);
+  };
+  const onError = (error: unknown) =>
+    finish((error as { name?: string })?.name?.includes("Abort") ? "aborted" : "error", error);
+  stream.iterator = () => {
+    const it = inner();
+    const iterator: AsyncIterator<Item> & AsyncIterable<Item> = {
+      next: () => {
+        const step = it.next();
+        step.then(onStep, onError);
+        return step;
+      },
+      return: async (value?: unknown) => {
+        const r = (await it.return?.(value)) ?? { done: true as const, value: undefined };
+        finish("incomplete");
+        return r;
+      },
+      [Symbol.asyncIterator]() {
+        return iterator;
+      },
+    };
+    return iterator;
+  };
 }

@@ -21,7 +21,7 @@ import {
   responsesOutputToMessage,
   responsesToolsToChat,
 } from "./responses-convert.js";
-import { ResponsesStreamAccumulator } from "./responses-stream.js";
+import { type EventStream, teeEvents } from "./responses-stream.js";
 import { endChatSpan, type ServerAddress, startChatSpan, tracingEnabled } from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
@@ -203,59 +203,6 @@ function remember(rollout: ActiveRollout, call: RecordedCompletion): void {
   const conversation: Msg[] & Led = [...sent, ...(turn ? [turn] : [])];
   if (sent[LED]) conversation[LED] = true;
   byId.set(id, conversation);
-}
-
-type EventStream = { iterator: () => AsyncIterator<Body> };
-
-/** Watches a Responses event stream as the caller reads it; `done` runs once when it ends. */
-function teeEvents(
-  stream: EventStream,
-  done: (
-    acc: ResponsesStreamAccumulator,
-    status: RecordedCompletion["status"],
-    error?: unknown,
-    cut?: boolean,
-  ) => void,
-): void {
-  const inner = stream.iterator.bind(stream);
-  const acc = new ResponsesStreamAccumulator();
-  let ended = false;
-  const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
-    if (ended) return;
-    ended = true;
-    done(acc, status, error, cut);
-  };
-  const onStep = (r: IteratorResult<Body>) => {
-    if (!r.done) {
-      if (isObjectLike(r.value)) acc.add(r.value);
-      return;
-    }
-    const aborted = (stream as { controller?: AbortController }).controller?.signal?.aborted;
-    if (aborted) finish("aborted");
-    else if (acc.finished()) finish("complete");
-    else finish("incomplete", undefined, true);
-  };
-  const onError = (error: unknown) =>
-    finish((error as { name?: string })?.name?.includes("Abort") ? "aborted" : "error", error);
-  stream.iterator = () => {
-    const it = inner();
-    const iterator: AsyncIterator<Body> & AsyncIterable<Body> = {
-      next: () => {
-        const step = it.next();
-        step.then(onStep, onError);
-        return step;
-      },
-      return: async (value?: unknown) => {
-        const r = (await it.return?.(value)) ?? { done: true as const, value: undefined };
-        finish("incomplete");
-        return r;
-      },
-      [Symbol.asyncIterator]() {
-        return iterator;
-      },
-    };
-    return iterator;
-  };
 }
 
 function recordingResponses(
