@@ -139,4 +139,11 @@ export interface RecordedCompletion {
   traced?: boolean;
   /** Sampled by the policy, whatever the model's name (a client wrapped as the policy's). */
   policy?: boolean;
+  /**
+   * Keep the answers as the plain assistant messages given (every field,
+   * reasoning included), never as Choices, whichever model sampled them: an
+   * API that returns no token ids (the Responses API) gives context or a
+   * teacher trace for SFT, nothing the trainer could align tokens with.
+   */
+  plain?: boolean;
 }

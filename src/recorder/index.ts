@@ -40,6 +40,12 @@ export {
 } from "./recorder.js";
 export type { RecorderOptions } from "./recorder-options.js";
 export { type ChatCompletionBody, recordedChoices, recordedResponse } from "./response.js";
+export {
+  type ChatConversion,
+  responsesInputToMessages,
+  responsesOutputToMessage,
+  responsesToolsToChat,
+} from "./responses-convert.js";
 export { RolloutTrajectory } from "./rollout-trajectory.js";
 export type { SessionOptions } from "./sessions.js";
 export { type WrapOptions, wrapClient } from "./wrap.js";

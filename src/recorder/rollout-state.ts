@@ -259,18 +259,21 @@ export class RolloutState implements ActiveRollout {
     if (!complete) this.#markIfInfra(call);
     const model = call.response?.model || call.request.model;
     const policy = call.policy === true || this.isPolicy(model);
-    if (!policy && call.choices.length)
+    if (!policy && call.choices.length && !call.plain)
       this.logOnce(
         `model "${model ?? "(unnamed)"}" is not the policy: its completions are kept as plain assistant messages, not trained on`,
       );
-    if (policy && call.choices.length) this.#stampVersion(model);
+    if (policy && call.choices.length && !call.plain) this.#stampVersion(model);
     const sent = call.request.messages as unknown as Msg[];
     const tools = call.request.tools ?? null;
     // A cut-off sample is not what the policy would have produced to the end,
     // and another model's sample is not the policy's: as a Choice the trainer
     // would learn from it, so it stays a plain message.
-    const turns: MessageOrChoice[] =
-      complete && policy ? call.choices : call.choices.map(toChatMessage);
+    const turns: MessageOrChoice[] = call.plain
+      ? call.choices.map((c) => ({ ...c.message }) as unknown as MessageOrChoice)
+      : complete && policy
+        ? call.choices
+        : call.choices.map(toChatMessage);
     try {
       const target = this.#target(sent, tools);
       this.#extend(target, sent, turns[0], tools);

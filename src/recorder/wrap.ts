@@ -4,12 +4,18 @@ import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { deriveLike } from "../util/derive-client.js";
 import { findJsonProblem } from "../util/json-check.js";
 import { StreamAccumulator } from "./accumulate.js";
-import type { ActiveRollout, RecordedCompletion, RolloutOptions } from "./active-rollout.js";
+import type { RecordedCompletion, RolloutOptions } from "./active-rollout.js";
 import { scanBody } from "./body-read.js";
+import {
+  type AnyFn,
+  type APIPromiseLike,
+  isRolloutState,
+  refusedCall,
+  type SessionOf,
+} from "./call-promise.js";
 import { currentRollout } from "./context.js";
 import { setReceipt } from "./receipts.js";
 import { type ChatCompletionBody, choicesWith, recordedResponse } from "./response.js";
-import type { RolloutState } from "./rollout-state.js";
 import {
   endChatSpan,
   type ServerAddress,
@@ -17,6 +23,7 @@ import {
   startChatSpan,
   tracingEnabled,
 } from "./spans.js";
+import { wrapResponses } from "./wrap-responses.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
@@ -64,8 +71,6 @@ function snapshot(body: Body): RecordedCompletion["request"] {
   return body as RecordedCompletion["request"];
 }
 
-type AnyFn = (...args: unknown[]) => unknown;
-
 /**
  * A recorded request becomes JSON (the trajectory), and the SDK's own
  * JSON.stringify throws a bare TypeError on a BigInt or a cycle: the fields
@@ -89,25 +94,6 @@ function checkExtraFields(body: Body): void {
     }
   }
 }
-
-type CallTracking = Pick<RolloutState, "traced" | "startCall" | "endCall" | "calls">;
-
-function isRolloutState(
-  rollout: ActiveRollout | undefined,
-): rollout is ActiveRollout & CallTracking {
-  return typeof (rollout as Partial<CallTracking> | undefined)?.startCall === "function";
-}
-
-/** The parts of the SDK's `APIPromise` the recorder builds on (present from openai 4 to 7). */
-interface APIPromiseLike extends Promise<unknown> {
-  parseResponse?: (...args: unknown[]) => unknown;
-  _thenUnwrap?: (transform: (data: unknown, ...rest: unknown[]) => unknown) => APIPromiseLike;
-  responsePromise?: Promise<unknown>;
-  asResponse?: () => Promise<Response>;
-}
-
-/** Finds the session a call outside any rollout records into (from its request options), if any. */
-export type SessionOf = (requestOptions: unknown) => ActiveRollout | undefined;
 
 function recordingCreate(
   original: AnyFn,
@@ -292,50 +278,6 @@ function recordingCreate(
   };
 }
 
-/**
- * What a recorded `create()` returns when the recorder refuses the body: the
- * SDK's own promise for a body whose serialization throws the recorder's
- * error, so that it rejects as the SDK rejects a body it cannot send (nothing
- * goes out) and is the APIPromise the SDK's helpers chain on (`parse()`,
- * `stream()` and `runTools()` call `_thenUnwrap`, `withResponse()`...).
- */
-function refusedCall(original: AnyFn, self: unknown, args: unknown[], error: unknown): unknown {
-  const body = args[0] as Body;
-  const refused = {
-    ...body,
-    toJSON: () => {
-      throw error;
-    },
-  };
-  let promise: unknown;
-  try {
-    promise = original.apply(self, [refused, ...args.slice(1)]);
-  } catch {
-    return rejectedCall(error);
-  }
-  if (typeof (promise as APIPromiseLike | undefined)?.parseResponse === "function") return promise;
-  // A custom client: whatever it made of the body, the caller gets the refusal.
-  Promise.resolve(promise).catch(() => {});
-  return rejectedCall(error);
-}
-
-/**
- * A promise that rejects with `error`, carrying the APIPromise methods callers
- * chain (`withResponse()`, `asResponse()`), which reject the same way.
- */
-function rejectedCall(error: unknown): Promise<never> {
-  const promise = Promise.reject(error);
-  // Chaining a method handles this promise (the caller handles the one the
-  // method returns), as chaining the SDK's lazy APIPromise does.
-  const chained = () => {
-    promise.catch(() => {});
-    return Promise.reject(error);
-  };
-  for (const name of ["withResponse", "asResponse"])
-    Object.defineProperty(promise, name, { value: chained, configurable: true });
-  return promise;
-}
-
 function completedCall(
   request: RecordedCompletion["request"],
   res: ChatCompletion,
@@ -488,7 +430,8 @@ export interface WrapOptions {
 }
 
 /**
- * Wraps `client.chat.completions` so `create` records inside a rollout. Returns
+ * Wraps `client.chat.completions` (and `client.responses`, where the SDK has
+ * it) so `create` records inside a rollout. Returns
  * the same client type; wrapping twice is a no-op.
  */
 export function wrapClient<T extends object>(client: T, options: WrapOptions = {}): T {
@@ -532,6 +475,7 @@ export function wrapWithSessions<T extends object>(
     writable: true,
   });
   Object.defineProperty(completions, WRAPPED, { value: true });
+  wrapResponses(client, server, options.policy, sessionOf);
   // openai 5 to 7 derive a client with `new this.constructor(options)`, which
   // has the class's own create: the derived client is wrapped the same way.
   deriveLike(client, (derived) => wrapWithSessions(derived, options, sessionOf));

@@ -27,6 +27,9 @@ import {
   PendingGroup,
   recordedChoices,
   recordedResponse,
+  responsesInputToMessages,
+  responsesOutputToMessage,
+  responsesToolsToChat,
 } from "trajectory-recorder/core";
 import { isLoopbackHost, parseApiKeys, startEmulator } from "trajectory-recorder/emulator";
 import { InvalidRewardError, JudgeResponseError } from "trajectory-recorder/errors";
@@ -221,6 +224,29 @@ it("answers arbitrary arguments to the synchronous helpers with a result or one 
       (res) => recordedChoices(res as never),
     ),
     call("recordedResponse", fc.tuple(hostile), (res) => recordedResponse(res as never)),
+    call(
+      "responsesInputToMessages",
+      fc.tuple(
+        maybe(
+          fc.record(
+            {
+              instructions: maybe(fc.string()),
+              input: maybe(fc.array(fc.oneof(message, hostile), { maxLength: 4 })),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      ),
+      (body) => responsesInputToMessages(body as never),
+    ),
+    call(
+      "responsesOutputToMessage",
+      fc.tuple(maybe(fc.array(fc.oneof(message, hostile), { maxLength: 4 }))),
+      (output) => responsesOutputToMessage(output),
+    ),
+    call("responsesToolsToChat", fc.tuple(maybe(fc.array(hostile, { maxLength: 3 }))), (tools) =>
+      responsesToolsToChat(tools),
+    ),
     call(
       "recordGradientStepEvent",
       fc.tuple(fc.oneof(fc.constant(span), hostile), hostile, hostile),

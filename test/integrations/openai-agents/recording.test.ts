@@ -221,10 +221,12 @@ describe("recordingRunner", () => {
       // The emulator serves chat completions only, so the run fails; the note comes first.
       await runner.run(agent, "weather red").catch(() => undefined);
     });
-    expect(t.messages_and_choices).toEqual([]);
-    // The note, then the rollout's own word that it recorded no call.
+    // The wrapped client records the Responses call too (issue #49): here it
+    // failed, so the request's messages are kept and the error is logged.
+    expect(t.messages().map((m) => m.role)).toEqual(["system", "user"]);
+    // The note first, then the failed call.
     expect(t.logs).toHaveLength(2);
-    expect(t.logs[1]).toMatch(/^no chat completion was recorded/);
+    expect(t.logs[1]).toMatch(/^completion error: 404/);
     expect(t.logs[0]).toMatch(/^logprobs missing: agent "forecaster" uses the Responses API/);
     expect(t.logs[0]).toContain("Chat Completions");
   });

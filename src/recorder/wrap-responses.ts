@@ -1,0 +1,360 @@
+// Recording `client.responses.create` (and so the SDK's `responses.stream()`
+// and `responses.parse()`, which call it on the same client) inside a rollout.
+// The request and the answer are turned into the chat shape a trajectory
+// holds (responses-convert.ts); the answer is kept as a plain assistant
+// message, never a Choice: the Responses API returns no token ids.
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
+import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
+import {
+  type AnyFn,
+  type APIPromiseLike,
+  isRolloutState,
+  refusedCall,
+  type SessionOf,
+} from "./call-promise.js";
+import { currentRollout } from "./context.js";
+import { setReceipt } from "./receipts.js";
+import {
+  type ChatConversion,
+  responsesInputToMessages,
+  responsesOutputToMessage,
+  responsesToolsToChat,
+} from "./responses-convert.js";
+import { type EventStream, teeEvents } from "./responses-stream.js";
+import { endChatSpan, type ServerAddress, startChatSpan, tracingEnabled } from "./spans.js";
+
+const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
+
+type Body = Record<string, unknown>;
+type Msg = Record<string, unknown>;
+type Request = RecordedCompletion["request"];
+
+/**
+ * The conversation after each recorded response (its request's messages and
+ * its answer), by response id and rollout: a request that continues one with
+ * `previous_response_id` sends only its new items, and is recorded as the
+ * whole conversation the model saw.
+ */
+const conversations = new WeakMap<ActiveRollout, Map<string, Msg[]>>();
+
+/** Whether a request's first message is its `instructions` (which a continuation does not inherit). */
+const LED = Symbol("instructions");
+type Led = { [LED]?: boolean };
+
+/** Names what a conversion left out: one log line per kind, a count in the trajectory's metrics. */
+function noteDropped(rollout: ActiveRollout, dropped: readonly string[]): void {
+  if (!dropped.length) return;
+  const metrics = rollout.trajectory.metrics as Record<string, number>;
+  metrics.responses_items_dropped = (metrics.responses_items_dropped ?? 0) + dropped.length;
+  for (const kind of new Set(dropped))
+    rollout.logOnce(
+      `responses: ${kind} has no chat form and was left out of the trajectory (counted in metrics.responses_items_dropped)`,
+    );
+}
+
+function take<T>(rollout: ActiveRollout, converted: ChatConversion<T>): T {
+  noteDropped(rollout, converted.dropped);
+  return converted.value;
+}
+
+/** The recorded request: the body's parameters, its input as chat messages, its tools as chat tools. */
+function chatRequest(rollout: ActiveRollout, body: Body): Request {
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || (typeof value !== "object" && typeof value !== "bigint")) continue;
+    const problem = findJsonProblem(value);
+    if (problem) {
+      const inner = problem.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+      throw new InvalidArgumentError(
+        "responses.create(body)",
+        `body.${key}${inner}`,
+        "a JSON value",
+        undefined,
+        problem.message,
+      );
+    }
+  }
+  const { input, instructions, tools, ...rest } = body;
+  const sendable = input === undefined || typeof input === "string" || Array.isArray(input);
+  if (!sendable)
+    rollout.logOnce(
+      `responses: body.input is ${typeof input}, not a string or an array of items: recorded without it`,
+    );
+  let messages = take(
+    rollout,
+    responsesInputToMessages({ input: sendable ? input : undefined, instructions }),
+  );
+  const previous = body.previous_response_id;
+  if (typeof previous === "string") {
+    const before = conversations.get(rollout)?.get(previous);
+    if (before) {
+      // The previous response's instructions do not carry over (the API's
+      // rule); the items before and after them do. This request's own lead.
+      const lead = hasInstructions(instructions) ? 1 : 0;
+      const prior = (before as Led)[LED] ? before.slice(1) : before;
+      messages = [...messages.slice(0, lead), ...prior, ...messages.slice(lead)];
+    } else
+      rollout.logOnce(
+        `responses: previous_response_id ${previous} names a response this rollout did not record: the history starts at this request's own input`,
+      );
+  }
+  if (body.conversation != null)
+    rollout.logOnce(
+      "responses: a request's `conversation` is kept by the server, not sent: the history holds only the items the request sent",
+    );
+  if (hasInstructions(instructions)) (messages as Led)[LED] = true;
+  const chatTools = take(rollout, responsesToolsToChat(tools));
+  return {
+    ...rest,
+    messages: messages as unknown as Request["messages"],
+    ...(chatTools ? { tools: chatTools as unknown as Request["tools"] } : {}),
+  };
+}
+
+function hasInstructions(instructions: unknown): boolean {
+  return typeof instructions === "string" && instructions !== "";
+}
+
+/** A Responses usage as chat usage. */
+function chatUsage(usage: unknown): NonNullable<RecordedCompletion["response"]>["usage"] {
+  if (!isObjectLike(usage)) return undefined;
+  const n = (v: unknown) => (typeof v === "number" ? v : 0);
+  return {
+    prompt_tokens: n(usage.input_tokens),
+    completion_tokens: n(usage.output_tokens),
+    total_tokens: n(usage.total_tokens),
+  };
+}
+
+/** The record of a response (or of what a cut stream left): its answer as one plain assistant turn. */
+function responseCall(
+  rollout: ActiveRollout,
+  request: Request,
+  response: Body | undefined,
+  output: unknown,
+  ending: {
+    status: RecordedCompletion["status"];
+    error?: unknown;
+    cut?: boolean;
+    streamed: boolean;
+  },
+): RecordedCompletion {
+  const message = take(rollout, responsesOutputToMessage(Array.isArray(output) ? output : []));
+  if (hasLogprobs(output))
+    rollout.logOnce(
+      "responses: output_text logprobs are not kept: they are token strings for the message text only (no token ids, nothing for function calls or reasoning), so the turn is a plain message",
+    );
+  const tools = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+  const finish = tools ? "tool_calls" : response?.status === "incomplete" ? "length" : "stop";
+  const failed = response?.status === "failed";
+  const hasTurn = !!(message.content || tools || message.refusal || message.reasoning_content);
+  return {
+    request,
+    choices: hasTurn
+      ? [
+          {
+            index: 0,
+            finish_reason: finish,
+            logprobs: null,
+            message,
+          } as unknown as RecordedCompletion["choices"][number],
+        ]
+      : [],
+    response: {
+      id: typeof response?.id === "string" ? response.id : undefined,
+      model: typeof response?.model === "string" ? response.model : undefined,
+      usage: chatUsage(response?.usage),
+    },
+    status: failed ? "error" : ending.status,
+    error: failed
+      ? new Error(`the response failed: ${JSON.stringify(response?.error ?? null)}`)
+      : ending.error,
+    ...(ending.cut ? { cut: true } : {}),
+    streamed: ending.streamed,
+    plain: true,
+    traced: true,
+  };
+}
+
+function hasLogprobs(output: unknown): boolean {
+  if (!Array.isArray(output)) return false;
+  return output.some(
+    (item) =>
+      isObjectLike(item) &&
+      Array.isArray(item.content) &&
+      item.content.some(
+        (part: unknown) =>
+          isObjectLike(part) && Array.isArray(part.logprobs) && part.logprobs.length > 0,
+      ),
+  );
+}
+
+/** Remembers the conversation a response ends, for a later `previous_response_id`. */
+function remember(rollout: ActiveRollout, call: RecordedCompletion): void {
+  const id = call.response?.id;
+  if (!id || call.status === "error") return;
+  let byId = conversations.get(rollout);
+  if (!byId) {
+    byId = new Map();
+    conversations.set(rollout, byId);
+  }
+  const turn = call.choices[0]?.message as unknown as Msg | undefined;
+  const sent = call.request.messages as unknown as Msg[] & Led;
+  const conversation: Msg[] & Led = [...sent, ...(turn ? [turn] : [])];
+  if (sent[LED]) conversation[LED] = true;
+  byId.set(id, conversation);
+}
+
+function recordingResponses(
+  original: AnyFn,
+  target: object,
+  server: ServerAddress | undefined,
+  policy: boolean | undefined,
+  sessionOf: SessionOf | undefined,
+): AnyFn {
+  return function create(this: unknown, ...args: unknown[]) {
+    const rollout = currentRollout() ?? (sessionOf ? sessionOf(args[1]) : undefined);
+    const body = args[0] as Body | undefined;
+    if (!rollout || !isObjectLike(body)) return original.apply(this ?? target, args);
+    const state = isRolloutState(rollout) ? rollout : undefined;
+    let request: Request;
+    try {
+      request = chatRequest(rollout, body);
+    } catch (error) {
+      return refusedCall(original, this ?? target, args, error);
+    }
+    const streamed = body.stream === true;
+    const content = rollout.options.recordContent === true;
+    const span = (state ? state.traced : tracingEnabled())
+      ? startChatSpan(request, content, server)
+      : undefined;
+    const slot = state ? state.startCall(request) : -1;
+    const number = state ? state.calls : 0;
+    let recorded = false;
+    const record = (call: RecordedCompletion) => {
+      if (recorded) return;
+      recorded = true;
+      state?.endCall(slot);
+      if (policy) call.policy = true;
+      rollout.recordCompletion(call);
+      remember(rollout, call);
+      endChatSpan(span, call, content);
+    };
+    const fail = (error: unknown) =>
+      record({ request, choices: [], status: "error", error, streamed, plain: true, traced: true });
+    // Recording never changes what the caller gets: an answer it cannot read is a failed record.
+    const recordOf = (make: () => RecordedCompletion) => {
+      try {
+        record(make());
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const onResult = (result: unknown) => {
+      const id = state && (state.trajectory as { id?: string }).id;
+      if (id && isObjectLike(result)) setReceipt(result, { trajectory_id: id, call: number });
+      if (streamed && typeof (result as Partial<EventStream>)?.iterator === "function")
+        teeEvents(result as EventStream, (acc, status, error, cut) =>
+          recordOf(() =>
+            responseCall(
+              rollout,
+              request,
+              acc.response ?? { id: acc.id, model: acc.model },
+              acc.output(),
+              {
+                status,
+                error,
+                cut,
+                streamed: true,
+              },
+            ),
+          ),
+        );
+      else if (isObjectLike(result) && !streamed && Array.isArray(result.output))
+        recordOf(() =>
+          responseCall(rollout, request, result, result.output, { status: "complete", streamed }),
+        );
+      else
+        fail(
+          new Error(
+            `the server's answer is not a Responses ${streamed ? "event stream" : "response"}; the caller got it as the SDK read it`,
+          ),
+        );
+      return result;
+    };
+    const failed = (error: unknown) => {
+      fail(error);
+      throw error;
+    };
+    let promise: APIPromiseLike;
+    try {
+      promise = original.apply(this ?? target, args) as APIPromiseLike;
+    } catch (error) {
+      fail(error);
+      throw error;
+    }
+    observe(promise, onResult, failed, fail);
+    return promise;
+  };
+}
+
+/**
+ * Records from inside the SDK's own parse step, as the chat wrapper does (a
+ * side `.then()` would read the body before `parse()` reads it again): the
+ * caller keeps the SDK's APIPromise and every helper chained on it.
+ */
+function observe(
+  promise: APIPromiseLike,
+  onResult: (result: unknown) => unknown,
+  failed: (error: unknown) => never,
+  fail: (error: unknown) => void,
+): void {
+  const parse = promise?.parseResponse;
+  if (typeof parse !== "function") {
+    Promise.resolve(promise).then(onResult, fail);
+    return;
+  }
+  promise.parseResponse = function parseAndRecord(this: unknown, ...a: unknown[]) {
+    return Promise.resolve(parse.apply(this, a)).then(onResult, failed);
+  };
+  // openai 7.5+: each promise's own _thenUnwrap parses through a captured function.
+  const unwrap = promise._thenUnwrap;
+  if (typeof unwrap === "function" && Object.hasOwn(promise, "_thenUnwrap"))
+    promise._thenUnwrap = (transform) => {
+      const derived = unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
+        transform(onResult(data), ...rest),
+      );
+      const inner = derived?.parseResponse;
+      if (typeof inner === "function")
+        derived.parseResponse = function parseOrFail(this: unknown, ...a: unknown[]) {
+          return Promise.resolve(inner.apply(this, a)).then(undefined, failed);
+        };
+      return derived;
+    };
+  promise.responsePromise?.then(undefined, fail);
+}
+
+/**
+ * Wraps `client.responses.create` so it records inside a rollout, when the
+ * client has the Responses API (openai 4 before 4.87 has none: then nothing
+ * changes). Wrapping twice is a no-op.
+ */
+export function wrapResponses(
+  client: object,
+  server: ServerAddress | undefined,
+  policy: boolean | undefined,
+  sessionOf: SessionOf | undefined,
+): void {
+  const responses = (client as { responses?: unknown }).responses;
+  if (!isObjectLike(responses) || typeof responses.create !== "function") return;
+  if ((responses as Record<symbol, unknown>)[WRAPPED]) return;
+  const create = recordingResponses(
+    responses.create as AnyFn,
+    responses,
+    server,
+    policy,
+    sessionOf,
+  );
+  Object.defineProperty(responses, "create", { value: create, configurable: true, writable: true });
+  Object.defineProperty(responses, WRAPPED, { value: true });
+}
