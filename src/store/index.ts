@@ -2,7 +2,7 @@
 // recorder and the proxy: it stores trajectory JSON (`TrajectoryWire`) and
 // imports only util/ and wire/.
 
-export { checkWrite } from "./check-write.js";
+export { checkWrite, progressRecord } from "./check-write.js";
 export {
   FeedbackConflictError,
   FeedbackNotAllowedError,

@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import { InvalidArgumentError } from "../util/index.js";
 import type { TrajectoryWire } from "../wire/index.js";
 import { Bounds, DAY, GiB, MiB } from "./bounds.js";
-import { checkWrite } from "./check-write.js";
+import { checkWrite, progressRecord } from "./check-write.js";
 import {
   FeedbackConflictError,
   FeedbackNotFoundError,
@@ -23,13 +23,7 @@ import { listEntries, listSessions, summarize } from "./listing.js";
 import { acquireLock } from "./lock.js";
 import { LogIndex } from "./log-index.js";
 import { continues } from "./reconstruct.js";
-import type {
-  AppendRecord,
-  CallRecord,
-  FeedbackLogRecord,
-  LogRecord,
-  ProgressRecord,
-} from "./records.js";
+import type { AppendRecord, CallRecord, FeedbackLogRecord, LogRecord } from "./records.js";
 import { loadReplay, recoverInterrupted } from "./recovery.js";
 import { type Entry, Replay } from "./replay.js";
 import { listSegments, type ScanResult, Segments, scanSegment } from "./segments.js";
@@ -306,24 +300,7 @@ export class TrajectoryStore implements ProductionStore {
     this.check("progressCall");
     const p = this.index.pending.get(id);
     if (p?.call !== call) return;
-    if (typeof partial?.content !== "string")
-      throw new InvalidArgumentError(
-        "TrajectoryStore.progressCall",
-        "partial.content",
-        "a string",
-        partial?.content,
-      );
-    const record: ProgressRecord = {
-      k: "progress",
-      id,
-      call,
-      at: Date.now(),
-      partial: {
-        content: partial.content,
-        ...(partial.reasoning ? { reasoning: partial.reasoning } : {}),
-        ...(partial.tool_calls?.length ? { tool_calls: partial.tool_calls } : {}),
-      },
-    };
+    const record = progressRecord("TrajectoryStore.progressCall", id, call, partial);
     const at = this.index.write(record);
     this.index.live += at.len - (p.progressAt?.len ?? 0);
     p.progressAt = at;

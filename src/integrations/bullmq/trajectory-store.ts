@@ -20,6 +20,7 @@ import {
   type ProductionStore,
   type PutRecord,
   parseFeedback,
+  progressRecord,
   type StoreAppend,
   StoreClosedError,
   type StoredTrajectory,
@@ -356,24 +357,7 @@ export class RedisTrajectoryStore implements ProductionStore {
    */
   async progressCall(id: string, call: number, partial: CallProgress): Promise<void> {
     this.#check("progressCall");
-    if (typeof partial?.content !== "string")
-      throw new InvalidArgumentError(
-        "RedisTrajectoryStore.progressCall",
-        "partial.content",
-        "a string",
-        partial?.content,
-      );
-    const record = {
-      k: "progress",
-      id,
-      call,
-      at: Date.now(),
-      partial: {
-        content: partial.content,
-        ...(partial.reasoning ? { reasoning: partial.reasoning } : {}),
-        ...(partial.tool_calls?.length ? { tool_calls: partial.tool_calls } : {}),
-      },
-    };
+    const record = progressRecord("RedisTrajectoryStore.progressCall", id, call, partial);
     await runScript(
       this.#redis,
       LUA.storeProgress,
