@@ -30,6 +30,15 @@ export type {
 export { currentRollout } from "./context.js";
 export { RolloutAbortedError } from "./errors.js";
 export { RolloutHandle, type RolloutStore } from "./handle.js";
+export {
+  type AnthropicConversionOptions,
+  type AnthropicReasoning,
+  anthropicFinishReason,
+  anthropicInputToMessages,
+  anthropicOutputToMessages,
+  anthropicToolChoiceToChat,
+  anthropicToolsToChat,
+} from "./messages-convert.js";
 export type { Receipt } from "./receipts.js";
 export {
   type OpenOptions,

@@ -22,6 +22,9 @@ import {
 } from "trajectory-recorder";
 import {
   APIPromise,
+  anthropicInputToMessages,
+  anthropicOutputToMessages,
+  anthropicToolsToChat,
   CursorPage,
   History,
   PendingGroup,
@@ -79,6 +82,39 @@ const maybe = <T>(a: fc.Arbitrary<T>) => fc.oneof(a, hostile);
 
 const message = fc.record(
   { role: maybe(fc.constantFrom("user", "assistant", "tool")), content: maybe(fc.string()) },
+  { requiredKeys: [] },
+);
+/** Messages content blocks of every kind the conversion reads, with hostile fields. */
+const anthropicBlock = fc.record(
+  {
+    type: maybe(
+      fc.constantFrom(
+        "text",
+        "image",
+        "thinking",
+        "tool_use",
+        "tool_result",
+        "server_tool_use",
+        "web_search_tool_result",
+        "document",
+      ),
+    ),
+    text: maybe(fc.string()),
+    thinking: maybe(fc.string()),
+    id: maybe(fc.constantFrom("t1", "t2")),
+    tool_use_id: maybe(fc.constantFrom("t1", "t2")),
+    name: maybe(fc.string()),
+    input: hostile,
+    content: hostile,
+    source: hostile,
+  },
+  { requiredKeys: [] },
+);
+const anthropicMessage = fc.record(
+  {
+    role: maybe(fc.constantFrom("user", "assistant")),
+    content: maybe(fc.oneof(fc.string(), fc.array(anthropicBlock, { maxLength: 4 }))),
+  },
   { requiredKeys: [] },
 );
 const choice = fc.record(
@@ -246,6 +282,30 @@ it("answers arbitrary arguments to the synchronous helpers with a result or one 
     ),
     call("responsesToolsToChat", fc.tuple(maybe(fc.array(hostile, { maxLength: 3 }))), (tools) =>
       responsesToolsToChat(tools),
+    ),
+    call(
+      "anthropicInputToMessages",
+      fc.tuple(
+        maybe(
+          fc.record(
+            {
+              system: maybe(fc.oneof(fc.string(), fc.array(anthropicBlock, { maxLength: 2 }))),
+              messages: maybe(fc.array(fc.oneof(anthropicMessage, hostile), { maxLength: 4 })),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+        maybe(fc.record({ reasoning: maybe(fc.constantFrom("field", "text", "drop")) })),
+      ),
+      (body, options) => anthropicInputToMessages(body as never, options as never),
+    ),
+    call(
+      "anthropicOutputToMessages",
+      fc.tuple(maybe(fc.array(fc.oneof(anthropicBlock, hostile), { maxLength: 4 }))),
+      (content) => anthropicOutputToMessages(content),
+    ),
+    call("anthropicToolsToChat", fc.tuple(maybe(fc.array(hostile, { maxLength: 3 }))), (tools) =>
+      anthropicToolsToChat(tools),
     ),
     call(
       "recordGradientStepEvent",
