@@ -18,6 +18,7 @@ import { serveChat } from "./chat.js";
 import { chatError, detail, HttpError } from "./errors.js";
 import { finishReasonProblems } from "./finish-reasons.js";
 import { type BodyShape, checkChatBounds, readJsonBody } from "./limits.js";
+import { anthropicError, asAnthropicError, serveMessages } from "./messages.js";
 import type { Params } from "./model.js";
 import { refreshStepMetrics, rewardMetrics } from "./step-metrics.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
@@ -78,8 +79,11 @@ export function buildServer(opts: ServerOptions): RunningServer {
     openaiShape
       ? chatError(401, message, "invalid_api_key", null, "authentication_error")
       : detail(401, message);
-  const callerOf = (req: IncomingMessage, openaiShape = false): Caller => {
-    const header = req.headers.authorization ?? "";
+  const callerOf = (req: IncomingMessage, openaiShape = false, apiKeyHeader = false): Caller => {
+    // Anthropic's clients send their key as `x-api-key` (a bearer token works too).
+    const apiKey = apiKeyHeader ? req.headers["x-api-key"] : undefined;
+    const header =
+      req.headers.authorization ?? (typeof apiKey === "string" ? `Bearer ${apiKey}` : "");
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m)
       throw unauthorized(
@@ -205,6 +209,27 @@ export function buildServer(opts: ServerOptions): RunningServer {
   const readJson = (req: IncomingMessage, shape?: BodyShape) =>
     readJsonBody(req, opts.maxBodyBytes, shape);
 
+  /** POST /v1/messages, every error in Anthropic's shape (the Anthropic SDKs read that one). */
+  async function messagesRoute(req: IncomingMessage, res: ServerResponse, method: string) {
+    try {
+      const caller = callerOf(req, true, true);
+      if (method !== "POST")
+        throw anthropicError(405, `${method} is not allowed on /v1/messages; use POST.`);
+      if (opts.upstream)
+        throw anthropicError(
+          404,
+          "This emulator forwards chat completions to its upstream; /v1/messages is served only from its own policy (start it without an upstream).",
+          "not_found_error",
+        );
+      const raw = await readJson(req, "chat");
+      const model = (raw as { model?: unknown } | null)?.model;
+      const params = typeof model === "string" ? resolveModelParams(model, caller) : undefined;
+      return await serveMessages(req, res, raw, params, opts.drift);
+    } catch (error) {
+      throw asAnthropicError(error);
+    }
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = requestUrl(req);
     const method = req.method ?? "GET";
@@ -229,6 +254,7 @@ export function buildServer(opts: ServerOptions): RunningServer {
       return send(200, systemCheck());
     }
     const isChat = rest.join("/") === "chat/completions";
+    if (rest.join("/") === "messages") return messagesRoute(req, res, method);
     const caller = callerOf(req, isChat);
 
     if (method === "POST" && isChat) {

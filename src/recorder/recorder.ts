@@ -213,8 +213,9 @@ export class Recorder {
   }
 
   /**
-   * Makes `client.chat.completions.create` record inside rollouts; returns the
-   * same client. With `{ policy: true }` every completion of this client is
+   * Makes `client.chat.completions.create` record inside rollouts (and
+   * `responses.create`; or, given an `@anthropic-ai/sdk` client, its
+   * `messages.create`, `messages.stream()` included); returns the same client. With `{ policy: true }` every completion of this client is
    * the policy's, whatever model name the server answers with.
    */
   wrap<T extends object>(client: T, options: Recorder.WrapOptions = {}): T {

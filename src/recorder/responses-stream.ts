@@ -66,7 +66,17 @@ export class ResponsesStreamAccumulator {
 /** An SDK event stream (the part the recorder reads). */
 export type EventStream = { iterator: () => AsyncIterator<Item> };
 
-/** Watches a Responses event stream as the caller reads it; `done` runs once when it ends. */
+/** What a watched event stream feeds its events to. */
+export interface EventAccumulator {
+  add(event: Item): void;
+  /** Whether the stream's last event came. */
+  finished(): boolean;
+}
+
+/**
+ * Watches an SDK event stream as the caller reads it (a Responses stream into
+ * a ResponsesStreamAccumulator, unless `acc` is given); `done` runs once when it ends.
+ */
 export function teeEvents(
   stream: EventStream,
   done: (
@@ -75,9 +85,18 @@ export function teeEvents(
     error?: unknown,
     cut?: boolean,
   ) => void,
+): void;
+export function teeEvents<A extends EventAccumulator>(
+  stream: EventStream,
+  done: (acc: A, status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => void,
+  acc: A,
+): void;
+export function teeEvents<A extends EventAccumulator>(
+  stream: EventStream,
+  done: (acc: A, status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => void,
+  acc: A = new ResponsesStreamAccumulator() as EventAccumulator as A,
 ): void {
   const inner = stream.iterator.bind(stream);
-  const acc = new ResponsesStreamAccumulator();
   let ended = false;
   const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
     if (ended) return;

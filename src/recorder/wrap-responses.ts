@@ -303,7 +303,7 @@ function recordingResponses(
  * side `.then()` would read the body before `parse()` reads it again): the
  * caller keeps the SDK's APIPromise and every helper chained on it.
  */
-function observe(
+export function observe(
   promise: APIPromiseLike,
   onResult: (result: unknown) => unknown,
   failed: (error: unknown) => never,

@@ -23,6 +23,7 @@ import {
   startChatSpan,
   tracingEnabled,
 } from "./spans.js";
+import { isAnthropicClient, wrapMessages } from "./wrap-messages.js";
 import { wrapResponses } from "./wrap-responses.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
@@ -431,11 +432,23 @@ export interface WrapOptions {
 
 /**
  * Wraps `client.chat.completions` (and `client.responses`, where the SDK has
- * it) so `create` records inside a rollout. Returns
- * the same client type; wrapping twice is a no-op.
+ * it), or an `@anthropic-ai/sdk` client's `messages`, so `create` records
+ * inside a rollout. Returns the same client type; wrapping twice is a no-op.
  */
 export function wrapClient<T extends object>(client: T, options: WrapOptions = {}): T {
   return wrapWithSessions(client, options);
+}
+
+/** An `@anthropic-ai/sdk` client: its `messages.create` records, and so do the clients it derives. */
+function wrapAnthropic<T extends object>(
+  client: T,
+  options: WrapOptions,
+  sessionOf: SessionOf | undefined,
+): T {
+  const server = serverAddress((client as { baseURL?: unknown }).baseURL);
+  if (!wrapMessages(client, server, options.policy, sessionOf)) return client;
+  deriveLike(client, (derived) => wrapWithSessions(derived, options, sessionOf));
+  return client;
 }
 
 /** {@link wrapClient}, with where calls outside rollouts find their session (`recorder.wrap`). */
@@ -448,11 +461,12 @@ export function wrapWithSessions<T extends object>(
     chat?: { completions?: Record<string | symbol, unknown> };
   } | null;
   const completions = c?.chat?.completions;
-  if (!isObjectLike(completions) || typeof completions.create !== "function")
+  const chat = isObjectLike(completions) && typeof completions.create === "function";
+  if (!chat && !isAnthropicClient(client))
     throw new InvalidArgumentError(
       "recorder.wrap(client)",
       "client",
-      "an openai client (with chat.completions.create)",
+      "an openai client (with chat.completions.create) or an @anthropic-ai/sdk client (with messages.create)",
       client,
     );
   if (options === null || typeof options !== "object")
@@ -462,6 +476,7 @@ export function wrapWithSessions<T extends object>(
       "an object",
       options,
     );
+  if (!chat || !isObjectLike(completions)) return wrapAnthropic(client, options, sessionOf);
   if ((completions as Record<symbol, unknown>)[WRAPPED]) return client;
   const original = completions.create as AnyFn;
   const server = serverAddress((client as { baseURL?: unknown }).baseURL);

@@ -1,0 +1,282 @@
+// Recording an `@anthropic-ai/sdk` client's `messages.create` (and so the
+// SDK's `messages.stream()` and `messages.parse()`, which call it on the same
+// resource) inside a rollout, as wrap-responses.ts does for the Responses API:
+// the request and the answer in the chat shape a trajectory holds
+// (messages-convert.ts), the answer a plain assistant message, never a Choice
+// (the Messages API returns no token ids). The caller keeps the SDK's own
+// APIPromise, Stream and MessageStream.
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
+import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
+import {
+  type AnyFn,
+  type APIPromiseLike,
+  isRolloutState,
+  refusedCall,
+  type SessionOf,
+} from "./call-promise.js";
+import { currentRollout } from "./context.js";
+import {
+  anthropicFinishReason,
+  anthropicInputToMessages,
+  anthropicOutputToMessages,
+  anthropicToolChoiceToChat,
+  anthropicToolsToChat,
+} from "./messages-convert.js";
+import { MessagesStreamAccumulator } from "./messages-stream.js";
+import { setReceipt } from "./receipts.js";
+import type { ChatConversion } from "./responses-convert.js";
+import { type EventStream, teeEvents } from "./responses-stream.js";
+import { endChatSpan, type ServerAddress, startChatSpan, tracingEnabled } from "./spans.js";
+import { observe } from "./wrap-responses.js";
+
+const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
+
+type Body = Record<string, unknown>;
+type Msg = Record<string, unknown>;
+type Request = RecordedCompletion["request"];
+
+/** Names what a conversion left out: one log line per kind, a count in the trajectory's metrics. */
+function take<T>(rollout: ActiveRollout, converted: ChatConversion<T>): T {
+  const { dropped } = converted;
+  if (dropped.length) {
+    const metrics = rollout.trajectory.metrics as Record<string, number>;
+    metrics.anthropic_items_dropped = (metrics.anthropic_items_dropped ?? 0) + dropped.length;
+    for (const kind of new Set(dropped))
+      rollout.logOnce(
+        `anthropic: ${kind} has no chat form and was left out of the trajectory (counted in metrics.anthropic_items_dropped)`,
+      );
+  }
+  return converted.value;
+}
+
+/** Refuses a body the trajectory could not hold as JSON, naming the field. */
+function checkJson(body: Body): void {
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || (typeof value !== "object" && typeof value !== "bigint")) continue;
+    const problem = findJsonProblem(value);
+    if (!problem) continue;
+    const inner = problem.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+    throw new InvalidArgumentError(
+      "messages.create(body)",
+      `body.${key}${inner}`,
+      "a JSON value",
+      undefined,
+      problem.message,
+    );
+  }
+}
+
+/** The recorded request: the body's parameters, its system and messages as chat messages, its tools as chat tools. */
+function chatRequest(rollout: ActiveRollout, body: Body): Request {
+  checkJson(body);
+  const { system, messages, tools, tool_choice, ...rest } = body;
+  const sendable = messages === undefined || Array.isArray(messages);
+  if (!sendable)
+    rollout.logOnce(
+      `anthropic: body.messages is ${typeof messages}, not an array of messages: recorded without it`,
+    );
+  const chat = take(
+    rollout,
+    anthropicInputToMessages({ system, messages: sendable ? messages : undefined }),
+  );
+  if (body.thread != null)
+    rollout.logOnce(
+      "anthropic: a request's `thread` continues a conversation the server keeps: the history holds only the messages the request sent",
+    );
+  const chatTools = take(rollout, anthropicToolsToChat(tools));
+  return {
+    ...rest,
+    ...anthropicToolChoiceToChat(tool_choice),
+    messages: chat as unknown as Request["messages"],
+    ...(chatTools ? { tools: chatTools as unknown as Request["tools"] } : {}),
+  };
+}
+
+/** A Messages usage as chat usage: the prompt counts the cached input too. */
+function chatUsage(usage: unknown): NonNullable<RecordedCompletion["response"]>["usage"] {
+  if (!isObjectLike(usage)) return undefined;
+  const n = (v: unknown) => (typeof v === "number" ? v : 0);
+  const prompt =
+    n(usage.input_tokens) + n(usage.cache_read_input_tokens) + n(usage.cache_creation_input_tokens);
+  const completion = n(usage.output_tokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
+}
+
+/**
+ * The record of a message (or of what a cut stream left). When a server tool
+ * ran, the answer is several chat messages: those before the last (the server
+ * call and its result) go at the end of the recorded request, where the next
+ * request's history (which sends the whole content back) has them too.
+ */
+function messageCall(
+  rollout: ActiveRollout,
+  request: Request,
+  message: Body | undefined,
+  content: unknown,
+  ending: {
+    status: RecordedCompletion["status"];
+    error?: unknown;
+    cut?: boolean;
+    streamed: boolean;
+  },
+): RecordedCompletion {
+  const turns = take(rollout, anthropicOutputToMessages(Array.isArray(content) ? content : []));
+  const turn = turns[turns.length - 1] as Msg;
+  const lead = turns.slice(0, -1);
+  const tools = Array.isArray(turn.tool_calls) && turn.tool_calls.length > 0;
+  const hasTurn = !!(turn.content || tools || turn.reasoning_content);
+  return {
+    request: lead.length
+      ? { ...request, messages: [...request.messages, ...(lead as unknown as Request["messages"])] }
+      : request,
+    choices: hasTurn
+      ? [
+          {
+            index: 0,
+            finish_reason: anthropicFinishReason(message?.stop_reason, tools),
+            logprobs: null,
+            message: turn,
+          } as unknown as RecordedCompletion["choices"][number],
+        ]
+      : [],
+    response: {
+      id: typeof message?.id === "string" ? message.id : undefined,
+      model: typeof message?.model === "string" ? message.model : undefined,
+      usage: chatUsage(message?.usage),
+    },
+    status: ending.status,
+    error: ending.error,
+    ...(ending.cut ? { cut: true } : {}),
+    streamed: ending.streamed,
+    plain: true,
+    traced: true,
+  };
+}
+
+function recordingMessages(
+  original: AnyFn,
+  target: object,
+  server: ServerAddress | undefined,
+  policy: boolean | undefined,
+  sessionOf: SessionOf | undefined,
+): AnyFn {
+  return function create(this: unknown, ...args: unknown[]) {
+    const rollout = currentRollout() ?? (sessionOf ? sessionOf(args[1]) : undefined);
+    const body = args[0] as Body | undefined;
+    if (!rollout || !isObjectLike(body)) return original.apply(this ?? target, args);
+    const state = isRolloutState(rollout) ? rollout : undefined;
+    let request: Request;
+    try {
+      request = chatRequest(rollout, body);
+    } catch (error) {
+      return refusedCall(original, this ?? target, args, error);
+    }
+    const streamed = body.stream === true;
+    const content = rollout.options.recordContent === true;
+    const span = (state ? state.traced : tracingEnabled())
+      ? startChatSpan(request, content, server)
+      : undefined;
+    const slot = state ? state.startCall(request) : -1;
+    const number = state ? state.calls : 0;
+    let recorded = false;
+    const record = (call: RecordedCompletion) => {
+      if (recorded) return;
+      recorded = true;
+      state?.endCall(slot);
+      if (policy) call.policy = true;
+      rollout.recordCompletion(call);
+      endChatSpan(span, call, content);
+    };
+    const fail = (error: unknown) =>
+      record({ request, choices: [], status: "error", error, streamed, plain: true, traced: true });
+    // Recording never changes what the caller gets: an answer it cannot read is a failed record.
+    const recordOf = (make: () => RecordedCompletion) => {
+      try {
+        record(make());
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const onResult = (result: unknown) => {
+      const id = state && (state.trajectory as { id?: string }).id;
+      if (id && isObjectLike(result)) setReceipt(result, { trajectory_id: id, call: number });
+      if (streamed && typeof (result as Partial<EventStream>)?.iterator === "function")
+        teeEvents(
+          result as EventStream,
+          (acc, status, error, cut) =>
+            recordOf(() =>
+              messageCall(rollout, request, acc.message, acc.content(), {
+                status,
+                error,
+                cut,
+                streamed: true,
+              }),
+            ),
+          new MessagesStreamAccumulator(),
+        );
+      else if (isObjectLike(result) && !streamed && Array.isArray(result.content))
+        recordOf(() =>
+          messageCall(rollout, request, result, result.content, { status: "complete", streamed }),
+        );
+      else
+        fail(
+          new Error(
+            `the server's answer is not a Messages ${streamed ? "event stream" : "message"}; the caller got it as the SDK read it`,
+          ),
+        );
+      return result;
+    };
+    const failed = (error: unknown) => {
+      fail(error);
+      throw error;
+    };
+    let promise: APIPromiseLike;
+    try {
+      promise = original.apply(this ?? target, args) as APIPromiseLike;
+    } catch (error) {
+      fail(error);
+      throw error;
+    }
+    observe(promise, onResult, failed, fail);
+    return promise;
+  };
+}
+
+/** Whether `client` looks like an `@anthropic-ai/sdk` client (a `messages.create`, no chat completions). */
+export function isAnthropicClient(client: unknown): boolean {
+  const messages = (client as { messages?: unknown } | null)?.messages;
+  return isObjectLike(messages) && typeof messages.create === "function";
+}
+
+/**
+ * Wraps `client.messages.create` (and `client.beta.messages.create`, when the
+ * client has it) so they record inside a rollout. Wrapping twice is a no-op:
+ * false when the client was wrapped already.
+ */
+export function wrapMessages(
+  client: object,
+  server: ServerAddress | undefined,
+  policy: boolean | undefined,
+  sessionOf: SessionOf | undefined,
+): boolean {
+  let wrapped = false;
+  const beta = (client as { beta?: { messages?: unknown } }).beta;
+  for (const messages of [(client as { messages?: unknown }).messages, beta?.messages]) {
+    if (!isObjectLike(messages) || typeof messages.create !== "function") continue;
+    if ((messages as Record<symbol, unknown>)[WRAPPED]) continue;
+    const create = recordingMessages(messages.create as AnyFn, messages, server, policy, sessionOf);
+    Object.defineProperty(messages, "create", {
+      value: create,
+      configurable: true,
+      writable: true,
+    });
+    Object.defineProperty(messages, WRAPPED, { value: true });
+    wrapped = true;
+  }
+  return wrapped;
+}
