@@ -129,7 +129,9 @@ function messageCall(
   const turn = turns[turns.length - 1] as Msg;
   const lead = turns.slice(0, -1);
   const tools = Array.isArray(turn.tool_calls) && turn.tool_calls.length > 0;
-  const hasTurn = !!(turn.content || tools || turn.reasoning_content);
+  // A finished answer is a turn even when empty (the model said nothing); a cut one needs content.
+  const hasTurn =
+    !!(turn.content || tools || turn.reasoning_content) || ending.status === "complete";
   return {
     request: lead.length
       ? { ...request, messages: [...request.messages, ...(lead as unknown as Request["messages"])] }
