@@ -128,14 +128,16 @@ function contextExceeded(tokens: number, exact: boolean) {
   );
 }
 
-/** Answers a chat completion request from `params` (the resolved checkpoint's). */
-export async function serveChat(
-  req: IncomingMessage,
-  res: ServerResponse,
+/**
+ * Samples a chat request's answers from `params`: its prompt's token ids and
+ * one generation per choice. Throws the 400 a server answers to a request the
+ * policy cannot honour (a bad tool_choice, a prompt that fills the context).
+ */
+export function sampleChat(
   body: Body,
   params: Params | undefined,
   drift: DriftOptions = {},
-): Promise<void> {
+): { prompt: number[]; gens: Generation[] } {
   checkRequest(body);
   const p = usableParams(params);
   const n = body.n ?? 1;
@@ -148,6 +150,18 @@ export async function serveChat(
   const prompt = renderPrompt(body.messages as never, body.tools ?? undefined, drift);
   if (prompt.length >= CONTEXT_TOKENS) throw contextExceeded(prompt.length, true);
   const gens = Array.from({ length: n }, (_, i) => generate(p, genOptions(body, i, prompt)));
+  return { prompt, gens };
+}
+
+/** Answers a chat completion request from `params` (the resolved checkpoint's). */
+export async function serveChat(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Body,
+  params: Params | undefined,
+  drift: DriftOptions = {},
+): Promise<void> {
+  const { prompt, gens } = sampleChat(body, params, drift);
   const asIds = body.return_tokens_as_token_ids === true;
   const wantIds = body.return_token_ids === true;
   const completionTokens = gens.reduce((a, g) => a + g.tokens.length, 0);

@@ -48,7 +48,7 @@ export interface EmulatorOptions {
   apiKeysFile?: string;
   /** Directory where state survives restarts; in memory when omitted. */
   dataDir?: string;
-  /** Base URL of an OpenAI-compatible server (ending in `/v1`) to forward chat completions to. */
+  /** Base URL of an OpenAI-compatible server (ending in `/v1`) to forward chat completions (and Responses requests) to. */
   upstream?: string;
   /**
    * Largest request body read, in bytes; a larger one answers 413 without

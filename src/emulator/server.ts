@@ -20,11 +20,12 @@ import { finishReasonProblems } from "./finish-reasons.js";
 import { type BodyShape, checkChatBounds, readJsonBody } from "./limits.js";
 import { anthropicError, asAnthropicError, serveMessages } from "./messages.js";
 import type { Params } from "./model.js";
+import { ResponseMemory, serveResponses } from "./responses.js";
 import { refreshStepMetrics, rewardMetrics } from "./step-metrics.js";
 import type { Store, StoredJob, StoredModel } from "./store.js";
 import type { DriftOptions } from "./template.js";
 import { runJob, type TrainingDataAccess } from "./training.js";
-import { forwardChat } from "./upstream.js";
+import { forwardChat, forwardResponses } from "./upstream.js";
 import { WandbArtifactApi } from "./wandb/index.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -58,6 +59,8 @@ export function buildServer(opts: ServerOptions): RunningServer {
   const { store } = opts;
   let stopped = false;
   const running = new Set<Promise<void>>();
+  // Recent responses, for a later request's previous_response_id.
+  const responses = new ResponseMemory();
 
   // W&B's artifact API on the same port, so SFT data uploaded as an artifact resolves here.
   const wandb = new WandbArtifactApi({
@@ -255,7 +258,15 @@ export function buildServer(opts: ServerOptions): RunningServer {
     }
     const isChat = rest.join("/") === "chat/completions";
     if (rest.join("/") === "messages") return messagesRoute(req, res, method);
-    const caller = callerOf(req, isChat);
+    const isResponses = rest.join("/") === "responses";
+    const caller = callerOf(req, isChat || isResponses);
+
+    if (method === "POST" && isResponses) {
+      const raw = await readJson(req, "chat");
+      if (opts.upstream) return forwardResponses(opts.upstream, raw, req, res);
+      const params = (model: string) => resolveModelParams(model, caller);
+      return serveResponses(req, res, raw, params, responses, opts.drift);
+    }
 
     if (method === "POST" && isChat) {
       const raw = await readJson(req, "chat");

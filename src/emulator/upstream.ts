@@ -30,9 +30,27 @@ export async function forwardChat(
 ): Promise<void> {
   const payload = body && typeof body === "object" ? { ...(body as Record<string, unknown>) } : {};
   if (payload.logprobs == null) payload.logprobs = true;
+  return forward(`${upstream.replace(/\/+$/, "")}/chat/completions`, payload, req, res);
+}
+
+/** A Responses request forwarded as it came: the API has no logprobs to ask for. */
+export async function forwardResponses(
+  upstream: string,
+  body: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  return forward(`${upstream.replace(/\/+$/, "")}/responses`, body ?? {}, req, res);
+}
+
+async function forward(
+  target: string,
+  payload: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const controller = new AbortController();
   res.on("close", () => controller.abort());
-  const target = `${upstream.replace(/\/+$/, "")}/chat/completions`;
   const headers: Record<string, string> = { "content-type": "application/json" };
   const upstreamKey = process.env.EMULATOR_UPSTREAM_API_KEY;
   if (upstreamKey) headers.authorization = `Bearer ${upstreamKey}`;
