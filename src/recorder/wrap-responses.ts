@@ -140,6 +140,7 @@ function responseCall(
   },
 ): RecordedCompletion {
   const message = take(rollout, responsesOutputToMessage(Array.isArray(output) ? output : []));
+  notePolicyTurn(rollout, response?.model ?? request.model);
   if (hasLogprobs(output))
     rollout.logOnce(
       "responses: output_text logprobs are not kept: they are token strings for the message text only (no token ids, nothing for function calls or reasoning), so the turn is a plain message",
@@ -147,7 +148,11 @@ function responseCall(
   const tools = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
   const finish = tools ? "tool_calls" : response?.status === "incomplete" ? "length" : "stop";
   const failed = response?.status === "failed";
-  const hasTurn = !!(message.content || tools || message.refusal || message.reasoning_content);
+  // An answer of empty text is still the model's turn (an agent loop's last
+  // word may be nothing): recorded, so the history ends as the model ended it.
+  const hasTurn =
+    !!(message.content || tools || message.refusal || message.reasoning_content) ||
+    hasAssistantMessage(output);
   return {
     request,
     choices: hasTurn
@@ -174,6 +179,31 @@ function responseCall(
     plain: true,
     traced: true,
   };
+}
+
+/**
+ * Says once when the trainable model itself answered through the Responses
+ * API: its turns are messages, so RL has nothing to train on. Only when the
+ * recorder names a policy (`model.openai({ recorder })` does): without one,
+ * every model counts as the policy, and a teacher's trace is what the caller wants.
+ */
+function notePolicyTurn(rollout: ActiveRollout, model: unknown): void {
+  if (typeof model !== "string" || model === "") return;
+  // An unnamed model is the policy only while no policy is named.
+  const policyNamed = !rollout.isPolicy(undefined);
+  if (!policyNamed || !rollout.isPolicy(model)) return;
+  rollout.logOnce(
+    `responses: model "${model}" is the policy being trained, but its Responses API turns are recorded as plain messages (the API returns no token ids): train on them with trainSft, or call it through chat completions for RL (the Agents SDK: setOpenAIAPI("chat_completions"))`,
+  );
+}
+
+function hasAssistantMessage(output: unknown): boolean {
+  return (
+    Array.isArray(output) &&
+    output.some(
+      (item) => isObjectLike(item) && item.type === "message" && item.role === "assistant",
+    )
+  );
 }
 
 function hasLogprobs(output: unknown): boolean {

@@ -165,7 +165,9 @@ export class TrainableModel {
   /**
    * An `openai` client for this model's chat completions. Requests whose
    * `model` is empty get this model's name (latest checkpoint, or the pinned
-   * `step`); with `recorder`, the client is wrapped so every call is recorded.
+   * `step`), Responses API requests too; with `recorder`, the client is
+   * wrapped so every call is recorded (Responses turns as plain messages: see
+   * docs/responses-messages.md).
    *
    * @example
    * const openai = model.openai({ recorder });

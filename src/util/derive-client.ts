@@ -27,14 +27,21 @@ export function deriveLike<T extends object>(client: T, adapt: (derived: T) => T
  * method on this instance only.
  */
 export function fillModelName(openai: OpenAI, name: string): OpenAI {
-  const completions = openai.chat.completions;
-  const create = completions.create.bind(completions) as (body: unknown, opts?: unknown) => unknown;
-  Object.defineProperty(completions, "create", {
+  fillIn(openai.chat.completions, name);
+  // The Responses API (openai 4.87 and later); `responses.stream()` and
+  // `parse()` call `create` on the same object, so they are filled too.
+  const responses = (openai as { responses?: { create?: unknown } }).responses;
+  if (responses && typeof responses.create === "function") fillIn(responses as never, name);
+  deriveLike(openai, (derived) => fillModelName(derived, name));
+  return openai;
+}
+
+function fillIn(resource: { create: (...args: never[]) => unknown }, name: string): void {
+  const create = resource.create.bind(resource) as (body: unknown, opts?: unknown) => unknown;
+  Object.defineProperty(resource, "create", {
     configurable: true,
     writable: true,
     value: (body: { model?: string }, opts?: unknown) =>
       create({ ...body, model: body?.model ? body.model : name }, opts),
   });
-  deriveLike(openai, (derived) => fillModelName(derived, name));
-  return openai;
 }

@@ -50,8 +50,9 @@ function onToolEnd(...args: unknown[]): void {
  * content and order, as the model saw them); a result no request carries
  * (a tool that ends the run) is recorded as Chat Completions would send it
  * (output items as their text, or the SDK's placeholder). It also logs on the
- * trajectory when an agent runs on a model that cannot give logprobs, such as a
- * Responses API model. Returns a function that detaches the hooks.
+ * trajectory when an agent runs on a model whose calls the recorder will not
+ * see (a custom model, or a Responses API model over an unwrapped client).
+ * Returns a function that detaches the hooks.
  *
  * A `Runner` covers every agent it runs; attach to agents when you use the
  * SDK's `run()`, whose runner is not reachable.

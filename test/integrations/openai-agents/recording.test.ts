@@ -212,23 +212,31 @@ describe("recordingRunner", () => {
     expect(t.messages_and_choices).toEqual([]);
   });
 
-  it("notes on the trajectory that a Responses API model gives no logprobs", async () => {
+  it("records a Responses API model over the recording client as plain messages", async () => {
     const openai = new OpenAI({ baseURL: emu.url, apiKey: KEY, maxRetries: 0 });
-    const runner = recordingRunner({ client: openai });
+    const runner = recordingRunner({ client: openai }); // wraps openai in place
     const agent = weatherAgent({ seed: 4 });
     agent.model = new OpenAIResponsesModel(openai as never, MODEL);
-    const t = await new Recorder().rollout(async () => {
-      // The emulator serves chat completions only, so the run fails; the note comes first.
-      await runner.run(agent, "weather red").catch(() => undefined);
-    });
-    // The wrapped client records the Responses call too (issue #49): here it
-    // failed, so the request's messages are kept and the error is logged.
-    expect(t.messages().map((m) => m.role)).toEqual(["system", "user"]);
-    // The note first, then the failed call.
-    expect(t.logs).toHaveLength(2);
-    expect(t.logs[1]).toMatch(/^completion error: 404/);
-    expect(t.logs[0]).toMatch(/^logprobs missing: agent "forecaster" uses the Responses API/);
-    expect(t.logs[0]).toContain("Chat Completions");
+    const t = await new Recorder().rollout(() => runner.run(agent, "weather red"));
+    const roles = t.messages().map((m) => m.role);
+    expect(roles.slice(0, 4)).toEqual(["system", "user", "assistant", "tool"]);
+    expect(roles.at(-1)).toBe("assistant");
+    // Messages, not Choices: the Responses API returns no token ids.
+    expect(t.messages_and_choices.every((m) => "role" in m)).toBe(true);
+    expect(t.logs).toEqual([]);
+  });
+
+  it("says when an agent's Responses API model calls a client the recorder did not wrap", async () => {
+    const { client } = capturingClient(emu);
+    const runner = recordingRunner({ client });
+    const agent = weatherAgent({ seed: 4 });
+    const unwrapped = new OpenAI({ baseURL: emu.url, apiKey: KEY, maxRetries: 0 });
+    agent.model = new OpenAIResponsesModel(unwrapped as never, MODEL);
+    const t = await new Recorder().rollout(() => runner.run(agent, "weather red"));
+    expect(t.messages_and_choices).toEqual([]);
+    // The note first (the tool results that follow have no recorded call to go with).
+    expect(t.logs[0]).toMatch(/^calls not recorded: agent "forecaster" uses the Responses API/);
+    expect(t.logs[0]).toContain("recorder.wrap(client)");
   });
 
   it("records tool results from an agent's hooks until they are detached", async () => {
