@@ -21,7 +21,7 @@ const TURNS = 4;
 const STREAMS = 400;
 const KEPT = 2000;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
-// BENCH_ONLY=percall, logprobs, lineage, shipping, distributed, report, cli or proxy runs those rows alone.
+// BENCH_ONLY=percall, responses, logprobs, lineage, shipping, distributed, report, cli or proxy runs those rows alone.
 const ONLY = process.env.BENCH_ONLY;
 
 const json = JSON.stringify({
@@ -304,6 +304,10 @@ async function perCallBench(): Promise<void> {
 
 if (ONLY === undefined || ONLY === "percall") await perCallBench();
 server.close();
+if (ONLY === undefined || ONLY === "responses")
+  console.table(
+    await (await import("./responses.js")).benchResponses({ warmup: WARMUP, calls: CALLS }),
+  );
 if (ONLY === undefined || ONLY === "logprobs") {
   console.table(await (await import("./logprobs.js")).benchLogprobs());
   console.log(`Node ${process.version}`);
