@@ -8,6 +8,7 @@
 import { responsesInputToMessages, responsesToolsToChat } from "../recorder/index.js";
 import type { ChatCompletionCreateParams } from "../wire/index.js";
 import { chatError } from "./errors.js";
+import { MAX_TOKENS } from "./limits.js";
 
 type Obj = Record<string, unknown>;
 type Msg = Record<string, unknown>;
@@ -60,8 +61,8 @@ export function readResponsesRequest(raw: unknown): ResponsesRequest {
     if (v != null && (typeof v !== "number" || !Number.isFinite(v))) bad(field, "a number", v);
   }
   const max = raw.max_output_tokens;
-  if (typeof max === "number" && (!Number.isInteger(max) || max < 1))
-    bad("max_output_tokens", "an integer of 1 or more", max);
+  if (typeof max === "number" && (!Number.isInteger(max) || max < 1 || max > MAX_TOKENS))
+    bad("max_output_tokens", `an integer from 1 to ${MAX_TOKENS}`, max);
   checkTools(raw.tools);
   return {
     body: raw,

@@ -199,6 +199,8 @@ describe("POST /v1/responses", () => {
     expect(named.message).toContain("absent");
     const builtIn = await refused({ model: MODEL, input: "hi", tools: [{ type: "web_search" }] });
     expect(builtIn.param).toBe("tools[0].type");
+    const tooLong = await refused({ model: MODEL, input: "hi", max_output_tokens: 10 ** 6 });
+    expect(tooLong.param).toBe("max_output_tokens");
     const badInput = await refused({ model: MODEL, input: 3 });
     expect(badInput.param).toBe("input");
     const required = await refused({ model: MODEL, input: "hi", tool_choice: "required" });
@@ -210,6 +212,25 @@ describe("POST /v1/responses", () => {
     const keyless = new OpenAI({ baseURL: emu.url, apiKey: "wrong", maxRetries: 0 });
     const denied = await keyless.responses.create({ model: MODEL, input: "hi" }).catch((e) => e);
     expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+
+  it("ends an answer at max_output_tokens as incomplete, as the API does", async () => {
+    const statuses = new Set<string>();
+    for (let seed = 0; seed < 20; seed++) {
+      const r = await openai.responses.create({
+        model: MODEL,
+        input: "say red",
+        max_output_tokens: 1,
+        seed,
+      } as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+      statuses.add(String(r.status));
+      if (r.status === "incomplete") {
+        expect(r.incomplete_details).toEqual({ reason: "max_output_tokens" });
+        expect(r.output_text.split(" ")).toHaveLength(1);
+      }
+      expect(r.usage?.output_tokens).toBe(1);
+    }
+    expect(statuses.has("incomplete")).toBe(true);
   });
 
   it("keeps no response made with store: false", async () => {
