@@ -7,8 +7,9 @@
 //   npx tsx examples/production/loop.ts [--rounds 6] [--users 24] [--every 16]
 //     [--flaky 0.1] [--seed 1] [--store DIR]
 import { parseArgs } from "node:util";
-import { type ChatAnswer, mulberry32, startChatService } from "./service.js";
+import { mulberry32, startChatService } from "./service.js";
 import { startTrainer } from "./trainer.js";
+import { converse, rate } from "./users.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,17 +35,6 @@ const users = whole("users");
 const seed = whole("seed");
 const random = mulberry32(seed);
 
-// What each user asks, and the word an answer must say to please them. The
-// emulator's model speaks 24 words; these are among them.
-const QUESTIONS: [string, string][] = [
-  ["What colour is a banana?", "yellow"],
-  ["What colour is a cherry?", "red"],
-  ["Which animal barks?", "dog"],
-  ["How many wings does a bird have?", "two"],
-  ["Which pet lives in a bowl of water?", "fish"],
-  ["Is a grape a fruit?", "yes"],
-];
-
 const service = await startChatService({ storeDir: values.store, flakyRate, seed });
 const trainer = await startTrainer({ service, every: whole("every") });
 const satisfaction: number[] = [];
@@ -52,7 +42,7 @@ try {
   for (let r = 1; r <= rounds; r++) {
     const step = await trainer.model.getStep();
     const results = await Promise.all(
-      Array.from({ length: users }, (_, i) => converse(`r${r}-user-${i + 1}`)),
+      Array.from({ length: users }, (_, i) => user(`r${r}-user-${i + 1}`)),
     );
     const pleased = results.filter(Boolean).length;
     satisfaction.push(pleased / users);
@@ -78,24 +68,9 @@ try {
   await service.close();
 }
 
-/** One conversation: a question, the answer, a thumb (most users rate). */
-async function converse(session: string): Promise<boolean> {
-  const [question, wanted] = QUESTIONS[Math.floor(random() * QUESTIONS.length)] as [string, string];
-  const rates = random() < 0.9;
-  const answer = (await post(`${service.url}/chat`, { session, message: question })) as ChatAnswer;
-  const pleased = answer.answer.toLowerCase().split(/\s+/).includes(wanted);
-  if (rates) await post(answer.feedback_url, { reward: pleased ? 1 : 0 });
-  await post(`${service.url}/end`, { session });
-  return pleased;
-}
-
-async function post(url: string, body: unknown): Promise<unknown> {
-  const r = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (!r.ok)
-    throw new Error(`POST ${new URL(url).pathname} answered ${r.status}: ${await r.text()}`);
-  return r.json();
+/** One user: a question, the answer, and (most users) a thumb. */
+async function user(session: string): Promise<boolean> {
+  const c = await converse(service, session, random);
+  if (random() < 0.9) await rate(c);
+  return c.pleased;
 }

@@ -32,6 +32,8 @@ export interface ChatServiceOptions {
   flakyRate?: number;
   /** Seeds the flaky upstream. Default 1. */
   seed?: number;
+  /** Where the emulator keeps its state (its jobs, what they were sent). Default: in memory. */
+  emulatorDataDir?: string;
 }
 
 /** A running chat service. */
@@ -79,7 +81,11 @@ export async function startChatService(options: ChatServiceOptions = {}): Promis
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const emulator = await startEmulator({ port: 0, apiKeys: [emulatorKey] });
+  const emulator = await startEmulator({
+    port: 0,
+    apiKeys: [emulatorKey],
+    ...(options.emulatorDataDir ? { dataDir: options.emulatorDataDir } : {}),
+  });
   const flaky = await startFlakyUpstream(
     emulator.url,
     options.flakyRate ?? 0,

@@ -2,8 +2,7 @@
 // store holds, it turns what users rated into a better checkpoint and the
 // chat service switches to it.
 //
-// - SFT from the best: the sessions rated thumbs up since the last round
-//   become SFT rows (`sftRowsFromStore`) and train through `trainSft`.
+// - SFT from the best: every session rated thumbs up so far becomes SFT rows (`sftRowsFromStore`) and train through `trainSft`.
 // - Replayed groups: the states users rated (thumbs down first) are sampled
 //   again N times from the new checkpoint (`replayGroups`), each answer scored
 //   against what users liked and disliked for the same question, and the
@@ -11,14 +10,10 @@
 // - Sessions the infrastructure failed (a 503 the client retried) are counted
 //   and their ratings are not taken as the policy's: they are left out of the
 //   references and of SFT.
-
-import { TrainableModel, TrainingClient, type Trajectory } from "trajectory-recorder";
-import { type ReplayReward, replayGroups } from "trajectory-recorder/replay";
-import {
-  type StoredTrajectory,
-  sftRowsFromStore,
-  type TrajectoryStore,
-} from "trajectory-recorder/store";
+import { TrainableModel, TrainingClient } from "trajectory-recorder";
+import { replayGroups } from "trajectory-recorder/replay";
+import { sftRowsFromStore, type TrajectoryStore } from "trajectory-recorder/store";
+import { isInfraFailure, referencesOf, scoreAgainst } from "./references.js";
 import type { ChatService } from "./service.js";
 
 /** What {@link startTrainer} takes. */
@@ -96,11 +91,13 @@ export async function startTrainer(options: TrainerOptions): Promise<Trainer> {
     const best = sftRowsFromStore(store, { minReward: 1, eligible: true });
     const rows = best.rows.filter((_, i) => !failed.has(best.ids[i] ?? ""));
     if (rows.length > 0) await model.trainSft(rows, { learningRate: 5e-5 });
+    // Each replayed answer is scored against what users liked and disliked.
+    const references = referencesOf(store);
     const replay = await replayGroups({
       store,
       model,
       n: options.n ?? 8,
-      reward: referenceReward(store),
+      reward: (t) => scoreAgainst(references, t),
       select: { limit: options.replayLimit ?? 12, since },
       requestOptions: { max_tokens: 24, temperature: 1 },
       logger,
@@ -153,54 +150,4 @@ function infraFailed(store: TrajectoryStore): Set<string> {
   return out;
 }
 
-const isInfraFailure = (stored: StoredTrajectory) => {
-  const mark = stored.trajectory.metadata?.infra_failure;
-  return mark !== undefined && mark !== false;
-};
-
-/**
- * Scores a replayed answer against what users said about answers to the same
- * question: 1 when it holds a word of a liked answer that no disliked answer
- * held, else 0. A stand-in for the judge or reward model a real service has;
- * it knows only the store's feedback.
- */
-export function referenceReward(store: TrajectoryStore): ReplayReward {
-  const liked = new Map<string, Set<string>>();
-  const disliked = new Map<string, Set<string>>();
-  for (const s of store.list()) {
-    if (s.reward === null) continue;
-    const stored = store.get(s.id);
-    if (!stored || isInfraFailure(stored)) continue;
-    const { question, answer } = lastExchange(stored.trajectory.messages_and_choices);
-    if (question === undefined || answer === undefined) continue;
-    const into = s.reward >= 1 ? liked : disliked;
-    const words = into.get(question) ?? new Set<string>();
-    for (const w of wordsOf(answer)) words.add(w);
-    into.set(question, words);
-  }
-  return (t: Trajectory) => {
-    const { question, answer } = lastExchange(t.messages());
-    if (question === undefined || answer === undefined) return 0;
-    const good = liked.get(question);
-    const bad = disliked.get(question) ?? new Set<string>();
-    return wordsOf(answer).some((w) => good?.has(w) && !bad.has(w)) ? 1 : 0;
-  };
-}
-
-/** The last user message's text and the assistant's answer after it. */
-function lastExchange(items: readonly unknown[]): { question?: string; answer?: string } {
-  let question: string | undefined;
-  let answer: string | undefined;
-  for (const item of items) {
-    const m = (item as { message?: unknown }).message ?? item;
-    const { role, content } = m as { role?: string; content?: unknown };
-    if (role === "user" && typeof content === "string") {
-      question = content;
-      answer = undefined;
-    } else if (role === "assistant" && typeof content === "string") answer = content;
-  }
-  return { question, answer };
-}
-
-const wordsOf = (text: string) => text.toLowerCase().match(/[a-z]+/g) ?? [];
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
