@@ -5,7 +5,7 @@
 // through the `trajectory-recorder` commands. Prints each figure, then all of
 // them as one JSON line.
 //
-//   npx tsx examples/production/figures.ts [--users 96] [--flaky 0.15] [--steps 5] [--seed 1]
+//   npx tsx examples/production/figures.ts [--users 144] [--flaky 0.15] [--steps 5] [--seed 1]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,17 +13,21 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
-import { type GroupInput, TrainableModel, TrainingClient } from "trajectory-recorder";
+import { TrainableModel, TrainingClient } from "trajectory-recorder";
 import { startEmulator } from "trajectory-recorder/emulator";
 import { replayGroups } from "trajectory-recorder/replay";
-import { sftRowsFromStore, type TrajectoryStore } from "trajectory-recorder/store";
+import {
+  sftRowsFromStore,
+  type TrajectoryStore,
+  type TrajectoryWire,
+} from "trajectory-recorder/store";
 import { isInfraFailure, lastExchange, referencesOf, scoreAgainst } from "./references.js";
 import { type ChatService, mulberry32, startChatService } from "./service.js";
 import { type Conversation, converse, pleases, QUESTIONS, rate } from "./users.js";
 
 const { values } = parseArgs({
   options: {
-    users: { type: "string", default: "96" },
+    users: { type: "string", default: "144" },
     flaky: { type: "string", default: "0.15" },
     steps: { type: "string", default: "5" },
     seed: { type: "string", default: "1" },
@@ -108,7 +112,7 @@ async function library(service: ChatService, model: TrainableModel): Promise<voi
     }),
   );
   const rows = selection.rows.filter((_, i) => !failed.has(selection.ids[i] ?? ""));
-  const sft = await model.trainSft(rows, { learningRate: 5e-5 });
+  const sft = await model.trainSft(rows, { learningRate: 5e-5, batchSize: 1 });
   const after = await matchRate(emu, model.inferenceName(sft.step));
   figures.sft = {
     rows: rows.length,
@@ -118,11 +122,13 @@ async function library(service: ChatService, model: TrainableModel): Promise<voi
     step: sft.step,
     best_match_before: before.best,
     best_match_after: after.best,
+    best_first_word_before: before.bestFirstWord,
+    best_first_word_after: after.bestFirstWord,
     pleased_before: before.pleased,
     pleased_after: after.pleased,
   };
   say(
-    `SFT from the best: ${rows.length} rows (${failed.size} infra-failed session(s) left out), job completed at step ${sft.step}; answers matching a best-rated one ${pct(before.best)} -> ${pct(after.best)}, pleasing their asker ${pct(before.pleased)} -> ${pct(after.pleased)}`,
+    `SFT from the best: ${rows.length} rows (${failed.size} infra-failed session(s) left out), job completed at step ${sft.step}; answers equal to a best-rated one ${pct(before.best)} -> ${pct(after.best)}, starting as one does ${pct(before.bestFirstWord)} -> ${pct(after.bestFirstWord)}, pleasing their asker ${pct(before.pleased)} -> ${pct(after.pleased)}`,
   );
 
   // The production sessions themselves, grouped by question, as RL groups:
@@ -147,7 +153,6 @@ async function library(service: ChatService, model: TrainableModel): Promise<voi
   const fresh = await register(emu, "replayed");
   const references = referencesOf(store);
   let ids: string[] | undefined;
-  let first: GroupInput[] = [];
   const series: number[] = [];
   for (let s = 0; s <= steps; s++) {
     const replay = await replayGroups({
@@ -156,11 +161,10 @@ async function library(service: ChatService, model: TrainableModel): Promise<voi
       n: N,
       reward: (t) => scoreAgainst(references, t),
       select: ids ? { ids } : { limit: REPLAYED, seed },
-      requestOptions: { max_tokens: 24, temperature: 1 },
+      requestOptions: { max_tokens: 24, temperature: 1, seed },
       logger,
     });
     ids ??= replay.states.map((r) => r.state.trajectoryId);
-    if (s === 0) first = replay.groups;
     series.push(mean(replay.states.flatMap((r) => r.rewards)));
     if (s < steps && replay.groups.length > 0)
       await fresh.train(replay.groups, { learningRate: 2e-5 }, { logger });
@@ -170,20 +174,36 @@ async function library(service: ChatService, model: TrainableModel): Promise<voi
     `replayed groups: ${ids?.length} states x ${N} answers; their mean reward at each step: ${round(series).join(" -> ")}`,
   );
 
-  // The groups replayed at step 0, offered for training only now: dropped.
-  const at = await fresh.getStep();
-  const stale = await fresh.train(first, { learningRate: 2e-5 }, { logger });
+  // The production model trains on (replayed groups each round, as the
+  // loop's trainer does) until its step is more than 4 past the step that
+  // served the sessions; then the sessions arrive as groups again: stale.
+  for (let round = 1; (await model.getStep()) <= 4; round++) {
+    const replay = await replayGroups({
+      store,
+      model,
+      n: N,
+      reward: (t) => scoreAgainst(references, t),
+      select: { limit: REPLAYED, seed: seed + round },
+      requestOptions: { max_tokens: 24, temperature: 1, seed },
+      logger,
+    });
+    if (replay.groups.length > 0)
+      await model.train(replay.groups, { learningRate: 2e-5 }, { logger });
+    else await model.trainSft(rows, { learningRate: 5e-5, batchSize: 1 });
+  }
+  const at = await model.getStep();
+  const stale = await model.train(sessions, { learningRate: 2e-5 }, { logger });
   figures.stale = {
     step: at,
     sampled_at: 0,
     stale_groups: stale.staleGroups ?? 0,
-    of: first.length,
+    of: sessions.length,
     skipped: stale.skipped ?? null,
     metric: stale.metrics["data/step_num_groups_stale"] ?? null,
     logged: log.some((m) => m.includes("too far off-policy")),
   };
   say(
-    `stale: at step ${at}, the ${first.length} groups replayed at step 0 are dropped (staleGroups ${stale.staleGroups ?? 0}, ${stale.skipped ?? "a job still ran"}), with a log line`,
+    `stale: at step ${at}, the ${sessions.length} session groups served at step 0 are dropped (staleGroups ${stale.staleGroups ?? 0}, ${stale.skipped ?? "a job still ran"}, data/step_num_groups_stale ${figures.stale && stale.metrics["data/step_num_groups_stale"]}), with a log line`,
   );
 }
 
@@ -225,7 +245,9 @@ async function throughTheCli(): Promise<void> {
       { url: emu.url, apiKey: key },
       "wandb-artifact:///local/chat/cli",
     );
-    const sft = JSON.parse(await cli([...sftArgs, ...target, "--learning-rate", "5e-5"]));
+    const sft = JSON.parse(
+      await cli([...sftArgs, ...target, "--learning-rate", "5e-5", "--batch-size", "1"]),
+    );
     const after = await matchRate(
       { url: emu.url, apiKey: key },
       "wandb-artifact:///local/chat/cli",
@@ -269,10 +291,14 @@ async function throughTheCli(): Promise<void> {
       sft_step: sft.step ?? null,
       best_match_before: before.best,
       best_match_after: after.best,
+      best_first_word_before: before.bestFirstWord,
+      best_first_word_after: after.bestFirstWord,
+      pleased_before: before.pleased,
+      pleased_after: after.pleased,
       replay_mean_reward_per_step: round(series),
     };
     say(
-      `CLI: sft --from-store: ${dry.counts?.rows} rows, job completed at step ${sft.step}; answers matching a best-rated one ${pct(before.best)} -> ${pct(after.best)}; replay --train, mean reward of the replayed states at each step: ${round(series).join(" -> ")}`,
+      `CLI: sft --from-store: ${dry.counts?.rows} rows, job completed at step ${sft.step}; answers equal to a best-rated one ${pct(before.best)} -> ${pct(after.best)}, starting as one does ${pct(before.bestFirstWord)} -> ${pct(after.bestFirstWord)}, pleasing ${pct(before.pleased)} -> ${pct(after.pleased)}; replay --train, mean reward of the replayed states at each step: ${round(series).join(" -> ")}`,
     );
   } finally {
     await emu.close();
@@ -296,9 +322,10 @@ function bestAnswers(store: TrajectoryStore): Map<string, Set<string>> {
 async function matchRate(
   emu: { url: string; apiKey: string },
   name: string,
-): Promise<{ best: number; pleased: number }> {
+): Promise<{ best: number; bestFirstWord: number; pleased: number }> {
   const openai = new OpenAI({ baseURL: emu.url, apiKey: emu.apiKey });
   let matched = 0;
+  let firstMatched = 0;
   let pleased = 0;
   let total = 0;
   for (const [question, wanted] of QUESTIONS) {
@@ -307,20 +334,23 @@ async function matchRate(
       messages: [{ role: "user", content: question }],
       max_tokens: 24,
       n: SAMPLES,
+      seed: 7,
     });
     for (const c of r.choices) {
       const text = c.message.content ?? "";
       total++;
       if (best.get(question)?.has(text)) matched++;
+      const firstWords = [...(best.get(question) ?? [])].map((a) => a.split(" ")[0]);
+      if (firstWords.includes(text.split(" ")[0])) firstMatched++;
       if (pleases(text, wanted)) pleased++;
     }
   }
-  return { best: matched / total, pleased: pleased / total };
+  return { best: matched / total, bestFirstWord: firstMatched / total, pleased: pleased / total };
 }
 
 /** The rated production sessions grouped by question, rewards from their feedback. */
-function sessionGroups(store: TrajectoryStore): GroupInput[] {
-  const byQuestion = new Map<string, object[]>();
+function sessionGroups(store: TrajectoryStore): { trajectories: TrajectoryWire[] }[] {
+  const byQuestion = new Map<string, TrajectoryWire[]>();
   for (const s of store.list()) {
     const stored = store.get(s.id);
     if (s.reward === null || !stored) continue;
@@ -330,7 +360,7 @@ function sessionGroups(store: TrajectoryStore): GroupInput[] {
     group.push({ ...stored.trajectory, reward: s.reward });
     byQuestion.set(question, group);
   }
-  return [...byQuestion.values()].map((trajectories) => ({ trajectories }) as GroupInput);
+  return [...byQuestion.values()].map((trajectories) => ({ trajectories }));
 }
 
 async function register(emu: { url: string; apiKey: string }, name: string) {

@@ -35,7 +35,7 @@ export async function startFlakyUpstream(
     const r = await fetch(`${target}${path}`, {
       method: req.method,
       headers,
-      ...(body.length > 0 ? { body } : {}),
+      ...(body.length > 0 ? { body: body.toString("utf8") } : {}),
     });
     res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "text/plain" });
     res.end(Buffer.from(await r.arrayBuffer()));

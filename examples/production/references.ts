@@ -23,7 +23,8 @@ export function referencesOf(store: TrajectoryStore): References {
     if (!stored || isInfraFailure(stored)) continue;
     const { question, answer } = lastExchange(stored.trajectory.messages_and_choices);
     if (question === undefined || answer === undefined) continue;
-    const ref = (out[question] ??= { liked: [], disliked: [] });
+    const ref = out[question] ?? { liked: [], disliked: [] };
+    out[question] = ref;
     const into = s.reward >= 1 ? ref.liked : ref.disliked;
     for (const w of wordsOf(answer)) if (!into.includes(w)) into.push(w);
   }

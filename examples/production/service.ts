@@ -120,7 +120,7 @@ export async function startChatService(options: ChatServiceOptions = {}): Promis
     const history = histories.get(session) ?? [SYSTEM];
     const messages: Message[] = [...history, { role: "user", content: message }];
     const { data, response } = await openai.chat.completions
-      .create({ model, messages, max_tokens: 24 })
+      .create({ model, messages, max_tokens: 24, seed: seedOf(session, messages.length) })
       .withResponse();
     const answer = data.choices[0]?.message.content ?? "";
     histories.set(session, [...messages, { role: "assistant", content: answer }]);
@@ -230,6 +230,13 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown> |
 function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
+}
+
+/** A sampling seed per conversation and turn, so a run of simulated users can be repeated. */
+function seedOf(session: string, turn: number): number {
+  let h = turn >>> 0;
+  for (const ch of session) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h % 2_147_483_647;
 }
 
 /** A small seeded generator, so a run can be repeated. */
