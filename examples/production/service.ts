@@ -13,6 +13,7 @@ import OpenAI from "openai";
 import { startEmulator } from "trajectory-recorder/emulator";
 import { startRecordingProxy } from "trajectory-recorder/proxy";
 import { TrajectoryStore } from "trajectory-recorder/store";
+import { startFlakyUpstream } from "./flaky.js";
 import { PAGE } from "./page.js";
 
 /** What {@link startChatService} takes. */
@@ -21,6 +22,18 @@ export interface ChatServiceOptions {
   port?: number;
   /** The store's directory. Default: a new temporary one. */
   storeDir?: string;
+  /** The model the chat calls name at first. Default `"toy"`, the emulator's untrained base. */
+  model?: string;
+  /**
+   * The fraction of the model server's chat calls answered 503, as a fleet
+   * of preempted nodes would (seeded by `seed`); the client retries them and
+   * the proxy marks their sessions as infrastructure failures. Default 0.
+   */
+  flakyRate?: number;
+  /** Seeds the flaky upstream. Default 1. */
+  seed?: number;
+  /** Where the emulator keeps its state (its jobs, what they were sent). Default: in memory. */
+  emulatorDataDir?: string;
 }
 
 /** A running chat service. */
@@ -33,6 +46,14 @@ export interface ChatService {
   controlKey: string;
   storeDir: string;
   store: TrajectoryStore;
+  /** The emulator's base URL and key: where a trainer registers and trains the model. */
+  emulator: { url: string; apiKey: string };
+  /** The model the chat calls name now. */
+  model(): string;
+  /** Switches the chat to another model (a new checkpoint): the next call names it. */
+  setModel(name: string): void;
+  /** How many chat calls the flaky upstream failed on purpose. */
+  infraFailures(): number;
   close(): Promise<void>;
 }
 
@@ -60,16 +81,26 @@ export async function startChatService(options: ChatServiceOptions = {}): Promis
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const emulator = await startEmulator({ port: 0, apiKeys: [emulatorKey] });
+  const emulator = await startEmulator({
+    port: 0,
+    apiKeys: [emulatorKey],
+    ...(options.emulatorDataDir ? { dataDir: options.emulatorDataDir } : {}),
+  });
+  const flaky = await startFlakyUpstream(
+    emulator.url,
+    options.flakyRate ?? 0,
+    mulberry32(options.seed ?? 1),
+  );
   const store = await TrajectoryStore.open({ dir: storeDir });
   const proxy = await startRecordingProxy({
-    upstream: { baseURL: emulator.url, apiKey: emulatorKey },
+    upstream: { baseURL: flaky.baseURL, apiKey: emulatorKey },
     apiKey: controlKey,
     store,
     feedback: { allowedOrigins: [url] },
     port: 0,
   });
 
+  let model = options.model ?? "toy";
   const histories = new Map<string, Message[]>();
   const control = (route: string, body: unknown) =>
     fetch(`${proxy.url}${route}`, {
@@ -82,12 +113,14 @@ export async function startChatService(options: ChatServiceOptions = {}): Promis
     const openai = new OpenAI({
       baseURL: proxy.baseURL,
       apiKey: controlKey,
+      // A preempted node answers 503; the client tries again, as it would in production.
+      maxRetries: 5,
       defaultHeaders: { "x-trajectory-session": session },
     });
     const history = histories.get(session) ?? [SYSTEM];
     const messages: Message[] = [...history, { role: "user", content: message }];
     const { data, response } = await openai.chat.completions
-      .create({ model: "toy", messages, max_tokens: 24 })
+      .create({ model, messages, max_tokens: 24, seed: seedOf(session, messages.length) })
       .withResponse();
     const answer = data.choices[0]?.message.content ?? "";
     histories.set(session, [...messages, { role: "assistant", content: answer }]);
@@ -122,11 +155,18 @@ export async function startChatService(options: ChatServiceOptions = {}): Promis
     controlKey,
     storeDir,
     store,
+    emulator: { url: emulator.url, apiKey: emulatorKey },
+    model: () => model,
+    setModel: (name) => {
+      model = name;
+    },
+    infraFailures: () => flaky.failed(),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await proxy.close();
       await store.close();
+      await flaky.close();
       await emulator.close();
     },
   };
@@ -190,4 +230,23 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown> |
 function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
+}
+
+/** A sampling seed per conversation and turn, so a run of simulated users can be repeated. */
+function seedOf(session: string, turn: number): number {
+  let h = turn >>> 0;
+  for (const ch of session) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h % 2_147_483_647;
+}
+
+/** A small seeded generator, so a run can be repeated. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

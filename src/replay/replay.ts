@@ -32,16 +32,20 @@ export async function replayGroups(options: ReplayOptions): Promise<ReplayResult
   checkReplayOptions(options);
   const logger = options.logger ?? STDERR_INFO;
   const recorder = options.recorder ?? new Recorder();
+  const n = options.n ?? REPLAY_DEFAULTS.n;
+  const result: ReplayResult = { groups: [], states: [], noSignalGroups: 0, unusable: 0 };
+  const { chosen, missing } = chooseStates(options.store, options.select);
+  // Every sample comes from one checkpoint, asked for now and pinned: each
+  // records its policy version (a model that has not asked for its step
+  // would record none), and a step trained meanwhile does not mix into a group.
+  const step = chosen.length > 0 ? await options.model.getStep() : undefined;
   const ctx: SampleContext = {
     recorder,
-    openai: options.model.openai({ recorder }),
+    openai: options.model.openai({ recorder, step }),
     toolRunner: options.toolRunner,
     maxTurns: options.toolRunner ? (options.maxTurns ?? REPLAY_DEFAULTS.maxTurns) : 1,
     requestOptions: options.requestOptions ?? {},
   };
-  const n = options.n ?? REPLAY_DEFAULTS.n;
-  const result: ReplayResult = { groups: [], states: [], noSignalGroups: 0, unusable: 0 };
-  const { chosen, missing } = chooseStates(options.store, options.select);
   if (missing.length > 0) {
     result.unusable += missing.length;
     logger.info(

@@ -4,6 +4,7 @@ import { escapeHtml, rewardChart, seriesName, splitColors } from "./chart.js";
 import { checkReportRun } from "./check-run.js";
 import { preparePage, scriptJson } from "./prepare.js";
 import { prepareProduction } from "./production.js";
+import { infraFailuresPerStep } from "./production-replays.js";
 import { type ReportRun, stepStats } from "./run.js";
 import { SCRIPT, STYLE } from "./viewer.js";
 import { productionSection } from "./views/production.js";
@@ -48,7 +49,9 @@ export function* reportParts(run: ReportRun, options: ReportPageOptions = {}): G
   const { index, chunks } = preparePage(run);
   if (options.live) index.live = { interval: options.live.interval };
   const trajectories = index.reward.length;
-  const production = run.production ? prepareProduction(run.production, scriptJson) : undefined;
+  const production = run.production
+    ? prepareProduction(run.production, scriptJson, run.steps)
+    : undefined;
   // One colour per series (split, or run and split) and per run, the same in every chart.
   const byTrain = (a: string, b: string) =>
     a === "train" ? -1 : b === "train" ? 1 : a.localeCompare(b);
@@ -120,7 +123,7 @@ Sampled tokens are shaded by their probability, from improbable<span class="lege
 </div>
 </section>
 ${compareSection(run, colors)}
-${production ? productionSection() : ""}
+${production ? productionSection(infraFailuresPerStep(run.production ?? [], run.steps)) : ""}
 </main>
 <script type="application/json" id="report-index">${scriptJson(index)}</script>
 `;

@@ -150,6 +150,44 @@ it("trains the groups whose rewards differ with model.train, and a step complete
   expect(trained.noSignalGroups).toBe(0);
 });
 
+it("every replayed sample records the checkpoint that sampled it, even from a model that has not asked for its step yet", async () => {
+  record("trj_a", "apple", 0);
+  record("trj_b", "cat", 1);
+  const replay = () =>
+    replayGroups({
+      store,
+      model,
+      n: 3,
+      reward: byLength,
+      requestOptions: { max_tokens: 4, seed: 3 },
+      logger: quiet,
+    });
+  // A model just registered: it has seen no step, and replay asks for it.
+  const first = await replay();
+  const sampled = first.groups.flatMap((g) => g.trajectories);
+  expect(sampled.length).toBeGreaterThan(0);
+  for (const t of sampled) {
+    expect(t.initial_policy_version).toBe(0);
+    expect(t.final_policy_version).toBe(0);
+  }
+  await model.train(first.groups, {}, { pollIntervalMs: 10, logger: quiet });
+  // A step trained elsewhere (another process, another model object) is seen too.
+  const other = await TrainableModel.register(
+    new TrainingClient({ apiKey: "k", baseURL: emu.url, maxRetries: 0 }),
+    { project: "p", name: "replay", baseModel: "toy" },
+  );
+  const second = await replayGroups({
+    store,
+    model: other,
+    n: 3,
+    reward: byLength,
+    requestOptions: { max_tokens: 4, seed: 3 },
+    logger: quiet,
+  });
+  for (const t of second.groups.flatMap((g) => g.trajectories))
+    expect(t.initial_policy_version).toBe(1);
+});
+
 it("leaves out and counts the groups whose rewards are all equal, with a log line", async () => {
   record("trj_tie", "apple", 0);
   record("trj_spread", "cat", 1);

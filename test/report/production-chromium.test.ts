@@ -82,6 +82,8 @@ it("filters to the eligible, the rewarded, the unrewarded and by text, with a co
       "rewarded (2)",
       "unrewarded (2)",
       "with an interrupted call (1)",
+      "replayed (0)",
+      "infrastructure failures (0)",
     ]);
     await tab.selectOption("#p-filter", "eligible");
     await expect.poll(ids).toEqual([fx.ids.alice]);

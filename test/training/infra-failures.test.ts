@@ -101,15 +101,20 @@ describe("train leaves infrastructure failures out", () => {
     expect((await state()).jobs).toHaveLength(0);
   });
 
-  it("the shipper's trainEvery never trains on a marked rollout", async () => {
+  it("the shipper's trainEvery never trains on a marked rollout, and says so through the shipper's logger", async () => {
+    const log = quiet();
     const shipper = new TrajectoryShipper({
       model,
       flushOnExit: false,
-      logger: quiet(),
+      logger: log,
       trainEvery: { groups: 1, pollIntervalMs: 10 },
     });
     await shipper.add({ trajectories: [traj(1), traj(0), traj(0, "upstream_error")] });
     await shipper.close({ timeoutMs: 20_000 });
+    // train's own line, through the shipper's logger (not train's stderr default).
+    expect(log.out).toContain(
+      'TrajectoryShipper: train: left out 1 trajectory(ies) marked as infrastructure failures (metadata.infra_failure), logged under "train" with metadata.left_out = "infra_failure".',
+    );
     const saved = await state();
     const sent = saved.jobs[0].request.trajectory_groups[0].trajectories;
     expect(sent.map((t: { reward: number }) => t.reward)).toEqual([1, 0]);

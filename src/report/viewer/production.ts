@@ -27,7 +27,9 @@ export const PRODUCTION = `
     ineligible: function (p) { return p.eligible === false; },
     rewarded: function (p) { return p.reward !== null; },
     unrewarded: function (p) { return p.reward === null; },
-    interrupted: function (p) { return p.interrupted; }
+    interrupted: function (p) { return p.interrupted; },
+    replayed: function (p) { return (p.replays || []).length > 0; },
+    infra: function (p) { return !!p.infraFailure; }
   };
   function prodText(p) {
     var parts = [p.id, p.session || "", p.model || ""];
@@ -52,6 +54,8 @@ export const PRODUCTION = `
     s.appendChild(flag(e.cls, e.text, e.title));
     if (p.interrupted) s.appendChild(flag("err", "interrupted", "a call was cut by the process stopping; kept as far as it got (see its logs)"));
     if (p.status === "open") s.appendChild(flag("", "open", "its session has not ended"));
+    if (p.infraFailure) s.appendChild(flag("err", "infra failure", "the infrastructure failed during it (" + p.infraFailure + "): counted, never trained on as a low reward"));
+    if ((p.replays || []).length) s.appendChild(flag("", "replayed \u00d7" + p.replays.length, "the run trained groups sampled again from its state; open it to see them beside it"));
     s.appendChild(el("span", "meta", clip(p.model || "model not recorded", 200) + " \\u00b7 " + p.calls + " call" + (p.calls === 1 ? "" : "s") + " \\u00b7 " + p.feedback.length + " feedback \\u00b7 " + p.updated));
     d.appendChild(s);
     d.addEventListener("toggle", function () {
@@ -85,12 +89,44 @@ export const PRODUCTION = `
     var t = prodTraj(i);
     if (!t) { d.appendChild(el("p", "meta", "Its conversation is not in this page.")); return; }
     curBadge = { text: "sampled", title: "a Choice the model answered in production; " + e.text + " for training" };
+    var replays = p.replays || [], into = d;
+    if (replays.length) {
+      // The state on the left, the groups replayed from it on the right.
+      var pair = el("div", "replay-pair"), state = el("div", "replay-state");
+      state.appendChild(el("h3", null, "The recorded state"));
+      pair.appendChild(state);
+      pair.appendChild(drawReplays(replays));
+      d.appendChild(pair);
+      into = state;
+    }
     try {
-      t.histories.forEach(function (h) { d.appendChild(drawHistory(h)); });
+      t.histories.forEach(function (h) { into.appendChild(drawHistory(h)); });
     } finally { curBadge = null; }
     if (t.metrics !== undefined && !(isPlain(t.metrics) && !Object.keys(t.metrics).length)) d.appendChild(section("Metrics", t.metrics));
     if (t.logs !== undefined && !(Array.isArray(t.logs) && !t.logs.length)) d.appendChild(section("Logs", t.logs));
     if (t.metadata !== undefined && !(isPlain(t.metadata) && !Object.keys(t.metadata).length)) d.appendChild(section("Metadata", t.metadata));
+  }
+  function drawReplays(replays) {
+    var box = el("div", "replays");
+    box.appendChild(el("h3", null, "Replayed from this state (" + replays.length + " group" + (replays.length === 1 ? "" : "s") + ")"));
+    replays.forEach(function (r) {
+      var g = el("div", "replay");
+      g.setAttribute("data-step", String(r.step));
+      var healthy = r.samples.filter(function (x) { return !x.infraFailure && x.reward !== null; });
+      var mean = healthy.length ? healthy.reduce(function (a, x) { return a + x.reward; }, 0) / healthy.length : null;
+      g.appendChild(el("div", "meta", (r.run ? r.run + " \u00b7 " : "") + "step " + r.step + " \u00b7 " + r.split + " \u00b7 " + r.samples.length + " answers" + (mean === null ? "" : " \u00b7 mean reward " + num(mean))));
+      var list = el("ol", "replay-samples");
+      r.samples.forEach(function (x) {
+        var li = el("li", "replay-sample");
+        li.appendChild(el("span", "preward " + signCls(x.reward), x.reward === null ? "no reward" : num(x.reward)));
+        if (x.infraFailure) li.appendChild(flag("err", "infra failure", "left out of the group's statistics and of training (" + x.infraFailure + ")"));
+        li.appendChild(el("span", "text", " " + clip(x.text, 400)));
+        list.appendChild(li);
+      });
+      g.appendChild(list);
+      box.appendChild(g);
+    });
+    return box;
   }
   function drawProduction() {
     var root = $("production");

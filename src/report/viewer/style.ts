@@ -33,6 +33,11 @@ select,button,input{font:inherit;padding:2px 6px;max-width:100%}input.num{width:
 .psession{border-top:2px solid #e5e7eb;padding-top:6px;margin-top:10px}.psession-head{font-size:14px;margin:0 0 4px;overflow-wrap:anywhere}
 details.ptraj{border:1px solid #e5e7eb;border-radius:6px;padding:6px 10px;margin:6px 0;background:#fff;min-width:0}
 details.ptraj>summary{cursor:pointer;display:flex;gap:8px;flex-wrap:wrap;align-items:baseline}
+.replay-pair{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px;align-items:start}
+.replays .replay{border-left:3px solid #c7d2fe;padding:2px 8px;margin:6px 0}
+.replay-samples{margin:4px 0;padding-left:20px}
+.replay-sample{margin:2px 0}
+#p-infra table td.num{text-align:right}
 .pid{font:12px ui-monospace,Menlo,monospace;overflow-wrap:anywhere}.preward{font-size:13px}
 .fb{border-left:3px solid #c7d2fe;padding:2px 8px;margin:6px 0}.fb-head{display:flex;gap:8px;flex-wrap:wrap;align-items:baseline}
 .comment{background:#f9fafb;border-radius:4px;padding:4px 6px}
