@@ -103,7 +103,7 @@ describe("runRft", () => {
       /runRft\(options\): options\.groupSize: Too small/,
     );
     await expect(
-      runRft({ model, dataset, grader, requestOptions: "x" as unknown as object }),
+      runRft({ model, dataset, grader, requestOptions: "x" as unknown as Record<string, unknown> }),
     ).rejects.toThrow(/options\.requestOptions/);
     await expect(
       runRft({ model, dataset, grader: { ...grader, operation: "matches" } }),
