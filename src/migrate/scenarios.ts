@@ -186,7 +186,14 @@ export function scenarioRollout(
     answerScenario(ctx.openai, scenario, options, options.seed?.(scenario, ctx.attempt));
 }
 
-/** One recorded, graded answer to a scenario. */
+/**
+ * One recorded, graded answer to a scenario from `openai` (a client from
+ * `model.openai({ recorder })`), with an optional seed.
+ *
+ * @example
+ * const t = await answerScenario(model.openai({ recorder }), scenarios[0], { recorder, reward }, 7);
+ * console.log(t.reward, t.metrics);
+ */
 export async function answerScenario(
   openai: OpenAI,
   scenario: OpenAiScenario,
