@@ -12,6 +12,8 @@ import { answerScenario, type OpenAiScenario, readOpenAiScenarios } from "./scen
 
 /** One training step of {@link runRft}. */
 export interface RftStep {
+  /** The step's number in the run, from 1. */
+  index: number;
   /** The checkpoint that sampled the step's groups. */
   step: number;
   /** The grader's mean score over the step's answers. */
@@ -125,7 +127,8 @@ class RftRun {
       { concurrency: settings.concurrency, label: `step ${step}` },
     );
     const all = groups.flatMap((g) => g.trajectories);
-    this.logged.push({ step, split: "train", groups: groups.map(reportGroup) });
+    // The report's x-axis is the step's index: a step that trained nothing keeps the checkpoint.
+    this.logged.push({ step: index, split: "train", groups: groups.map(reportGroup) });
     const trained = await model.train(
       groups,
       { learningRate: settings.learningRate },
@@ -133,11 +136,12 @@ class RftRun {
     );
     if (trained.jobId !== null)
       this.training.push({
-        step,
+        step: index,
         job: { id: trained.jobId, status: "COMPLETED" },
         metrics: trained.metrics,
       });
     const out: RftStep = {
+      index: index + 1,
       step,
       score: meanReward(all),
       graders: graderMeans(all),
@@ -145,7 +149,7 @@ class RftRun {
       jobId: trained.jobId,
       noSignalGroups: trained.noSignalGroups ?? 0,
     };
-    this.print(describeStep(out, groups.length));
+    this.print(`step ${index + 1}/${settings.steps} ${describeStep(out, groups.length)}`);
     return out;
   }
 
@@ -228,7 +232,7 @@ function describeStep(s: RftStep, groups: number): string {
     s.jobId === null
       ? "every group scored alike: nothing trained"
       : `-> checkpoint ${s.checkpoint}${s.noSignalGroups ? ` (${s.noSignalGroups} of ${groups} group(s) scored alike, left out)` : ""}`;
-  return `step ${s.step}: grader ${s.score.toFixed(3)}${detail} ${trained}`;
+  return `(checkpoint ${s.step}): grader ${s.score.toFixed(3)}${detail} ${trained}`;
 }
 
 // A fixed shuffle (mulberry32), so a seed names one order of the items.

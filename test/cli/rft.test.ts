@@ -36,15 +36,21 @@ it("trains a dataset with its string_check grader on the emulator, the grader's 
     report,
     "--json",
   ]);
-  expect(run.stderr).toMatch(/step 0: grader 0\.\d+ -> checkpoint 1/);
+  expect(run.stderr).toMatch(/^step 1\/4 \(checkpoint 0\): grader 0\.\d+ -> checkpoint 1/m);
   expect(run.code).toBe(0);
   const result = JSON.parse(run.stdout) as {
-    steps: { step: number; score: number; graders: Record<string, number>; checkpoint: number }[];
+    steps: {
+      index: number;
+      step: number;
+      score: number;
+      graders: Record<string, number>;
+      checkpoint: number;
+    }[];
     before: { step: number; score: number };
     after: { step: number; score: number };
     reportPath: string;
   };
-  expect(result.steps).toHaveLength(4);
+  expect(result.steps.map((s) => s.index)).toEqual([1, 2, 3, 4]);
   expect(result.steps.at(-1)?.checkpoint).toBeGreaterThan(2);
   // Each step's score is the grader's own part, as the report plots it.
   for (const s of result.steps) expect(s.graders.grader_says_word).toBeCloseTo(s.score, 10);
