@@ -1,7 +1,7 @@
 // `rft`: an OpenAI reinforcement fine-tuning job (a dataset of items and a
 // grader) run with runRft on the service, or offline on an emulator started
 // in this process (--emulator).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { TrainingClient } from "../../client/index.js";
 import {
   type RftOptions,
@@ -86,6 +86,12 @@ Model graders (score_model, label_model) need a judge:
       throw new UsageError(`--model ${ref}: with --emulator, give ENTITY/PROJECT/NAME.`);
     if (values.validation !== undefined && values["no-validation"] === true)
       throw new UsageError("give --validation FILE or --no-validation, not both.");
+    for (const [what, path] of [
+      ["", file],
+      ["--validation ", str(values, "validation")],
+    ] as const)
+      if (path !== undefined && !existsSync(path))
+        throw new UsageError(`${what}${path}: no such file.`);
     const grader = readGrader(required(values, "grader"));
     const judge = judgeOptions(values);
     const graderOptions: GraderRewardOptions = judge
