@@ -149,7 +149,8 @@ class RftRun {
       jobId: trained.jobId,
       noSignalGroups: trained.noSignalGroups ?? 0,
     };
-    this.print(`step ${index + 1}/${settings.steps} ${describeStep(out, groups.length)}`);
+    const own = `grader_${(this.options.grader as { name?: unknown }).name}`;
+    this.print(`step ${index + 1}/${settings.steps} ${describeStep(out, groups.length, own)}`);
     return out;
   }
 
@@ -223,11 +224,12 @@ function graderMeans(all: Trajectory[]): Record<string, number> {
   return Object.fromEntries(Object.entries(sums).map(([k, [sum, n]]) => [k, sum / n]));
 }
 
-function describeStep(s: RftStep, groups: number): string {
+// The parts of a multi grader beside its score (the grader's own metric is the score itself).
+function describeStep(s: RftStep, groups: number, own: string): string {
   const parts = Object.entries(s.graders)
-    .filter(([k]) => !k.endsWith("_pass"))
+    .filter(([k]) => !k.endsWith("_pass") && k !== own)
     .map(([k, v]) => `${k.slice("grader_".length)} ${v.toFixed(3)}`);
-  const detail = parts.length > 1 ? ` (${parts.join(", ")})` : "";
+  const detail = parts.length > 0 ? ` (${parts.join(", ")})` : "";
   const trained =
     s.jobId === null
       ? "every group scored alike: nothing trained"

@@ -110,4 +110,55 @@ describe("runRft", () => {
     ).rejects.toThrow(/grader\.operation/);
     expect(await model.getStep()).toBe(0);
   });
+
+  it("prints and returns each part of a multi grader per step, and the validation before and after", async () => {
+    const model = await register("multi");
+    const printed: string[] = [];
+    const result = await runRft({
+      model,
+      dataset: fixture("say-word.jsonl"),
+      grader: {
+        type: "multi",
+        name: "both",
+        graders: {
+          said: {
+            type: "string_check",
+            name: "said",
+            input: "{{ sample.output_text }}",
+            reference: "{{ item.word }}",
+            operation: "ilike",
+          },
+          short: {
+            type: "string_check",
+            name: "short",
+            input: "{{ sample.output_text }}",
+            reference: "{{ item.word }}",
+            operation: "eq",
+          },
+        },
+        calculate_output: "0.5 * said + 0.5 * short",
+      },
+      steps: 1,
+      groupSize: 4,
+      validationSamples: 2,
+      requestOptions: { max_tokens: 3 },
+      out: { write: (line: string) => printed.push(line) } as unknown as NodeJS.WritableStream,
+      logger: { info: () => {} },
+    });
+    const [step] = result.steps;
+    expect(Object.keys(step?.graders ?? {}).sort()).toEqual([
+      "grader_both",
+      "grader_said",
+      "grader_short",
+    ]);
+    expect(step?.score).toBeCloseTo(
+      0.5 * (step?.graders.grader_said ?? 0) + 0.5 * (step?.graders.grader_short ?? 0),
+      10,
+    );
+    expect(printed.join("")).toMatch(
+      /^step 1\/1 \(checkpoint 0\): grader [\d.]+ \(said [\d.]+, short [\d.]+\) -> checkpoint 1/m,
+    );
+    expect(result.before?.step).toBe(0);
+    expect(result.after?.step).toBe(await model.getStep());
+  });
 });
