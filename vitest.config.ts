@@ -65,6 +65,7 @@ const alias = [
   { find: /^trajectory-recorder\/proxy$/, replacement: src("proxy/index.ts") },
   { find: /^trajectory-recorder\/store$/, replacement: src("store/entry.ts") },
   { find: /^trajectory-recorder\/replay$/, replacement: src("replay/index.ts") },
+  { find: /^trajectory-recorder\/openai-ft$/, replacement: src("migrate/entry.ts") },
   {
     find: /^trajectory-recorder\/(openai-agents|ai-sdk|langchain)$/,
     replacement: src("integrations/$1/index.ts"),

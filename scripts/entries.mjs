@@ -43,6 +43,7 @@ export const ENTRIES = [
   { subpath: "./proxy", source: "src/proxy/index.ts" },
   { subpath: "./store", source: "src/store/entry.ts" },
   { subpath: "./replay", source: "src/replay/index.ts" },
+  { subpath: "./openai-ft", source: "src/migrate/entry.ts" },
 ];
 
 /** The command-line program, built on its own into dist/cli.js (package.json "bin"). */

@@ -17,6 +17,7 @@ import { jobsFollow, jobsGet } from "./commands/jobs.js";
 import { modelsCreate, modelsDelete, modelsGet, modelsList } from "./commands/models.js";
 import { proxy } from "./commands/proxy.js";
 import { replay } from "./commands/replay.js";
+import { rft } from "./commands/rft.js";
 import { sessionsList, sessionsShow } from "./commands/sessions.js";
 import { log, sft, train } from "./commands/training.js";
 import {
@@ -48,6 +49,7 @@ export const COMMANDS: Command[] = [
   train,
   sft,
   replay,
+  rft,
   validate,
   inspect,
   importOpenAiFtCommand,

@@ -14,3 +14,13 @@ export {
   type OpenAiPreferenceLine,
   OpenAiPreferenceLineSchema,
 } from "./openai-ft-schema.js";
+export { type RftResult, type RftStep, runRft } from "./rft.js";
+export type { RftOptions } from "./rft-options.js";
+export {
+  answerScenario,
+  type OpenAiScenario,
+  REFERENCE_GRADER,
+  readOpenAiScenarios,
+  type ScenarioRolloutOptions,
+  scenarioRollout,
+} from "./scenarios.js";

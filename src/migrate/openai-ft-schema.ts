@@ -69,6 +69,17 @@ export const OpenAiPreferenceLineSchema = z.looseObject({
 /** One example of an OpenAI preference (DPO) file. */
 export type OpenAiPreferenceLine = z.infer<typeof OpenAiPreferenceLineSchema>;
 
+/**
+ * One item of an OpenAI reinforcement fine-tuning dataset (or of a chat
+ * validation file): the prompt's `messages`, optional `tools`, and any other
+ * fields, which graders read as `{{ item.field }}`.
+ */
+export const OpenAiDatasetItemSchema = z.looseObject({
+  messages: z.array(Message).min(1, { error: "expected at least one message" }),
+  tools: z.array(Tool).optional(),
+  parallel_tool_calls: z.boolean().optional(),
+});
+
 /** The keys each line kind knows; any other top-level key is reported as dropped. */
 export const CHAT_KEYS = new Set(["messages", "tools", "functions", "parallel_tool_calls"]);
 export const PREFERENCE_KEYS = new Set(["input", "preferred_output", "non_preferred_output"]);

@@ -166,7 +166,7 @@ async function rewardModule(file: string | undefined): Promise<ReplayReward | un
   return fn as ReplayReward;
 }
 
-function judgeOptions(values: Values): JudgeOptions | undefined {
+export function judgeOptions(values: Values): JudgeOptions | undefined {
   const name = str(values, "judge-model");
   if (name === undefined) return undefined;
   const file = str(values, "judge-api-key-file");
