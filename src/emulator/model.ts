@@ -80,11 +80,31 @@ const QUESTION_WEIGHT = 2;
 const TOOL_SEEN_WEIGHT = 3;
 
 /**
- * Parameters of one checkpoint: the context table (FEATURE_ROWS × V) then the
- * bigram table (V × V), row-major.
+ * Where in an answer a token is, as the context weights see it: its first
+ * token (`start`), a later word of a text answer (`text`), a tool's name
+ * (`name`) or an argument word (`arg`); and whether a tool has answered since
+ * the last user message. Each of these eight has its own context table, as a
+ * language model's next-token distribution depends on where it is and on
+ * what the conversation holds: learning to call a tool on a question does not
+ * make the reply to its result call it again, and learning to stop after a
+ * word does not make a reply start with `<eos>` (an empty answer).
+ */
+const PLACES = ["start", "text", "name", "arg"] as const;
+const TABLE = FEATURE_ROWS * V;
+/** The offset of the context table of position `at` (`answered`: a tool has answered). */
+function tableOf(at: Position, answered: boolean): number {
+  // `end` holds only `<eos>` (nothing to learn): it reads the argument table.
+  const place = PLACES.indexOf(at.kind === "end" ? "arg" : at.kind);
+  return TABLE * (2 * place + (answered ? 1 : 0));
+}
+
+/**
+ * Parameters of one checkpoint: a context table (FEATURE_ROWS × V) per place
+ * of `PLACES`, before and after a tool answered, then the bigram table (V ×
+ * V), row-major.
  */
 export type Params = number[];
-const BIGRAM = FEATURE_ROWS * V;
+const BIGRAM = 2 * PLACES.length * TABLE;
 /**
  * Copy weights, shared by every word so that "say what the tool answered" or
  * "pass the word the user asked about" is one thing to learn, not one per
@@ -292,9 +312,10 @@ export function logits(
   const allowed = allowedIds(at);
   const copy = copyIndex(at.kind);
   const answered = features.includes(TOOL_SEEN_ROW);
+  const table = tableOf(at, answered);
   for (const v of allowed) {
     let x = params[BIGRAM + prev * V + v] as number;
-    for (const f of features) x += rowWeight(f, scale) * (params[f * V + v] as number);
+    for (const f of features) x += rowWeight(f, scale) * (params[table + f * V + v] as number);
     if (v < W && at.kind !== "name" && features.includes(TOOL_RESULT_ROW + v)) {
       x += COPY_WEIGHT * (params[copy] as number);
       if (at.kind !== "text") x += COPY_PRIOR;
@@ -400,6 +421,7 @@ export function accumulateLogpGrad(
   const lp = logSoftmax(logits(params, features, prev, at));
   const fScale = featureScale(features.length);
   const copy = copyIndex(at.kind);
+  const table = tableOf(at, features.includes(TOOL_SEEN_ROW));
   let entropy = 0;
   for (let v = 0; v < V; v++) {
     const p = Math.exp(lp[v] as number);
@@ -408,7 +430,7 @@ export function accumulateLogpGrad(
     if (g === 0) continue;
     grad[BIGRAM + prev * V + v] = (grad[BIGRAM + prev * V + v] as number) + g;
     for (const f of features)
-      grad[f * V + v] = (grad[f * V + v] as number) + rowWeight(f, fScale) * g;
+      grad[table + f * V + v] = (grad[table + f * V + v] as number) + rowWeight(f, fScale) * g;
     if (v < W && at.kind !== "name" && features.includes(TOOL_RESULT_ROW + v))
       grad[copy] = (grad[copy] as number) + COPY_WEIGHT * g;
     if (at.kind === "arg" && features.includes(USER_ROW + v))
