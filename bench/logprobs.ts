@@ -26,7 +26,8 @@ import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { Recorder, TrajectoryGroup } from "trajectory-recorder";
-// Not public (the shipper's own writer), so taken from the sources.
+// Not public (the scan and the shipper's own writer), so taken from the sources.
+import { scanAnswer } from "../src/logprobs/index.js";
 import { groupWirePieces, type WireIssue } from "../src/trajectory/wire-writer.js";
 
 const TOP = 5;
@@ -174,6 +175,28 @@ const ratioOf = (t: Times, a: Side, b: Side) => median(t[a].map((x, i) => x / (t
 /** What the caller's request adds: the peers' case asks for top-5 logprobs. */
 const asking = (side: Side) =>
   side === "rawAsk" || side === "recAsk" ? { logprobs: true, top_logprobs: TOP } : {};
+
+/**
+ * The scan of a 2000-token top-5 answer's text (what a caller who did not
+ * ask pays for the logprobs, before the SDK parses the rest) against
+ * `JSON.parse` of the same text, interleaved: how many times faster the scan is.
+ */
+function scanSpeed(spelling: "caller" | "plain"): string {
+  const text = answers.get(`long/${spelling}`) as string;
+  const parse: number[] = [];
+  const scan: number[] = [];
+  for (let i = 0; i < n(300); i++) {
+    const order = i % 2 ? [parse, scan] : [scan, parse];
+    for (const into of order) {
+      const t0 = now();
+      if (into === parse) JSON.parse(text);
+      else if (!scanAnswer(text, false)) throw new Error("bench fixture: the scan gave up");
+      into.push(now() - t0);
+    }
+  }
+  const faster = median(parse.map((p, i) => p / (scan[i] ?? p)));
+  return `${faster.toFixed(2)}× (scan ${(median(scan) / 1000).toFixed(2)} ms, JSON.parse ${(median(parse) / 1000).toFixed(2)} ms)`;
+}
 
 export async function benchLogprobs(): Promise<Record<string, { value: string }>> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -345,6 +368,9 @@ export async function benchLogprobs(): Promise<Record<string, { value: string }>
     };
   };
   return {
+    "logprobs: the scan against JSON.parse of the same 2000-token top-5 text, times faster": {
+      value: `token_id:N spelling ${scanSpeed("caller")} (target ≥ 3×); plain texts ${scanSpeed("plain")} (target ≥ 2×)`,
+    },
     [`logprobs: ${LOOP_TURNS}-turn loop, ${LOOP_TOKENS} tokens top ${TOP} per call, p50 (added)`]:
       row(loopTimes, "target ≤ 60 µs"),
     [`logprobs: one ${LONG_TOKENS}-token top-${TOP} call, p50 (added)`]: row(

@@ -115,10 +115,7 @@ export class CompactLogprobs {
    * (texts by reference, no token looked up in the table) and compacted
    * later as with `true`: for objects the caller keeps and may edit.
    */
-  static capture(
-    logprobs: unknown,
-    later: boolean | "copy" = true,
-  ): CompactLogprobs | undefined {
+  static capture(logprobs: unknown, later: boolean | "copy" = true): CompactLogprobs | undefined {
     if (typeof logprobs !== "object" || logprobs === null || logprobs instanceof CompactLogprobs)
       return undefined;
     const raw = logprobs as Record<string, unknown>;
