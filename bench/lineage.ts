@@ -98,6 +98,70 @@ async function loop(openai: OpenAI): Promise<void> {
   }
 }
 
+/**
+ * A rollout whose every turn splits (each prompt is the same long prompt
+ * with a different end, as a server that repeats its prompt ids answers)
+ * against one of the same length whose turns all extend their history: the
+ * check's time per split beyond what comparing the tokens costs anyway.
+ */
+async function perSplit(): Promise<{ splits: number; extraUs: number; joinedUs: number }> {
+  let extend = false;
+  const fetch = async (_url: unknown, init?: { body?: unknown }) => {
+    const body = JSON.parse(String(init?.body));
+    const turn = body.messages.filter((m: { role: string }) => m.role === "assistant").length;
+    const prompt = extend
+      ? [...base, ...Array.from({ length: turn }, (_, k) => [...sampled(k), 3, 4]).flat()]
+      : [...base, 7, turn];
+    const ids = sampled(turn);
+    return new Response(
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        prompt_token_ids: prompt,
+        choices: [
+          {
+            index: 0,
+            finish_reason: "stop",
+            token_ids: ids,
+            logprobs: null,
+            message: { role: "assistant", content: `answer ${turn}` },
+          },
+        ],
+      }),
+      { headers: { "content-type": "application/json" } },
+    );
+  };
+  const recorder = new Recorder({ lineage: "off" });
+  const client = recorder.wrap(new OpenAI({ apiKey: "k", baseURL: "http://x/v1", fetch }));
+  const record = async () => JSON.stringify(await recorder.rollout(() => loop(client)));
+  const splitting = await record();
+  extend = true;
+  const joining = await record();
+  const quiet = { log() {}, logOnce() {} };
+  const split: number[] = [];
+  const joined: number[] = [];
+  let splits = 0;
+  for (let i = 0; i < 10 * ROUNDS; i++) {
+    // Fresh trajectories (the check splits them in place), their reading untimed.
+    const a = SourceTrajectory.fromJSON(splitting);
+    const b = SourceTrajectory.fromJSON(joining);
+    let start = now();
+    checkLineage(a, "tokens", quiet);
+    split.push(now() - start);
+    start = now();
+    checkLineage(b, "tokens", quiet);
+    joined.push(now() - start);
+    splits = a.additional_histories.length;
+    if (b.additional_histories.length > 0)
+      throw new Error("bench fixture: the joined rollout split");
+  }
+  if (splits !== TURNS - 1) throw new Error(`bench fixture: ${splits} splits, not ${TURNS - 1}`);
+  const pairs = split.map((x, i) => x - (joined[i] ?? x));
+  return { splits, extraUs: (median(pairs) * 1000) / splits, joinedUs: median(joined) * 1000 };
+}
+
 export async function benchLineage(): Promise<Record<string, string>> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
@@ -140,6 +204,7 @@ export async function benchLineage(): Promise<Record<string, string>> {
     checks.push(now() - start);
   }
   server.close();
+  const every = await perSplit();
   const rawMs = median(times.raw);
   const check = median(checks);
   const pairs = times.tokens.map((x, i) => x - (times.off[i] ?? x));
@@ -148,6 +213,7 @@ export async function benchLineage(): Promise<Record<string, string>> {
     "lineage check alone (target ≤ 2% of raw)": `${(check * 1000).toFixed(1)} µs = ${((100 * check) / rawMs).toFixed(2)}%`,
     'recorded, lineage "tokens"': `${median(times.tokens).toFixed(2)} ms`,
     'recorded, lineage "off"': `${median(times.off).toFixed(2)} ms`,
+    "every turn splits: the check per split, beyond comparing the tokens (target ≤ 10 µs)": `${every.extraUs.toFixed(1)} µs (${every.splits} splits; the check of a rollout that never splits ${every.joinedUs.toFixed(0)} µs)`,
     '"tokens" − "off", median of paired rounds': `${(median(pairs) * 1000).toFixed(0)} µs = ${((100 * median(pairs)) / rawMs).toFixed(2)}%`,
   };
 }

@@ -111,14 +111,16 @@ export class CompactLogprobs {
    * out to have another shape is then kept as plain data), or, past
    * {@link MAX_REFERENCED_TOKENS} waiting, copied now. Editing the SDK's
    * objects before the rollout's end may change what is recorded; after it,
-   * nothing does.
+   * nothing does. With `"copy"`, the lists are copied now in one cheap pass
+   * (texts by reference, no token looked up in the table) and compacted
+   * later as with `true`: for objects the caller keeps and may edit.
    */
-  static capture(logprobs: unknown, later = true): CompactLogprobs | undefined {
+  static capture(logprobs: unknown, later: boolean | "copy" = true): CompactLogprobs | undefined {
     if (typeof logprobs !== "object" || logprobs === null || logprobs instanceof CompactLogprobs)
       return undefined;
     const raw = logprobs as Record<string, unknown>;
     for (const key in raw) if (!LOGPROBS_KEYS.includes(key)) return undefined;
-    if (later && mayReference()) {
+    if (later === true && mayReference()) {
       const content = CompactLogprobs.#sdkList(raw.content);
       const refusal = CompactLogprobs.#sdkList(raw.refusal);
       return content && refusal && new CompactLogprobs(content, refusal);
@@ -249,7 +251,10 @@ export class CompactLogprobs {
  * A Choice with its logprobs in the compact form when they have the SDK's
  * shape; otherwise the Choice as it is.
  */
-export function compactChoice<T extends { logprobs?: unknown }>(choice: T, later = false): T {
+export function compactChoice<T extends { logprobs?: unknown }>(
+  choice: T,
+  later: boolean | "copy" = false,
+): T {
   const compact = CompactLogprobs.capture(choice.logprobs, later);
   if (!compact) return choice;
   return { ...choice, logprobs: compact };

@@ -36,6 +36,7 @@ const GIVE_UP: unique symbol = Symbol("give up");
 
 /** Exact powers of ten (10^22 is the last a double holds exactly). */
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
+const TWO_53 = 2 ** 53;
 
 const QUOTE = 34;
 const COMMA = 44;
@@ -515,8 +516,9 @@ class Scan {
 
   /**
    * A JSON number, read to the double JSON.parse gives: exactly, by integer
-   * arithmetic, when it has at most 15 significant digits and a small
-   * exponent (one correctly rounded division or product); otherwise by Number().
+   * arithmetic, when its digits make an integer below 2^53 (every step of
+   * reading them is then exact) and its exponent is small (one correctly
+   * rounded division or product); otherwise by Number().
    */
   number(): number {
     this.skipSpace();
@@ -526,13 +528,11 @@ class Scan {
     const negative = s.charCodeAt(p) === 45;
     if (negative) p++;
     let m = 0;
-    let significant = 0;
     let c = s.charCodeAt(p);
     if (c === 48) c = s.charCodeAt(++p);
     else if (c >= 49 && c <= 57) {
       do {
         m = m * 10 + (c - 48);
-        significant++;
         c = s.charCodeAt(++p);
       } while (c >= 48 && c <= 57);
     } else throw GIVE_UP;
@@ -541,7 +541,6 @@ class Scan {
       c = s.charCodeAt(++p);
       if (!(c >= 48 && c <= 57)) throw GIVE_UP;
       do {
-        if (m !== 0 || c !== 48) significant++;
         m = m * 10 + (c - 48);
         scale--;
         c = s.charCodeAt(++p);
@@ -564,7 +563,9 @@ class Scan {
     }
     this.p = p;
     let value: number;
-    if (significant <= 15 && scale >= -22 && scale <= 22)
+    // Below 2^53 the digits were read exactly, and one correctly rounded
+    // product or quotient by an exact power of ten is what JSON.parse gives.
+    if (m < TWO_53 && scale >= -22 && scale <= 22)
       value = scale < 0 ? m / (POW10[-scale] as number) : m * (POW10[scale] as number);
     else value = Number(s.slice(negative ? start + 1 : start, p));
     if (negative) value = -value;

@@ -40,22 +40,29 @@ export function checkLineage(
   askedForIds = true,
 ): void {
   if (mode === "off") return;
-  const work: { items: MessageOrChoice[]; name: () => string; tools: History["tools"] }[] = [
-    { items: t.messages_and_choices, name: () => "messages_and_choices", tools: t.tools },
+  // `from`: where a branch's own turns start (before it, plain context).
+  const work: {
+    items: MessageOrChoice[];
+    name: () => string;
+    tools: History["tools"];
+    from: number;
+  }[] = [
+    { items: t.messages_and_choices, name: () => "messages_and_choices", tools: t.tools, from: 0 },
   ];
   t.additional_histories.forEach((h, i) => {
     work.push({
       items: h.messages_and_choices,
       name: () => `additional_histories[${i}].messages_and_choices`,
       tools: h.tools,
+      from: 0,
     });
   });
   for (let w = 0; w < work.length; w++) {
-    const { items, name, tools } = work[w] as (typeof work)[number];
+    const { items, name, tools, from } = work[w] as (typeof work)[number];
     let prev: ChoiceTokens | undefined;
     let prevAt = -1;
     let choices = 0;
-    for (let i = 0; i < items.length; i++) {
+    for (let i = from; i < items.length; i++) {
       const item = items[i] as MessageOrChoice;
       if (!isChoice(item)) continue;
       choices++;
@@ -78,19 +85,23 @@ export function checkLineage(
           } else {
             // The turn and what follows go on in a new history: its full
             // prompt, with the earlier sampled turns as plain context.
-            const moved = items.splice(prevAt + 1);
-            const context = items.slice(0, prevAt + 1).map(asContext);
-            const branch = new History({
-              messages_and_choices: [...context, ...moved],
-              tools: tools,
-            });
+            // One array, built once: the context, then the moved turns.
+            const context = prevAt + 1;
+            const branchItems: MessageOrChoice[] = [];
+            for (let k = 0; k < context; k++)
+              branchItems.push(asContext(items[k] as MessageOrChoice));
+            for (let k = context; k < items.length; k++)
+              branchItems.push(items[k] as MessageOrChoice);
+            items.length = context;
+            const branch = new History({ messages_and_choices: branchItems, tools: tools });
             t.additional_histories.push(branch);
             const index = t.additional_histories.length - 1;
             const branchName = `additional_histories[${index}].messages_and_choices`;
+            const here = name();
             out.log(
-              `${SPLIT_LOG} ${name()}[${i}] does not extend the tokens of ${name()}[${prevAt}]: ${why}; ${name()} ends at [${prevAt}] and the turn goes on in ${branchName}[${context.length + i - prevAt - 1}]`,
+              `${SPLIT_LOG} ${here}[${i}] does not extend the tokens of ${here}[${prevAt}]: ${why}; ${here} ends at [${prevAt}] and the turn goes on in ${branchName}[${context + i - prevAt - 1}]`,
             );
-            work.push({ items: branch.messages_and_choices, name: () => branchName, tools });
+            work.push({ items: branchItems, name: () => branchName, tools, from: context });
             break;
           }
         }

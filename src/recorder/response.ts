@@ -31,11 +31,14 @@ export function recordedChoices(res: ChatCompletionBody): RecordedChoice[] {
  * {@link recordedChoices}, with the logprobs a scan of the answer's text
  * found (by the Choice's place): those are kept as they are, in place of the
  * parsed ones (which the caller may not have asked for: then they were
- * stripped and are null).
+ * stripped and are null). With `later` "copy", the parsed lists are copied
+ * on the call path rather than referenced (the wrapped client's caller holds
+ * them and may edit them before the rollout ends).
  */
 export function choicesWith(
   res: ChatCompletionBody,
   scanned: readonly (CompactLogprobs | undefined)[] | undefined,
+  later: true | "copy" = true,
 ): RecordedChoice[] {
   const call = "recordedChoices(res)";
   checkBody(call, res);
@@ -59,12 +62,12 @@ export function choicesWith(
     if (!promptIds)
       return logprobs
         ? ({ ...choice, message, logprobs } as RecordedChoice)
-        : compactChoice({ ...choice, message }, true);
+        : compactChoice({ ...choice, message }, later);
     const copy: RecordedChoice = logprobs
       ? ({ prompt_token_ids: promptIds, ...choice, message, logprobs } as RecordedChoice)
       : { prompt_token_ids: promptIds, ...choice, message };
     if (!copy.prompt_token_ids) copy.prompt_token_ids = promptIds;
-    return logprobs ? copy : compactChoice(copy, true);
+    return logprobs ? copy : compactChoice(copy, later);
   });
 }
 

@@ -122,11 +122,14 @@ function recordingCreate(
       // never by throwing: so does the recorder (`create(body).catch(h)` runs h).
       return refusedCall(original, this ?? target, args, error);
     }
-    // An answer with logprobs is scanned from its text as the SDK reads it
-    // (see scanBody); when only the recorder asked for them, the caller's
-    // answer comes without them, as it would unrecorded.
-    const scanning = !body.stream && body.logprobs === true;
+    // When only the recorder asked for logprobs, the answer is scanned from
+    // its text as the SDK reads it (see scanBody) and the caller's answer
+    // comes without them, as it would unrecorded. When the caller asked, the
+    // SDK parses them anyway: they are copied from its objects in one pass
+    // (no token looked up, compacted at the rollout's end) rather than the
+    // same bytes read twice on the call path.
     const strip = body.logprobs === true && body0.logprobs !== true;
+    const scanning = !body.stream && strip;
     let scanned: ScannedAnswer | undefined;
     const content = rollout.options.recordContent === true;
     const span = (state ? state.traced : tracingEnabled())
@@ -287,7 +290,7 @@ function completedCall(
   const body = res as unknown as ChatCompletionBody;
   return {
     request,
-    choices: choicesWith(body, scanned),
+    choices: choicesWith(body, scanned, "copy"),
     response: recordedResponse(body),
     status: "complete",
     traced: true,

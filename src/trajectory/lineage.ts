@@ -95,31 +95,31 @@ export function lineageDeparture(prev: ChoiceTokens, prompt: readonly number[]):
   return prompt.length >= n ? -1 : prompt.length;
 }
 
-/** Token `i` of `prev.prompt` then `prev.sampled`. */
-function lineageAt(prev: ChoiceTokens, i: number): number | undefined {
-  const p = prev.prompt.length;
-  return i < p ? prev.prompt[i] : prev.sampled[i - p];
-}
-
 /** A short window of both sequences around `at`: `…a b [c] d…`. */
 export function divergenceWindow(
   prev: ChoiceTokens,
   prompt: readonly number[],
   at: number,
 ): { expected: string; got: string } {
-  const n = prev.prompt.length + prev.sampled.length;
-  const show = (len: number, get: (i: number) => number | undefined) => {
-    const from = Math.max(0, at - WINDOW);
-    const to = Math.min(len, at + WINDOW + 1);
-    const parts: string[] = [];
-    for (let i = from; i < to; i++) parts.push(i === at ? `[${get(i)}]` : String(get(i)));
-    if (at >= len) parts.push("[end]");
-    return `${from > 0 ? "… " : ""}${parts.join(" ")}${to < len ? " …" : ""}`;
-  };
+  const p = prev.prompt;
+  const n = p.length + prev.sampled.length;
   return {
-    expected: show(n, (i) => lineageAt(prev, i)),
-    got: show(prompt.length, (i) => prompt[i]),
+    expected: windowOf(n, at, (i) => (i < p.length ? p[i] : prev.sampled[i - p.length])),
+    got: windowOf(prompt.length, at, (i) => prompt[i]),
   };
+}
+
+/** The window of a sequence of `len` tokens read by `get`, built by concatenation (no arrays). */
+function windowOf(len: number, at: number, get: (i: number) => number | undefined): string {
+  const from = Math.max(0, at - WINDOW);
+  const to = Math.min(len, at + WINDOW + 1);
+  let out = from > 0 ? "…" : "";
+  for (let i = from; i < to; i++) {
+    const token = i === at ? `[${get(i)}]` : String(get(i));
+    out = out === "" ? token : `${out} ${token}`;
+  }
+  if (at >= len) out = out === "" ? "[end]" : `${out} [end]`;
+  return to < len ? `${out} …` : out;
 }
 
 /** The message of a divergence, for logs and validation problems. */

@@ -121,6 +121,39 @@ describe("scanAnswer", () => {
     }
   });
 
+  it("reads each logprob as the double JSON.parse gives, digits on both sides of 2^53 included", () => {
+    // Written as a server may write them: shortest round-trip doubles,
+    // float32 values widened (17 digits), and literals whose digits make an
+    // integer just below, at and above 2^53 (9007199254740992).
+    const literals = [
+      "-9007199254740991e-15",
+      "-9007199254740992e-15",
+      "-9007199254740993e-15",
+      "-0.9007199254740991",
+      "-0.9007199254740993",
+      "-1.00000000000000011102230246251565",
+      "-123.456e-3",
+      "-4.9e-324",
+      "-1e22",
+      "-1e23",
+    ];
+    for (let round = 0; round < 2000; round++)
+      literals.push(
+        String(-rand() * 20),
+        String(Math.fround(-rand() * 20)),
+        String(-rand() * 10 ** -Math.floor(rand() * 12)),
+      );
+    const tokens = literals.map(
+      (l) =>
+        `{"token":"token_id:5","logprob":${l},"bytes":[116,111,107,101,110,95,105,100,58,53],"top_logprobs":[]}`,
+    );
+    const text = `{"choices":[{"index":0,"logprobs":{"content":[${tokens.join(",")}],"refusal":null}}]}`;
+    const scanned = scanAnswer(text, false)?.logprobs[0]?.content;
+    expect(scanned?.map((t) => t.logprob)).toEqual(literals.map((l) => JSON.parse(l)));
+    for (let i = 0; i < literals.length; i++)
+      expect(Object.is(scanned?.[i]?.logprob, JSON.parse(literals[i] as string))).toBe(true);
+  });
+
   it("writes back the server's logprobs byte for byte (vLLM's token_id:N spelling)", () => {
     const content = Array.from({ length: 50 }, () => {
       const t = `token_id:${Math.floor(rand() * 150000)}`;

@@ -94,7 +94,7 @@ const wireLogprobs = (t: Trajectory) =>
 const expected = { content: TOKENS, refusal: null };
 
 describe("recorded logprobs", () => {
-  it("are read from the answer's text: editing the parsed answer changes nothing recorded", async () => {
+  it("are the recorder's own as the call returns: editing the parsed answer changes nothing recorded", async () => {
     let answer: OpenAI.ChatCompletion | undefined;
     const t = await recorder.rollout(async () => {
       // Asked for by the caller: the answer keeps them (see the next test).
@@ -174,6 +174,23 @@ describe("recorded logprobs", () => {
       };
       expect(recorded.logprobs.isCompacted()).toBe(true);
     });
+    expect(wireLogprobs(t)).toEqual(expected);
+  });
+
+  it("asked for by the caller, are copied from the parsed answer (its bytes read once) and compacted when the rollout ends", async () => {
+    let answer: OpenAI.ChatCompletion | undefined;
+    let recorded: CompactLogprobs | undefined;
+    const t = await recorder.rollout(async () => {
+      answer = await client().chat.completions.create({ model: "m", messages, logprobs: true });
+      recorded = (
+        currentRollout()!.trajectory.messages_and_choices[1] as { logprobs: CompactLogprobs }
+      ).logprobs;
+      // A copy, not a second read of the text: the table lookups wait for the rollout's end.
+      expect(recorded.isCompacted()).toBe(false);
+      answer.choices[0]!.logprobs!.content![1]!.token = "edited";
+      answer.choices[0]!.logprobs!.content!.length = 2;
+    });
+    expect(recorded!.isCompacted()).toBe(true);
     expect(wireLogprobs(t)).toEqual(expected);
   });
 
