@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Worker } from "bullmq";
@@ -7,6 +7,7 @@ import {
   DirectoryPayloadStore,
   GroupCollector,
   type PayloadStore,
+  RedisPayloadStore,
   RolloutProducer,
   RolloutWorker,
   readProgress,
@@ -181,4 +182,35 @@ it("turns a payload that is gone into one of the group's exceptions, logged, and
     async () => (await readProgress({ connection: h.redis.connection })).groups.failed >= 1,
   );
   expect(logger.lines.join("\n")).toMatch(/is not in the payload store/);
+});
+
+it("RedisPayloadStore reads back what it wrote in small chunks, characters split across chunks included, with a TTL", async () => {
+  const store = new RedisPayloadStore(redis, { prefix: "p:", chunkBytes: 5, ttlMs: 60_000 });
+  const body = JSON.stringify({ text: "héllo wörld 🙂 ".repeat(20) });
+  await store.put("a#0.x", body);
+  expect(await redis.llen("p:a#0.x")).toBe(Math.ceil(Buffer.byteLength(body) / 5));
+  expect(await redis.pttl("p:a#0.x")).toBeGreaterThan(50_000);
+  expect(await store.get("a#0.x")).toBe(body);
+  await store.put("empty", "");
+  expect(await store.get("empty")).toBe("");
+  await store.delete("a#0.x");
+  expect(await store.get("a#0.x")).toBeUndefined();
+  await store.delete("never");
+  expect(() => new RedisPayloadStore(redis, { prefix: "p:", ttlMs: 0 })).toThrow(/options\.ttlMs/);
+});
+
+it("DirectoryPayloadStore keeps every key inside its directory and sweeps payloads older than ttlMs", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "payloads-"));
+  closers.push(() => rm(dir, { recursive: true, force: true }));
+  const store = new DirectoryPayloadStore({ dir: path.join(dir, "p"), ttlMs: 60_000 });
+  await store.put("../escape/..", "one");
+  await store.put("g#1.abc", "two");
+  expect(await readdir(dir)).toEqual(["p"]);
+  expect(await store.get("../escape/..")).toBe("one");
+  expect(await store.get("missing")).toBeUndefined();
+  const old = new Date(Date.now() - 120_000);
+  const [first] = await readdir(path.join(dir, "p"));
+  await utimes(path.join(dir, "p", first as string), old, old);
+  expect(await store.sweep()).toBe(1);
+  expect(await readdir(path.join(dir, "p"))).toHaveLength(1);
 });

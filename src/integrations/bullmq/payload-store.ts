@@ -73,13 +73,18 @@ export class RedisPayloadStore implements PayloadStore {
   async put(key: string, body: string): Promise<void> {
     const k = this.#prefix + key;
     const bytes = Buffer.from(body, "utf8");
-    const tx = this.#client.multi().del(k);
+    const chunks: Buffer[] = [];
     for (let at = 0; at < bytes.length; at += this.#chunk) {
-      tx.rpush(k, bytes.subarray(at, at + this.#chunk));
+      chunks.push(bytes.subarray(at, at + this.#chunk));
     }
-    if (bytes.length === 0) tx.rpush(k, "");
-    tx.pexpire(k, this.#ttlMs);
-    const out = await tx.exec();
+    if (chunks.length === 0) chunks.push(Buffer.alloc(0));
+    // Keys are new for each attempt: no DEL first. The transaction keeps a
+    // list from ever existing without its TTL.
+    const out = await this.#client
+      .multi()
+      .rpush(k, ...chunks)
+      .pexpire(k, this.#ttlMs)
+      .exec();
     const failed = out?.find(([error]) => error);
     if (!out || failed)
       throw failed?.[0] ?? new Error(`RedisPayloadStore: writing ${k} was aborted.`);
@@ -87,11 +92,15 @@ export class RedisPayloadStore implements PayloadStore {
 
   async get(key: string): Promise<string | undefined> {
     const k = this.#prefix + key;
-    const length = await this.#client.llen(k);
-    if (length === 0) return undefined;
-    const parts: Buffer[] = [];
+    // The length and the first chunks in one round trip.
+    const first = await this.#client.pipeline().llen(k).lrangeBuffer(k, 0, 7).exec();
+    const [lengthError, length] = first?.[0] ?? [];
+    const [rangeError, head] = first?.[1] ?? [];
+    if (lengthError || rangeError) throw lengthError ?? rangeError;
+    if (!length) return undefined;
+    const parts = [...(head as Buffer[])];
     // A few chunks per read: one 40 MB reply would stall every other client.
-    for (let at = 0; at < length; at += 8) {
+    for (let at = 8; at < (length as number); at += 8) {
       parts.push(...(await this.#client.lrangeBuffer(k, at, at + 7)));
     }
     if (parts.length !== length) return undefined; // expired or deleted while being read
