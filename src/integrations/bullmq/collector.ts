@@ -10,7 +10,9 @@ import {
 import { InvalidArgumentError, kindOf } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";
+import { isRolloutRef, payloadStoreOf, type RolloutRef } from "./claim-check.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
+import type { PayloadStore } from "./payload-store.js";
 import type { GroupJobData } from "./producer.js";
 import {
   assertReachable,
@@ -18,8 +20,9 @@ import {
   type DistributedLogger,
   OutageLog,
   openClient,
+  queueOptions,
 } from "./redis.js";
-import { storeGroup } from "./store.js";
+import { storeGroup, storeKeys } from "./store.js";
 
 /** A trajectory's wire JSON as a RolloutWorker wrote it. */
 type WrittenTrajectory = Record<string, unknown> & {
@@ -82,6 +85,12 @@ export interface GroupCollectorOptions extends ClusterOptions {
   lockDurationMs?: number;
   /** How often to look for groups whose collector died, in ms. Default 30000. */
   stalledIntervalMs?: number;
+  /**
+   * Where the workers wrote the trajectories: the same store as theirs
+   * (`RolloutWorker`'s `payloads`). Default: the run's Redis. A group's
+   * payloads are deleted once the group is stored.
+   */
+  payloads?: PayloadStore;
   logger?: DistributedLogger;
 }
 
@@ -101,6 +110,7 @@ export class GroupCollector {
   readonly #cluster: Cluster;
   readonly #client: Redis;
   readonly #rollouts: Queue;
+  readonly #payloads: PayloadStore;
   readonly #options: GroupCollectorOptions;
   readonly #logger: DistributedLogger;
 
@@ -110,8 +120,9 @@ export class GroupCollector {
     this.#logger = options.logger ?? console;
     outage ??= new OutageLog(cluster, "GroupCollector", this.#logger);
     this.#client = openClient(cluster, outage);
+    this.#payloads = payloadStoreOf(options.payloads, this.#client, cluster);
     const connection = bullConnection(cluster);
-    this.#rollouts = new Queue(cluster.rolloutQueue, { connection, prefix: cluster.prefix });
+    this.#rollouts = new Queue(cluster.rolloutQueue, queueOptions(cluster, connection));
     this.#rollouts.on("error", outage.listener());
     this.worker = new Worker(cluster.groupQueue, (job) => this.#collect(job), {
       connection,
@@ -146,8 +157,30 @@ export class GroupCollector {
     const { rollouts, metadata } = job.data;
     const written: [number, WrittenTrajectory][] = [];
     const exceptions: [number, ExceptionWire][] = [];
-    for (const [key, value] of Object.entries(await job.getChildrenValues())) {
+    const values = Object.entries(await job.getChildrenValues());
+    const refs = values.flatMap(([, v]) => (isRolloutRef(v) ? [v] : []));
+    // Run again after storing it (killed before the job completed): its
+    // payloads may be deleted already, and there is nothing left to do.
+    if (await this.#client.hexists(storeKeys(this.#cluster).groups, id)) {
+      await this.#release(id, refs);
+      this.#logger.info(`GroupCollector: group ${id} was already collected; not added again.`);
+      return { stored: false };
+    }
+    const bodies = await Promise.all(refs.map((ref) => this.#payloads.get(ref.payload.key)));
+    const claimed = new Map(refs.map((ref, i) => [ref, bodies[i]]));
+    for (const [key, child] of values) {
       const index = parseRolloutJobId(key)?.index ?? -1;
+      let value: unknown = child;
+      if (isRolloutRef(child)) {
+        const body = claimed.get(child);
+        if (body === undefined) {
+          const missing = missingPayload(key, child);
+          this.#logger.warn(`GroupCollector: group ${id}: ${missing.message}`);
+          exceptions.push([index, missing]);
+          continue;
+        }
+        value = JSON.parse(body);
+      }
       if (isWritten(value)) {
         // A RolloutWorker's result: checked when the worker wrote it.
         written.push([index, value]);
@@ -224,7 +257,19 @@ export class GroupCollector {
     });
     if (!stored)
       this.#logger.info(`GroupCollector: group ${id} was already collected; not added again.`);
+    await this.#release(id, refs);
     return { stored };
+  }
+
+  /** Deletes a stored group's payloads; what fails here expires with its TTL. */
+  async #release(id: string, refs: RolloutRef[]): Promise<void> {
+    const out = await Promise.allSettled(refs.map((ref) => this.#payloads.delete(ref.payload.key)));
+    const failed = out.filter((r) => r.status === "rejected");
+    if (failed.length > 0) {
+      this.#logger.warn(
+        `GroupCollector: group ${id}: ${failed.length} of ${refs.length} payloads could not be deleted (${errorMessage(failed[0]?.reason)}); they expire with the store's TTL.`,
+      );
+    }
   }
 
   /** The failed rollout's record, with its class and stack when BullMQ kept them. */
@@ -240,6 +285,15 @@ export class GroupCollector {
     const name = /^([A-Za-z_$][\w$]*)(?::|$)/.exec(stack)?.[1] ?? "Error";
     return { type: `<class '${name}'>`, message: reason, traceback: stack };
   }
+}
+
+function missingPayload(key: string, ref: RolloutRef): ExceptionWire {
+  const jobId = key.slice(key.lastIndexOf(":") + 1);
+  return {
+    type: "<class 'PayloadMissingError'>",
+    message: `Rollout ${jobId} finished, but its trajectory (${ref.payload.bytes} bytes, payload key ${ref.payload.key}) is not in the payload store: expired, deleted, or the collector is not given the workers' \`payloads\` store.`,
+    traceback: "",
+  };
 }
 
 /** Starts a collector; the coordinator passes its own outage log, so that an outage is logged once. */

@@ -8,7 +8,7 @@ import { errorMessage } from "../../util/index.js";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.js";
 import type { Cluster } from "./options.js";
 import { publishStep } from "./policy.js";
-import type { DistributedLogger, OutageLog } from "./redis.js";
+import { type DistributedLogger, type OutageLog, queueOptions } from "./redis.js";
 import type { Rerunner } from "./rerun.js";
 import { storeKeys } from "./store.js";
 
@@ -82,10 +82,10 @@ export class CoordinatorRun {
     if ((await this.client.exists(k.drain)) === 0) return false;
     if ((await this.client.llen(k.rerun)) > 0) return false;
     if (!this.#groupQueue) {
-      this.#groupQueue = new Queue(this.cluster.groupQueue, {
-        connection: this.client,
-        prefix: this.cluster.prefix,
-      });
+      this.#groupQueue = new Queue(
+        this.cluster.groupQueue,
+        queueOptions(this.cluster, this.client),
+      );
       this.#groupQueue.on("error", this.#outage.listener());
     }
     const counts = await this.#groupQueue.getJobCounts(

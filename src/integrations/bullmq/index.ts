@@ -8,6 +8,7 @@
 // trajectory-recorder/bullmq: rollouts across many processes and machines on
 // BullMQ and Redis, with a training coordinator. Needs `bullmq` (and its
 // `ioredis`); importing the root of the package never loads them.
+export type { RolloutRef } from "./claim-check.js";
 export { GroupCollector, type GroupCollectorOptions } from "./collector.js";
 export { drain, handAgain, retrain, unhanded } from "./control.js";
 export {
@@ -20,9 +21,16 @@ export {
 export { InvalidGroupError, RedisUnavailableError, RolloutResultError } from "./errors.js";
 export type { UnhandedGroups } from "./handoff.js";
 export type { ClusterOptions } from "./options.js";
+export { DirectoryPayloadStore, type DirectoryPayloadStoreOptions } from "./payload-directory.js";
+export {
+  type PayloadStore,
+  RedisPayloadStore,
+  type RedisPayloadStoreOptions,
+} from "./payload-store.js";
 export {
   type GroupJobData,
   type GroupSpec,
+  type KeepJobs,
   type RolloutJobData,
   RolloutProducer,
   type RolloutProducerOptions,

@@ -19,6 +19,13 @@ export interface ClusterOptions {
    * {@link RedisUnavailableError}, in ms. Default 5000.
    */
   connectTimeoutMs?: number;
+  /**
+   * Events kept in each queue's events stream (BullMQ's
+   * `streams.events.maxLen`, trimmed approximately). Default 2000: with
+   * results of at most 16 KB (references, see `payloads`) the streams stay
+   * under 32 MB each; BullMQ's own default is 10000.
+   */
+  eventsMaxLen?: number;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -31,6 +38,7 @@ export interface Cluster {
   rolloutQueue: string;
   groupQueue: string;
   connectTimeoutMs: number;
+  eventsMaxLen: number;
   /** A key of this run's own state (collected groups, batches, the policy step). */
   key(part: string): string;
 }
@@ -55,6 +63,10 @@ export function resolveCluster(options: ClusterOptions, who: string): Cluster {
     );
   }
   const prefix = options.prefix ?? "bull";
+  const eventsMaxLen = options.eventsMaxLen ?? 2000;
+  if (!Number.isInteger(eventsMaxLen) || eventsMaxLen < 1) {
+    throw new InvalidArgumentError(who, "options.eventsMaxLen", "a positive integer", eventsMaxLen);
+  }
   return {
     connection: options.connection,
     prefix,
@@ -62,6 +74,7 @@ export function resolveCluster(options: ClusterOptions, who: string): Cluster {
     rolloutQueue: `${name}-rollouts`,
     groupQueue: `${name}-groups`,
     connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+    eventsMaxLen,
     key: (part) => `${prefix}:${name}:tr:${part}`,
   };
 }

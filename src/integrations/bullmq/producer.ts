@@ -16,6 +16,7 @@ import {
   bullConnection,
   type DistributedLogger,
   OutageLog,
+  queueOptions,
 } from "./redis.js";
 
 /** Groups per Redis transaction when enqueueing. */
@@ -59,6 +60,38 @@ export interface RolloutProducerOptions extends ClusterOptions {
   attempts?: number;
   /** Where a lost Redis is reported (once per outage); `console` by default. */
   logger?: DistributedLogger;
+  /**
+   * How long finished jobs stay in Redis. A completed rollout's job is
+   * removed at once (its group's parent job holds its result, a reference,
+   * until the group is collected), except the group's first rollout, which a
+   * re-run (`onStale: "rerun"`) reads its payload from: it and the group's
+   * parent job are kept `ageMs` and at most the newest `count`; failed jobs
+   * (rollouts and groups) for `failedAgeMs`, with their error. A group
+   * whose jobs are gone cannot be re-run (it is counted stale).
+   * Default `{ ageMs: 86400000, count: 10000, failedAgeMs: 604800000 }`.
+   */
+  keepJobs?: KeepJobs;
+}
+
+/** See {@link RolloutProducerOptions.keepJobs}. */
+export interface KeepJobs {
+  ageMs?: number;
+  count?: number;
+  failedAgeMs?: number;
+}
+
+/** BullMQ's removeOnComplete / removeOnFail of each job of a flow. */
+export interface Retention {
+  kept: { age: number; count: number };
+  failed: { age: number };
+}
+
+export function retentionOf(keep: KeepJobs | undefined): Retention {
+  const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+  return {
+    kept: { age: seconds(keep?.ageMs ?? 86_400_000), count: keep?.count ?? 10_000 },
+    failed: { age: seconds(keep?.failedAgeMs ?? 604_800_000) },
+  };
 }
 
 const GroupSpecSchema = z.object({
@@ -112,6 +145,7 @@ function notJson(value: unknown, path: string[]): { path: string[]; what: string
 export class RolloutProducer<P = unknown> {
   readonly #cluster: Cluster;
   readonly #attempts: number;
+  readonly #retention: Retention;
   readonly #outage: OutageLog;
   #flows: FlowProducer | undefined;
   #groups: Queue | undefined;
@@ -119,6 +153,7 @@ export class RolloutProducer<P = unknown> {
   constructor(options: RolloutProducerOptions) {
     this.#cluster = resolveCluster(options, "RolloutProducer");
     this.#attempts = options.attempts ?? 1;
+    this.#retention = retentionOf(options.keepJobs);
     this.#outage = new OutageLog(this.#cluster, "RolloutProducer", options.logger ?? console);
     if (!Number.isInteger(this.#attempts) || this.#attempts < 1) {
       throw new InvalidArgumentError(
@@ -160,7 +195,9 @@ export class RolloutProducer<P = unknown> {
           return !found[j];
         });
         if (fresh.length === 0) return;
-        await flows.addBulk(fresh.map((spec) => groupFlow(this.#cluster, spec, this.#attempts)));
+        await flows.addBulk(
+          fresh.map((spec) => groupFlow(this.#cluster, spec, this.#attempts, this.#retention)),
+        );
         added.push(...fresh.map((spec) => spec.id));
       };
       // Each slice within connectTimeoutMs: a Redis that freezes midway is an error, not a hang.
@@ -189,7 +226,7 @@ export class RolloutProducer<P = unknown> {
       const connection = bullConnection(this.#cluster);
       const prefix = this.#cluster.prefix;
       this.#flows = new FlowProducer({ connection, prefix });
-      this.#groups = new Queue(this.#cluster.groupQueue, { connection, prefix });
+      this.#groups = new Queue(this.#cluster.groupQueue, queueOptions(this.#cluster, connection));
       // BullMQ prints connection errors through console.error without a listener.
       this.#flows.on("error", this.#outage.listener());
       this.#groups.on("error", this.#outage.listener());
@@ -203,6 +240,7 @@ export function groupFlow(
   cluster: Cluster,
   spec: { id: string; payload: unknown; rollouts: number; metadata?: Record<string, unknown> },
   attempts: number,
+  retention: Retention = retentionOf(undefined),
 ) {
   const data: GroupJobData = { rollouts: spec.rollouts, metadata: spec.metadata ?? {} };
   return {
@@ -211,7 +249,13 @@ export function groupFlow(
     data,
     // A collector that fails (a judge down) tries again; too many failed
     // rollouts fail it for good (UnrecoverableError).
-    opts: { jobId: spec.id, attempts: 3, backoff: { type: "exponential", delay: 1000 } },
+    opts: {
+      jobId: spec.id,
+      attempts: 3,
+      backoff: { type: "exponential", delay: 1000 },
+      removeOnComplete: retention.kept,
+      removeOnFail: retention.failed,
+    },
     children: Array.from({ length: spec.rollouts }, (_, index) => ({
       name: "rollout",
       queueName: cluster.rolloutQueue,
@@ -222,6 +266,9 @@ export function groupFlow(
         // A failed rollout ends its part in the group: the parent still
         // runs, and reads it back as one of the group's exceptions.
         ignoreDependencyOnFailure: true,
+        // Its result is copied to the parent's `:processed` hash as it completes.
+        removeOnComplete: index === 0 ? retention.kept : true,
+        removeOnFail: retention.failed,
       },
     })),
   };

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { LUA, runScript } from "./lua/index.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
 import { policyKeys } from "./policy.js";
-import { assertReachable, bounded } from "./redis.js";
+import { assertReachable, bounded, queueOptions } from "./redis.js";
 import type { BatchRecord } from "./store.js";
 import { storeKeys } from "./store.js";
 
@@ -147,14 +147,18 @@ async function progressOf(
   withIds: boolean,
 ): Promise<ClusterProgress> {
   const k = storeKeys(cluster);
-  const prefix = cluster.prefix;
-  const rollouts = new Queue(cluster.rolloutQueue, { connection: client, prefix });
-  const groupsQueue = new Queue(cluster.groupQueue, { connection: client, prefix });
+  // A reader writes nothing: not even the queues' meta (their events cap).
+  const reader = { ...queueOptions(cluster, client), skipMetasUpdate: true };
+  const rollouts = new Queue(cluster.rolloutQueue, reader);
+  const groupsQueue = new Queue(cluster.groupQueue, reader);
   rollouts.on("error", () => {});
   groupsQueue.on("error", () => {});
   try {
-    const [r, g, active, stats, step, open, pipe] = await Promise.all([
+    const [r, done, g, active, stats, step, open, pipe] = await Promise.all([
       rollouts.getJobCounts(),
+      // Completed rollouts are removed once their group has their results:
+      // BullMQ's metrics keep the total (workers of older versions record none).
+      rollouts.getMetrics("completed", 0, 0),
       groupsQueue.getJobCounts(),
       rollouts.getRanges(["active"], 0, -1),
       client.hgetall(k.stats),
@@ -212,7 +216,7 @@ async function progressOf(
       rollouts: {
         queued: (r.waiting ?? 0) + (r.delayed ?? 0) + (r.prioritized ?? 0),
         running: r.active ?? 0,
-        finished: r.completed ?? 0,
+        finished: Math.max(r.completed ?? 0, done.meta.count),
         failed: r.failed ?? 0,
       },
       rewardMean: num("reward_count") > 0 ? num("reward_sum") / num("reward_count") : null,

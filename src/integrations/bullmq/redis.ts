@@ -1,4 +1,4 @@
-import type { ConnectionOptions } from "bullmq";
+import type { ConnectionOptions, QueueOptions } from "bullmq";
 import { Redis, type RedisOptions } from "ioredis";
 import { errorMessage } from "../../util/index.js";
 import { RedisUnavailableError } from "./errors.js";
@@ -214,3 +214,35 @@ export function bullConnection(cluster: Cluster): ConnectionOptions {
   // BullMQ declares its own (looser) copy of ioredis's options type.
   return { ...cluster.connection, maxRetriesPerRequest: null } as ConnectionOptions;
 }
+
+/**
+ * A BullMQ Queue's options for this run. Every Queue writes its events cap
+ * into the queue's meta hash when it opens (BullMQ's default is 10000), so
+ * each one we open must carry ours.
+ */
+export function queueOptions(
+  cluster: Cluster,
+  connection: QueueOptions["connection"] = bullConnection(cluster),
+): QueueOptions {
+  return {
+    connection,
+    prefix: cluster.prefix,
+    streams: { events: { maxLen: cluster.eventsMaxLen } },
+  };
+}
+
+/**
+ * Writes the events cap of both queues (a worker opens no Queue, and the
+ * cap BullMQ's scripts trim to is read from the meta hash).
+ */
+export async function eventsMaxLen(client: Redis, cluster: Cluster): Promise<void> {
+  const max = String(cluster.eventsMaxLen);
+  await client
+    .multi()
+    .hset(`${cluster.prefix}:${cluster.rolloutQueue}:meta`, "opts.maxLenEvents", max)
+    .hset(`${cluster.prefix}:${cluster.groupQueue}:meta`, "opts.maxLenEvents", max)
+    .exec();
+}
+
+/** BullMQ's per-minute metrics: their `count` is the total of finished rollouts, removed or not. */
+export const rolloutMetrics = { maxDataPoints: 60 };

@@ -10,7 +10,7 @@ import { errorMessage } from "../../util/index.js";
 import { LUA, runScript } from "./lua/index.js";
 import { type Cluster, GroupIdSchema, rolloutJobId } from "./options.js";
 import { type GroupJobData, groupFlow, type RolloutJobData } from "./producer.js";
-import { bullConnection, type DistributedLogger, type OutageLog } from "./redis.js";
+import { bullConnection, type DistributedLogger, type OutageLog, queueOptions } from "./redis.js";
 import { storeKeys } from "./store.js";
 
 /** Re-enqueues the stale groups waiting in `rerun-pending`. */
@@ -105,8 +105,8 @@ export class Rerunner {
       const prefix = this.#cluster.prefix;
       this.#bull = {
         flows: new FlowProducer({ connection, prefix }),
-        groups: new Queue(this.#cluster.groupQueue, { connection, prefix }),
-        rollouts: new Queue(this.#cluster.rolloutQueue, { connection, prefix }),
+        groups: new Queue(this.#cluster.groupQueue, queueOptions(this.#cluster, connection)),
+        rollouts: new Queue(this.#cluster.rolloutQueue, queueOptions(this.#cluster, connection)),
       };
       const log = this.#outage.listener();
       this.#bull.flows.on("error", log);

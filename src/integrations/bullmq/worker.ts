@@ -9,8 +9,10 @@ import {
 } from "../../trajectory/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
 import { errorMessage } from "../../util/index.js";
+import { checkIn, payloadStoreOf, type RolloutRef } from "./claim-check.js";
 import { RolloutResultError } from "./errors.js";
 import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
+import type { PayloadStore } from "./payload-store.js";
 import { policyKeys, readStep } from "./policy.js";
 import type { RolloutJobData } from "./producer.js";
 import {
@@ -18,8 +20,10 @@ import {
   bounded,
   bullConnection,
   type DistributedLogger,
+  eventsMaxLen,
   OutageLog,
   openClient,
+  rolloutMetrics,
 } from "./redis.js";
 
 /** What a rollout function receives. */
@@ -76,13 +80,23 @@ export interface RolloutWorkerOptions<P = unknown> extends ClusterOptions {
   stalledIntervalMs?: number;
   /** How many times a rollout may lose its worker before it fails. Default 2. */
   maxStalledCount?: number;
+  /**
+   * Where each finished trajectory is written; the job's result is only a
+   * reference to it and its reward. The collector (the coordinator's) must
+   * be given the same store. Default: Redis lists next to the run's keys,
+   * expiring after `payloadTtlMs` unless collected first.
+   */
+  payloads?: PayloadStore;
+  /** Lifetime of an uncollected payload in the default Redis store, in ms. Default 86400000 (a day). */
+  payloadTtlMs?: number;
   logger?: DistributedLogger;
 }
 
 /**
  * Runs rollouts from the queue, any number per machine and any number of
  * machines. Each rollout runs inside `recorder.rollout`; its trajectory's JSON
- * is the job's result. A worker killed mid-rollout loses nothing: once its
+ * is written once to the payload store, and the job's result is a reference
+ * to it (a few hundred bytes, whatever the trajectory's size). A worker killed mid-rollout loses nothing: once its
  * lock expires another worker runs that rollout again from the start, and
  * only a finished trajectory is ever stored.
  *
@@ -101,8 +115,9 @@ export interface RolloutWorkerOptions<P = unknown> extends ClusterOptions {
  */
 export class RolloutWorker<P = unknown> {
   /** The BullMQ worker, for its events (`completed`, `failed`, `error`). */
-  readonly worker: Worker<RolloutJobData<P>, Trajectory.TrajectoryWire>;
+  readonly worker: Worker<RolloutJobData<P>, RolloutRef>;
   readonly #client: Redis;
+  readonly #payloads: PayloadStore;
   readonly #subscriber: Redis;
   readonly #options: RolloutWorkerOptions<P>;
   #step = 0;
@@ -116,6 +131,7 @@ export class RolloutWorker<P = unknown> {
     const outage = new OutageLog(cluster, "RolloutWorker", logger);
     this.#client = openClient(cluster, outage);
     this.#subscriber = openClient(cluster, outage);
+    this.#payloads = payloadStoreOf(options.payloads, this.#client, cluster, options.payloadTtlMs);
     const channel = policyKeys(cluster).channel;
     this.#subscriber.on("message", (_channel, message) => this.#raise(Number(message)));
     // A step published while Redis was away never reaches this subscriber:
@@ -135,6 +151,8 @@ export class RolloutWorker<P = unknown> {
       lockDuration: options.lockDurationMs ?? 30_000,
       stalledInterval: options.stalledIntervalMs ?? 30_000,
       maxStalledCount: options.maxStalledCount ?? 2,
+      // Counts finished rollouts for readProgress once their jobs are removed.
+      metrics: rolloutMetrics,
     });
     this.worker.on("error", outage.listener());
     this.worker.on("failed", (job, error) => {
@@ -179,6 +197,7 @@ export class RolloutWorker<P = unknown> {
           readStep(worker.#client, cluster),
         ),
       );
+      await eventsMaxLen(worker.#client, cluster);
     } catch (error) {
       await worker.worker.close(true).catch(() => {});
       worker.#subscriber.disconnect();
@@ -204,7 +223,7 @@ export class RolloutWorker<P = unknown> {
     if (Number.isFinite(step) && step > this.#step) this.#step = step;
   }
 
-  async #run(job: Job<RolloutJobData<P>>): Promise<Trajectory.TrajectoryWire> {
+  async #run(job: Job<RolloutJobData<P>>): Promise<RolloutRef> {
     const { groupId, index, payload } = job.data;
     const served: number[] = [];
     const step = () => {
@@ -243,7 +262,7 @@ export class RolloutWorker<P = unknown> {
     // A rollout that never asked ran on the step the worker had at its start and end.
     trajectory.initial_policy_version ??= served[0] ?? this.#step;
     trajectory.final_policy_version ??= served.at(-1) ?? this.#step;
-    return toResult(trajectory, job.id);
+    return checkIn(this.#payloads, job.id as string, toResult(trajectory, job.id));
   }
 }
 
