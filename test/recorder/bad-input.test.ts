@@ -83,7 +83,7 @@ describe("the recorder's own entry points", () => {
     );
     expect(() => recorder.wrap(null as never)).toThrow(InvalidArgumentError);
     expect(() => recorder.wrap({ chat: { completions: {} } })).toThrow(
-      "recorder.wrap(client): client: expected an openai client (with chat.completions.create), received an object.",
+      "recorder.wrap(client): client: expected an openai client (with chat.completions.create) or an @anthropic-ai/sdk client (with messages.create), received an object.",
     );
   });
 });
