@@ -27,7 +27,7 @@ export interface SendOptions {
 }
 
 /** The clients an API's call may go through (the recorder's wrapped ones). */
-export type ApiClients = Pick<UpstreamClient, "openai" | "model" | "anthropic">;
+export type ApiClients = Pick<UpstreamClient, "openai" | "model" | "anthropic" | "anthropicAuth">;
 
 /** One recorded API. */
 export interface RecordedApi {
@@ -43,11 +43,21 @@ export interface RecordedApi {
   ends: readonly Buffer[];
   /** A reader of its stream's events for progress. */
   progress(): ProgressReader;
-  /** Whether the clients can send it, else why not. */
-  unsupported?(clients: ApiClients): string | undefined | Promise<string | undefined>;
-  /** Sends the call through the wrapped client (which records it). */
-  send(clients: ApiClients, body: Record<string, unknown>, options: SendOptions): unknown;
+  /**
+   * The wrapped client's method that sends the call (and so records it),
+   * or why the clients cannot send it. `create()` must be called at once
+   * by the caller, inside the rollout, to number the call.
+   */
+  sender(clients: ApiClients): Promise<Sender | { missing: string }>;
+  /**
+   * The header that carries the upstream's key, when it is not the SDK's
+   * own choice: it replaces whatever credential the SDK sent.
+   */
+  upstreamAuth?(clients: ApiClients): Record<string, string>;
 }
+
+/** Sends one call through a wrapped client. */
+export type Sender = (body: Record<string, unknown>, options: SendOptions) => unknown;
 
 /** Markers of an SSE event of `type`, as servers write it (with or without an `event:` line, compact or spaced JSON). */
 function eventMarkers(...types: string[]): Buffer[] {
@@ -67,7 +77,8 @@ export const CHAT_API: RecordedApi = {
   strip: stripFor,
   ends: CHAT_STREAM_ENDS,
   progress: () => new ChatProgress(),
-  send: (clients, body, options) => clients.openai.chat.completions.create(body as never, options),
+  sender: async (clients) => (body, options) =>
+    clients.openai.chat.completions.create(body as never, options),
 };
 
 /** `POST /v1/responses`: recorded as plain assistant messages (the API gives no token ids). */
@@ -79,13 +90,15 @@ export const RESPONSES_API: RecordedApi = {
   strip: () => undefined,
   ends: eventMarkers("response.completed", "response.incomplete", "response.failed"),
   progress: () => new ResponsesProgress(),
-  unsupported: (clients) =>
+  sender: async (clients) =>
     // openai 4 before 4.87 has no `responses`.
     typeof (clients.openai as Partial<OpenAI>).responses?.create === "function"
-      ? undefined
-      : "the openai package installed beside trajectory-recorder has no Responses API (openai 4.87 or later has it)",
-  send: (clients, body, options) =>
-    clients.openai.responses.create(withModel(body, clients.model) as never, options),
+      ? (body, options) =>
+          clients.openai.responses.create(withModel(body, clients.model) as never, options)
+      : {
+          missing:
+            "the openai package installed beside trajectory-recorder has no Responses API (openai 4.87 or later has it)",
+        },
 };
 
 /**
@@ -100,17 +113,14 @@ export const MESSAGES_API: RecordedApi = {
   strip: () => undefined,
   ends: eventMarkers("message_stop"),
   progress: () => new MessagesProgress(),
-  unsupported: async (clients) => {
+  sender: async (clients) => {
     const made = await clients.anthropic();
-    return "missing" in made ? made.missing : undefined;
-  },
-  send: async (clients, body, options) => {
-    const made = await clients.anthropic();
-    if ("missing" in made) throw new Error(made.missing);
+    if ("missing" in made) return made;
     // The client has its timeout (the endpoint's), so the SDK does not
     // refuse an unstreamed call with a large max_tokens as too long.
-    return made.client.messages.create(withModel(body, clients.model), options);
+    return (body, options) => made.client.messages.create(withModel(body, clients.model), options);
   },
+  upstreamAuth: (clients) => clients.anthropicAuth,
 };
 
 /** `body` with the upstream's model where it names none (`model: ""`), as chat calls get it. */

@@ -107,6 +107,8 @@ export interface Call {
   strip?: Strip | undefined;
   /** What a 2xx answer must be (default: a chat completion). */
   shape?: AnswerShape;
+  /** The upstream's credential header, replacing the one the SDK sent. */
+  auth?: Record<string, string>;
 }
 
 /** What {@link answerError} needs of the endpoint. */

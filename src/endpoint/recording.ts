@@ -366,13 +366,13 @@ export class RecordingRoutes {
       return;
     }
     const client = await this.#upstreamClient();
-    const missing = await api.unsupported?.(client);
-    if (missing) {
-      this.#warnOnce(`refused POST ${api.path}: ${missing}`);
+    const sender = await api.sender(client);
+    if ("missing" in sender) {
+      this.#warnOnce(`refused POST ${api.path}: ${sender.missing}`);
       sendError(
         res,
         501,
-        `POST ${api.path} cannot be recorded here: ${missing}. Nothing was sent upstream.`,
+        `POST ${api.path} cannot be recorded here: ${sender.missing}. Nothing was sent upstream.`,
         "invalid_request_error",
         "api_not_supported",
       );
@@ -386,6 +386,7 @@ export class RecordingRoutes {
       strip: api.strip(body as Record<string, unknown>),
       ends: api.ends,
       shape: api.answer,
+      auth: api.upstreamAuth?.(client),
     };
     this.#calls.set(id, call);
     // The agent hung up: the upstream call is aborted and recorded as far as it got.
@@ -400,7 +401,7 @@ export class RecordingRoutes {
       try {
         const before = rollout.calls;
         const running = rollout.run(() =>
-          api.send(client, body as Record<string, unknown>, {
+          sender(body as Record<string, unknown>, {
             headers: { [CALL_HEADER]: id },
             signal: abort.signal,
           }),
@@ -543,6 +544,11 @@ export class RecordingRoutes {
     if (call)
       for (const [name, value] of forwardedRequestHeaders(call.agentHeaders))
         headers.set(name, value);
+    if (call?.auth) {
+      headers.delete("authorization");
+      headers.delete("x-api-key");
+      for (const [name, value] of Object.entries(call.auth)) headers.set(name, value);
+    }
     const response = await this.#send(input, { ...init, headers });
     if (!call) return response;
     const forAgent = agentHeaders(response.headers, this.#upstreamKey);

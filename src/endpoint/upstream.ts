@@ -118,6 +118,8 @@ export interface UpstreamClient {
    * use (the package is an optional peer): else why it cannot be had.
    */
   anthropic(): Promise<{ client: AnthropicLike } | { missing: string }>;
+  /** How `/v1/messages` carries the upstream's key: `x-api-key`, or a bearer token for the Training Service. */
+  anthropicAuth: Record<string, string>;
 }
 
 /** The part of an `@anthropic-ai/sdk` client the endpoint calls. */
@@ -214,6 +216,7 @@ export async function upstreamClient(
       apiKey,
       model: base,
       // The service takes its key as a bearer token, on every route.
+      anthropicAuth: { authorization: `Bearer ${apiKey}` },
       anthropic: anthropicMaker(
         { root: rootOf(openai.baseURL), apiKey: null, authToken: apiKey, policy: true },
         recorder,
@@ -238,6 +241,7 @@ export async function upstreamClient(
     apiKey,
     ...(upstream.model ? { model: upstream.model } : {}),
     // Anthropic's API (and servers that speak it) take the key as x-api-key.
+    anthropicAuth: { "x-api-key": apiKey },
     anthropic: anthropicMaker(
       {
         root: rootOf(upstream.baseURL),
