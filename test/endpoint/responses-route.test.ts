@@ -279,21 +279,43 @@ describe("POST /v1/responses through t.baseURL", () => {
   });
 
   it("holds a stream's terminal event until the call is recorded, for an agent that stops there", async () => {
-    const { recorder } = recorderFor(server.baseURL);
+    // The upstream sends its last event, then keeps the connection a while
+    // before ending it: the call is recorded only once the stream ends.
+    const done = {
+      id: "resp_h",
+      object: "response",
+      status: "completed",
+      model: "m",
+      output: [message("Held.")],
+    };
+    const up = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const send = (event: Item) =>
+          res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+        send({
+          type: "response.created",
+          response: { ...done, status: "in_progress", output: [] },
+        });
+        send({ type: "response.output_item.done", output_index: 0, item: message("Held.") });
+        send({ type: "response.completed", response: done });
+        setTimeout(() => res.end(), 300);
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+    closers.push(() => new Promise((r) => up.close(r)));
+    const { recorder } = recorderFor(`http://127.0.0.1:${(up.address() as AddressInfo).port}/v1`);
     const t = await recorder.rollout(async (t) => {
       const openai = new OpenAI({ baseURL: t.baseURL, apiKey: t.apiKey, maxRetries: 0 });
-      const stream = await openai.responses.create({
-        model: "m",
-        input: "What is 2+3?",
-        stream: true,
-        tools,
-      });
+      const stream = await openai.responses.create({ model: "m", input: "hi", stream: true });
       // Returns on the terminal event, without reading the stream's end.
       for await (const event of stream) if (event.type === "response.completed") break;
     });
-    expect(t.messages_and_choices.at(-1)).toMatchObject({
-      role: "assistant",
-      tool_calls: [{ id: "call_1" }],
-    });
+    expect(t.messages_and_choices).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "Held." },
+    ]);
+    expect(t.logs.join("\n")).not.toMatch(/not finished|had not finished|in flight/i);
   });
 });
