@@ -5,8 +5,10 @@
 // sent, the upstream gets its own key as x-api-key; what cannot be recorded
 // is refused before it is sent.
 import { execFile } from "node:child_process";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import Anthropic from "@anthropic-ai/sdk";
 import { Recorder } from "trajectory-recorder";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type MessagesUpstream, startMessagesUpstream } from "./messages-upstream.js";
@@ -226,5 +228,60 @@ describe("POST /v1/messages through t.anthropicBaseURL", () => {
       expect(text).not.toContain(UPSTREAM_KEY);
     });
     expect(t.logs.join("\n")).toMatch(/fail|error|reach/i);
+  });
+
+  it("holds message_stop until the call is recorded, for an agent that stops reading there", async () => {
+    // The upstream sends message_stop, then keeps the connection a while before ending it.
+    const up = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const send = (event: Record<string, unknown>) =>
+          res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+        send({
+          type: "message_start",
+          message: {
+            id: "msg_h",
+            type: "message",
+            role: "assistant",
+            model: "m",
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 3, output_tokens: 1 },
+          },
+        });
+        send({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+        send({
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "text_delta", text: "Held." },
+        });
+        send({ type: "content_block_stop", index: 0 });
+        send({
+          type: "message_delta",
+          delta: { stop_reason: "end_turn" },
+          usage: { output_tokens: 2 },
+        });
+        send({ type: "message_stop" });
+        setTimeout(() => res.end(), 300);
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+    closers.push(() => new Promise((r) => up.close(r)));
+    const recorder = recorderFor(`http://127.0.0.1:${(up.address() as AddressInfo).port}/v1`);
+    const t = await recorder.rollout(async (t) => {
+      const client = new Anthropic({
+        baseURL: t.anthropicBaseURL,
+        apiKey: t.apiKey,
+        maxRetries: 0,
+      });
+      const stream = await client.messages.create({ ...ask, stream: true });
+      for await (const event of stream) if (event.type === "message_stop") break;
+    });
+    expect(t.messages_and_choices).toEqual([
+      { role: "user", content: "What is 2+3?" },
+      { role: "assistant", content: "Held." },
+    ]);
   });
 });
