@@ -15,6 +15,7 @@ import {
   errorBody,
   readRequestBody,
   sendError,
+  shapeErrorsForAnthropic,
 } from "../util/http.js";
 import { readCompletion, stripAnswer } from "./agent-answer.js";
 import { CHAT_API, MESSAGES_API, RESPONSES_API, type RecordedApi } from "./apis.js";
@@ -105,6 +106,7 @@ export class RecordingRoutes {
         method: "POST",
         path: api.path,
         handle: async ({ req, res }: RouteContext) => {
+          if (api === MESSAGES_API) shapeErrorsForAnthropic(res);
           const rollout = this.#authorize(req, res);
           if (rollout) await this.#record(req, res, rollout, api);
         },

@@ -173,10 +173,20 @@ describe("POST /v1/messages through t.anthropicBaseURL", () => {
       ] as const) {
         const got = await rawPost(root, "/v1/messages", headers, JSON.stringify(body));
         expect(got.status).toBe(400);
-        const error = JSON.parse(got.body).error;
+        // Shaped as Anthropic's errors are, with OpenAI's fields too.
+        const parsed = JSON.parse(got.body);
+        expect(parsed.type).toBe("error");
+        const error = parsed.error;
+        expect(error.type).toBe("invalid_request_error");
         expect(error.param).toBe(param);
         expect(error.message).toContain(param);
       }
+      // The Anthropic SDK reads the refusal as it reads the API's own errors.
+      const guessing = new Anthropic({ baseURL: root, apiKey: "trr-guess", maxRetries: 0 });
+      await expect(guessing.messages.create(ask as never)).rejects.toMatchObject({
+        status: 401,
+        error: { type: "error", error: { type: "invalid_request_error" } },
+      });
       const body = JSON.stringify(ask);
       const keyless = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
       expect((await rawPost(root, "/v1/messages", keyless, body)).status).toBe(401);
@@ -276,7 +286,10 @@ describe("POST /v1/messages through t.anthropicBaseURL", () => {
         apiKey: t.apiKey,
         maxRetries: 0,
       });
-      const stream = await client.messages.create({ ...ask, stream: true });
+      const stream = await client.messages.create({
+        ...ask,
+        stream: true,
+      } as never as Anthropic.MessageCreateParamsStreaming);
       for await (const event of stream) if (event.type === "message_stop") break;
     });
     expect(t.messages_and_choices).toEqual([
