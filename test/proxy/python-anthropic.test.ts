@@ -6,6 +6,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Recorder, TrajectoryGroup, validateGroup } from "trajectory-recorder";
+import { type Emulator, startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type MessagesUpstream, startMessagesUpstream } from "../endpoint/messages-upstream.js";
 import { python } from "./helpers.js";
@@ -14,10 +15,15 @@ const AGENT = fileURLToPath(new URL("./fixtures/anthropic_agent.py", import.meta
 const UPSTREAM_KEY = "upstream-key-123456";
 
 let upstream: MessagesUpstream;
+let emu: Emulator;
 beforeAll(async () => {
   upstream = await startMessagesUpstream();
+  emu = await startEmulator({ port: 0, apiKeys: ["emu-key-123456"] });
 });
-afterAll(() => upstream.close());
+afterAll(async () => {
+  await upstream.close();
+  await emu.close();
+});
 
 function runAgent(env: Record<string, string>): Promise<{ answer: string | null; id: string }> {
   return new Promise((resolve, reject) => {
@@ -75,4 +81,32 @@ for (const stream of [false, true])
       expect(r.headers["anthropic-version"]).toBeTruthy();
       expect(JSON.stringify(r)).not.toContain(key);
     }
+  });
+
+for (const stream of [false, true])
+  it(`records the Python anthropic SDK's tool loop on the emulator, every tool call paired with its result${stream ? " (streamed)" : ""}`, async () => {
+    const recorder = new Recorder({ upstream: { baseURL: emu.url, apiKey: "emu-key-123456" } });
+    const t = await recorder.rollout(async (t) => {
+      await runAgent({
+        ANTHROPIC_BASE_URL: t.anthropicBaseURL,
+        ANTHROPIC_API_KEY: t.apiKey,
+        STREAM: stream ? "1" : "0",
+        FORCE_TOOL: "1",
+      });
+    });
+    await recorder.close();
+    const history = t.messages_and_choices as unknown as Array<Record<string, any>>;
+    const calls = history.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []));
+    const results = history.filter((m) => m.role === "tool").map((m) => m.tool_call_id);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls[0]).toMatchObject({ type: "function", function: { name: "add" } });
+    // Every call the model made is answered in the history, by its id.
+    expect(results.sort()).toEqual(calls.map((c: { id: string }) => c.id).sort());
+    const check = validateGroup(new TrajectoryGroup([t]), {
+      requireTrainable: false,
+      mode: "warn",
+      logger: { warn: () => {} },
+    } as never);
+    expect(check.problems).toEqual([]);
+    expect(t.logs.join("\n")).not.toMatch(/dropped|left out/);
   });
