@@ -7,6 +7,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
+import { startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ResponsesServer, startResponsesServer } from "../helpers/responses-server.js";
 
@@ -317,5 +318,45 @@ describe("POST /v1/responses through t.baseURL", () => {
       { role: "assistant", content: "Held." },
     ]);
     expect(t.logs.join("\n")).not.toMatch(/not finished|had not finished|in flight/i);
+  });
+
+  it("records the openai SDK's calls on the emulator, created and streamed, as the agent got them", async () => {
+    const emu = await startEmulator({ port: 0, apiKeys: ["emu-key-123456"] });
+    closers.push(() => emu.close());
+    const recorder = new Recorder({
+      upstream: { baseURL: emu.url, apiKey: "emu-key-123456" },
+      endpoint: { logger: { warn: () => {} } },
+    });
+    closers.push(() => recorder.close());
+    const texts: string[] = [];
+    const t = await recorder.rollout(async (t) => {
+      const openai = new OpenAI({ baseURL: t.baseURL, apiKey: t.apiKey, maxRetries: 0 });
+      const first = await openai.responses.create({
+        model: "teacher-large",
+        input: "Hello",
+        max_output_tokens: 16,
+        temperature: 0,
+      });
+      texts.push(first.output_text);
+      const stream = await openai.responses.create({
+        model: "teacher-large",
+        previous_response_id: first.id,
+        input: "Again",
+        max_output_tokens: 16,
+        temperature: 0,
+        stream: true,
+      });
+      let streamed = "";
+      for await (const event of stream)
+        if (event.type === "response.output_text.delta") streamed += event.delta;
+      texts.push(streamed);
+    });
+    expect(texts.every((x) => x.length > 0)).toBe(true);
+    expect(t.messages_and_choices).toEqual([
+      { role: "user", content: "Hello" },
+      { role: "assistant", content: texts[0] },
+      { role: "user", content: "Again" },
+      { role: "assistant", content: texts[1] },
+    ]);
   });
 });
