@@ -47,14 +47,30 @@ export type ReadAnswer =
   | { ok: true; value: Record<string, unknown> }
   | { ok: false; problem: string };
 
-/** Reads a 2xx answer's bytes as a chat completion, or says what it is instead. */
-export function readCompletion(status: number, type: string, bytes: Buffer): ReadAnswer {
+/** What an API's 2xx answer is: its name, and the list every such answer holds. */
+export interface AnswerShape {
+  /** E.g. "chat completion". */
+  noun: string;
+  /** The field that must be a list (`choices`, `output`, `content`). */
+  list: string;
+}
+
+/** A chat completion: an object with a `choices` list. */
+export const CHAT_ANSWER: AnswerShape = { noun: "chat completion", list: "choices" };
+
+/** Reads a 2xx answer's bytes as `shape` says (a chat completion by default), or says what it is instead. */
+export function readCompletion(
+  status: number,
+  type: string,
+  bytes: Buffer,
+  shape: AnswerShape = CHAT_ANSWER,
+): ReadAnswer {
   const start = JSON.stringify(bytes.subarray(0, 60).toString("utf8"));
   const said = `the upstream answered ${status}`;
   if (!/json/i.test(type))
     return {
       ok: false,
-      problem: `${said} with ${type ? `content-type ${type}` : "no content-type"}, not a JSON chat completion (it starts ${start})`,
+      problem: `${said} with ${type ? `content-type ${type}` : "no content-type"}, not a JSON ${shape.noun} (it starts ${start})`,
     };
   let value: unknown;
   try {
@@ -66,11 +82,11 @@ export function readCompletion(status: number, type: string, bytes: Buffer): Rea
     };
   }
   if (!value || typeof value !== "object" || Array.isArray(value))
-    return { ok: false, problem: `${said} with JSON ${start}, not a chat completion object` };
-  if (!Array.isArray((value as { choices?: unknown }).choices))
+    return { ok: false, problem: `${said} with JSON ${start}, not a ${shape.noun} object` };
+  if (!Array.isArray((value as Record<string, unknown>)[shape.list]))
     return {
       ok: false,
-      problem: `${said} with a JSON object that has no choices list, not a chat completion (it starts ${start})`,
+      problem: `${said} with a JSON object that has no ${shape.list} list, not a ${shape.noun} (it starts ${start})`,
     };
   return { ok: true, value: value as Record<string, unknown> };
 }

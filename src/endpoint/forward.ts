@@ -5,12 +5,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../util/error-message.js";
 import { sendError } from "../util/http.js";
-import { SseStripper, type Strip } from "./agent-answer.js";
+import { type AnswerShape, SseStripper, type Strip } from "./agent-answer.js";
 import type { SseProgress } from "./sse-progress.js";
 
 /** Ties a request the wrapped client sends back to the agent's call; never leaves this process. */
 export const CALL_HEADER = "x-trajectory-recorder-call";
-const DONE = Buffer.from("[DONE]");
+/** Where a chat completion stream ends: its bytes from here on are held until recorded. */
+export const CHAT_STREAM_ENDS: readonly Buffer[] = [Buffer.from("[DONE]")];
 /** Finished rollouts' keys kept to answer 409 (older ones answer 401). */
 export const FINISHED_KEPT = 100_000;
 
@@ -91,6 +92,11 @@ export interface Call {
   answer?: Answer;
   /** A stream's last bytes (from `[DONE]` on), sent once recorded. */
   held?: Uint8Array[];
+  /**
+   * What marks a stream's last event (chat's `[DONE]`, the Responses API's
+   * terminal event, Messages' `message_stop`). Default {@link CHAT_STREAM_ENDS}.
+   */
+  ends?: readonly Buffer[];
   /** The upstream's stream came to its end (it did not break off). */
   ended?: boolean;
   /** The receipt headers of a recorded call. */
@@ -99,6 +105,10 @@ export interface Call {
   progress?: SseProgress;
   /** What the agent did not ask for and is not handed (the trajectory keeps it). */
   strip?: Strip | undefined;
+  /** What a 2xx answer must be (default: a chat completion). */
+  shape?: AnswerShape;
+  /** The upstream's credential header, replacing the one the SDK sent. */
+  auth?: Record<string, string>;
 }
 
 /** What {@link answerError} needs of the endpoint. */
@@ -197,15 +207,19 @@ export function send(res: ServerResponse, answer: Answer | undefined): void {
 /**
  * The upstream's SSE body, read as the wrapped client reads it: each chunk
  * goes to the SDK (which records) and to the agent, in order, at the pace
- * the agent reads. From `[DONE]` on, the bytes are held until the call is
- * recorded, so an agent that stops at `[DONE]` and ends its rollout at once
- * still finds its last turn in the trajectory.
+ * the agent reads. From `[DONE]` on (or the API's last event, `call.ends`),
+ * the bytes are held until the call is recorded, so an agent that stops
+ * there and ends its rollout at once still finds its last turn in the trajectory.
  */
 export function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let tail: Buffer | undefined;
   const res = call.res;
   const stripper = call.strip ? new SseStripper(call.strip) : undefined;
+  const ends = call.ends ?? CHAT_STREAM_ENDS;
+  // Enough of the previous chunk's end to find a marker split across two chunks.
+  const keep = Math.max(...ends.map((m) => m.length)) - 1;
+  const ended = (buf: Buffer) => ends.some((m) => buf.indexOf(m) !== -1);
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -238,13 +252,12 @@ export function tee(body: ReadableStream<Uint8Array>, call: Call): ReadableStrea
         }
         const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
         const done =
-          buf.indexOf(DONE) !== -1 ||
-          (tail !== undefined && Buffer.concat([tail, buf.subarray(0, 5)]).indexOf(DONE) !== -1);
+          ended(buf) || (tail !== undefined && ended(Buffer.concat([tail, buf.subarray(0, keep)])));
         if (done) {
           call.held = [chunk];
           return;
         }
-        tail = Buffer.from(buf.subarray(Math.max(0, buf.length - 5)));
+        tail = Buffer.from(buf.subarray(Math.max(0, buf.length - keep)));
         if (!res.write(chunk))
           await new Promise<void>((resolve) => {
             const go = () => {

@@ -12,6 +12,7 @@ export {
 } from "./options.js";
 export {
   CALL_NUMBER_HEADER,
+  callerKey,
   RecordingRoutes,
   SESSION_HEADER,
   SESSION_ID,

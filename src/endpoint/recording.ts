@@ -15,8 +15,10 @@ import {
   errorBody,
   readRequestBody,
   sendError,
+  shapeErrorsForAnthropic,
 } from "../util/http.js";
-import { readCompletion, stripAnswer, stripFor } from "./agent-answer.js";
+import { readCompletion, stripAnswer } from "./agent-answer.js";
+import { CHAT_API, MESSAGES_API, RESPONSES_API, type RecordedApi } from "./apis.js";
 import { unrecordable } from "./chat-body.js";
 import {
   agentHeaders,
@@ -64,7 +66,8 @@ export const CALL_NUMBER_HEADER = "x-trajectory-call";
 export const SESSION_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /**
- * The recording routes: `POST /v1/chat/completions`, recorded into the
+ * The recording routes: `POST /v1/chat/completions`, `/v1/responses` and
+ * `/v1/messages` (Anthropic's), each recorded into the
  * rollout (or session) the call's key or session header names, and
  * `GET /v1/models`, forwarded. Each rollout gets a key ({@link open}); a
  * session is found by its header or by a key of its own ({@link openSessionKey}).
@@ -99,14 +102,15 @@ export class RecordingRoutes {
   /** The routes to add to an {@link EndpointServer}. */
   routes(): Route[] {
     return [
-      {
+      ...[CHAT_API, RESPONSES_API, MESSAGES_API].map((api) => ({
         method: "POST",
-        path: "/v1/chat/completions",
-        handle: async ({ req, res }) => {
+        path: api.path,
+        handle: async ({ req, res }: RouteContext) => {
+          if (api === MESSAGES_API) shapeErrorsForAnthropic(res);
           const rollout = this.#authorize(req, res);
-          if (rollout) await this.#chat(req, res, rollout);
+          if (rollout) await this.#record(req, res, rollout, api);
         },
-      },
+      })),
       { method: "GET", path: "/v1/models", handle: (c) => this.#modelsRoute(c, "/models") },
       {
         method: "GET",
@@ -133,12 +137,12 @@ export class RecordingRoutes {
     const named = typeof req.headers[SESSION_HEADER] === "string";
     if (!(named && this.#sessions?.allowHeader(req)) && !this.#authorize(req, res)) return;
     this.#warnOnce(
-      `refused ${req.method} ${path}: only chat completions are recorded (and /v1/models forwarded)`,
+      `refused ${req.method} ${path}: only chat completions, Responses and Messages API calls are recorded (and /v1/models forwarded)`,
     );
     sendError(
       res,
       404,
-      `${req.method} ${path} is not served: this endpoint records chat completions for training, so it serves POST /v1/chat/completions and GET /v1/models only (another route would reach the model unrecorded).`,
+      `${req.method} ${path} is not served: this endpoint records calls for training, so it serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages and GET /v1/models only (another route would reach the model unrecorded).`,
       "invalid_request_error",
       "unknown_url",
     );
@@ -239,7 +243,7 @@ export class RecordingRoutes {
 
   /** The rollout of the call's key (or session), or an answer of 400 / 401 / 409. */
   #authorize(req: IncomingMessage, res: ServerResponse): EndpointRollout | undefined {
-    const key = bearerToken(req);
+    const key = callerKey(req, (k) => this.#keys.has(k) || this.#finished.has(k));
     const named = req.headers[SESSION_HEADER];
     const target = key === undefined ? undefined : this.#keys.get(key);
     if (typeof target === "string") return this.#host.session?.(target);
@@ -254,7 +258,7 @@ export class RecordingRoutes {
       sendError(
         res,
         401,
-        "No API key was sent: use the rollout's key (t.apiKey) as the client's API key (OPENAI_API_KEY).",
+        "No API key was sent: use the rollout's key (t.apiKey) as the client's API key (OPENAI_API_KEY, or ANTHROPIC_API_KEY for an Anthropic SDK), sent as Authorization: Bearer or x-api-key.",
         "invalid_request_error",
         "missing_api_key",
       );
@@ -301,7 +305,12 @@ export class RecordingRoutes {
     return this.#client;
   }
 
-  async #chat(req: IncomingMessage, res: ServerResponse, rollout: EndpointRollout): Promise<void> {
+  async #record(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rollout: EndpointRollout,
+    api: RecordedApi,
+  ): Promise<void> {
     const raw = await readRequestBody(req, this.#options.maxBodyBytes);
     if (!raw) {
       res.setHeader("connection", "close");
@@ -330,7 +339,7 @@ export class RecordingRoutes {
       sendError(
         res,
         400,
-        `We could not parse the JSON body of your request (${errorMessage(error)}). The body of POST /v1/chat/completions must be a JSON object.`,
+        `We could not parse the JSON body of your request (${errorMessage(error)}). The body of POST ${api.path} must be a JSON object.`,
         "invalid_request_error",
         "invalid_json",
       );
@@ -340,13 +349,13 @@ export class RecordingRoutes {
       sendError(
         res,
         400,
-        `The body of POST /v1/chat/completions must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : `a ${typeof body}`}.`,
+        `The body of POST ${api.path} must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : `a ${typeof body}`}.`,
         "invalid_request_error",
         "invalid_json",
       );
       return;
     }
-    const bad = unrecordable(body);
+    const bad = unrecordable(body, api.body);
     if (bad) {
       sendError(
         res,
@@ -359,12 +368,27 @@ export class RecordingRoutes {
       return;
     }
     const client = await this.#upstreamClient();
+    const sender = await api.sender(client);
+    if ("missing" in sender) {
+      this.#warnOnce(`refused POST ${api.path}: ${sender.missing}`);
+      sendError(
+        res,
+        501,
+        `POST ${api.path} cannot be recorded here: ${sender.missing}. Nothing was sent upstream.`,
+        "invalid_request_error",
+        "api_not_supported",
+      );
+      return;
+    }
     const abort = new AbortController();
     const id = String(++this.#nextCall);
     const call: Call = {
       res,
       agentHeaders: req.headers,
-      strip: stripFor(body as Record<string, unknown>),
+      strip: api.strip(body as Record<string, unknown>),
+      ends: api.ends,
+      shape: api.answer,
+      auth: api.upstreamAuth?.(client),
     };
     this.#calls.set(id, call);
     // The agent hung up: the upstream call is aborted and recorded as far as it got.
@@ -379,7 +403,7 @@ export class RecordingRoutes {
       try {
         const before = rollout.calls;
         const running = rollout.run(() =>
-          client.openai.chat.completions.create(body as never, {
+          sender(body as Record<string, unknown>, {
             headers: { [CALL_HEADER]: id },
             signal: abort.signal,
           }),
@@ -404,7 +428,7 @@ export class RecordingRoutes {
                     `progress of a streamed call could not be kept: ${errorMessage(error)}`,
                   ),
                 );
-            });
+            }, api.progress());
         }
         result = await running;
       } catch (error) {
@@ -522,6 +546,11 @@ export class RecordingRoutes {
     if (call)
       for (const [name, value] of forwardedRequestHeaders(call.agentHeaders))
         headers.set(name, value);
+    if (call?.auth) {
+      headers.delete("authorization");
+      headers.delete("x-api-key");
+      for (const [name, value] of Object.entries(call.auth)) headers.set(name, value);
+    }
     const response = await this.#send(input, { ...init, headers });
     if (!call) return response;
     const forAgent = agentHeaders(response.headers, this.#upstreamKey);
@@ -543,7 +572,7 @@ export class RecordingRoutes {
       return new Response(tee(response.body, call), init2);
     }
     const bytes = Buffer.from(await response.arrayBuffer());
-    const read = readCompletion(response.status, type, bytes);
+    const read = readCompletion(response.status, type, bytes, call.shape);
     if (!read.ok) {
       // The agent gets the upstream's bytes as they came; the SDK gets an
       // error that says what was wrong, so the call is logged as failed.
@@ -574,6 +603,21 @@ const NOT_CONNECTED = new Set([
   "ENETUNREACH",
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
+
+/**
+ * The key a call carries: `Authorization: Bearer` (the OpenAI SDKs) or
+ * `x-api-key` (the Anthropic SDKs). Where both come, the one `known` knows wins.
+ */
+export function callerKey(
+  req: IncomingMessage,
+  known: (key: string) => boolean,
+): string | undefined {
+  const bearer = bearerToken(req);
+  const header = req.headers["x-api-key"];
+  const xKey = typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
+  if (bearer !== undefined && xKey !== undefined && !known(bearer) && known(xKey)) return xKey;
+  return bearer ?? xKey;
+}
 
 /** Whether fetch failed before anything of the request reached the upstream. */
 export function neverSent(error: unknown): boolean {

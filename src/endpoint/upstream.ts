@@ -25,9 +25,17 @@ export interface TrainableModelLike {
 
 /** Any OpenAI-compatible server. */
 export interface UrlUpstream {
-  /** Its base URL, ending in `/v1` (e.g. `http://127.0.0.1:8000/v1`). */
+  /**
+   * Its base URL, ending in `/v1` (e.g. `http://127.0.0.1:8000/v1`):
+   * `/v1/chat/completions` and `/v1/responses` are sent under it, and
+   * Anthropic's `/v1/messages` too (an Anthropic SDK is given it without `/v1`).
+   */
   baseURL: string;
-  /** Its bearer key; never shown to the agent, nor written in a log, an error or a trajectory. */
+  /**
+   * Its key: sent as `Authorization: Bearer` (OpenAI's APIs) and as
+   * `x-api-key` on `/v1/messages` (Anthropic's). Never shown to the agent,
+   * nor written in a log, an error or a trajectory.
+   */
   apiKey?: string;
   /** The model a request with `model: ""` (or none) gets. Default: sent as the agent sent it. */
   model?: string;
@@ -103,6 +111,78 @@ export interface UpstreamClient {
   /** For `/v1/models`, sent without recording. */
   baseURL: string;
   apiKey: string;
+  /** The model a call with `model: ""` (or none) gets, when the upstream names one. */
+  model?: string;
+  /**
+   * The wrapped `@anthropic-ai/sdk` client for `/v1/messages`, made on first
+   * use (the package is an optional peer): else why it cannot be had.
+   */
+  anthropic(): Promise<{ client: AnthropicLike } | { missing: string }>;
+  /** How `/v1/messages` carries the upstream's key: `x-api-key`, or a bearer token for the Training Service. */
+  anthropicAuth: Record<string, string>;
+}
+
+/** The part of an `@anthropic-ai/sdk` client the endpoint calls. */
+export interface AnthropicLike {
+  messages: { create(body: unknown, options?: unknown): unknown };
+}
+
+/** How the Anthropic client reaches the upstream: its root URL (the SDK adds `/v1/messages`) and key. */
+interface AnthropicTarget {
+  root: string;
+  /** Sent as `x-api-key` (Anthropic's API), else as `Authorization: Bearer`. */
+  apiKey: string | null;
+  authToken: string | null;
+  policy: boolean;
+}
+
+/** A lazily made, wrapped Anthropic client (or why there is none), made once. */
+function anthropicMaker(
+  target: AnthropicTarget,
+  recorder: Wrapper,
+  fetchImpl: typeof fetch,
+  timeoutMs: number,
+): UpstreamClient["anthropic"] {
+  let made: Promise<{ client: AnthropicLike } | { missing: string }> | undefined;
+  return () => {
+    made ??= (async () => {
+      let Anthropic: new (options: Record<string, unknown>) => AnthropicLike;
+      try {
+        // An optional peer: only a proxy that serves /v1/messages needs it.
+        const name = "@anthropic-ai/sdk";
+        const mod = (await import(name)) as { default: typeof Anthropic };
+        Anthropic = mod.default;
+      } catch {
+        return {
+          missing:
+            "the optional peer @anthropic-ai/sdk is not installed beside trajectory-recorder (npm install @anthropic-ai/sdk)",
+        };
+      }
+      // Every option given, so nothing is read from this process's
+      // environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
+      const client = new Anthropic({
+        baseURL: target.root,
+        apiKey: target.apiKey,
+        authToken: target.authToken,
+        fetch: fetchImpl,
+        maxRetries: 0,
+        timeout: timeoutMs,
+      });
+      try {
+        return { client: recorder.wrap(client, target.policy ? { policy: true } : {}) };
+      } catch (error) {
+        return {
+          missing: `the recorder cannot record an @anthropic-ai/sdk client (${String((error as Error)?.message ?? error)})`,
+        };
+      }
+    })();
+    return made;
+  };
+}
+
+/** A base URL ending in `/v1`, without it: what the Anthropic SDKs take. */
+function rootOf(baseURL: string): string {
+  return baseURL.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
 
 /**
@@ -129,10 +209,20 @@ export async function upstreamClient(
     recorder.addPolicy((m) => m === base || m.startsWith(`${base}:`));
     if (typeof upstream.policyVersion === "function")
       recorder.addPolicyVersion?.((m) => upstream.policyVersion?.(m));
+    const apiKey = String(openai.apiKey);
     return {
       openai: recorder.wrap(openai, { policy: true }),
       baseURL: openai.baseURL,
-      apiKey: String(openai.apiKey),
+      apiKey,
+      model: base,
+      // The service takes its key as a bearer token, on every route.
+      anthropicAuth: { authorization: `Bearer ${apiKey}` },
+      anthropic: anthropicMaker(
+        { root: rootOf(openai.baseURL), apiKey: null, authToken: apiKey, policy: true },
+        recorder,
+        fetchImpl,
+        timeoutMs,
+      ),
     };
   }
   const { default: OpenAIClass } = await import("openai");
@@ -149,5 +239,19 @@ export async function upstreamClient(
     openai: recorder.wrap(openai, upstream.policy ? { policy: true } : {}),
     baseURL: openai.baseURL,
     apiKey,
+    ...(upstream.model ? { model: upstream.model } : {}),
+    // Anthropic's API (and servers that speak it) take the key as x-api-key.
+    anthropicAuth: { "x-api-key": apiKey },
+    anthropic: anthropicMaker(
+      {
+        root: rootOf(upstream.baseURL),
+        apiKey,
+        authToken: null,
+        policy: upstream.policy === true,
+      },
+      recorder,
+      fetchImpl,
+      timeoutMs,
+    ),
   };
 }

@@ -49,6 +49,8 @@ export const RolloutInfo = z.object({
   status: z.enum(["open", "finished"]),
   /** The OpenAI base URL for the agent, ending in `/v1`. */
   base_url: z.string(),
+  /** The same endpoint for an Anthropic SDK (`ANTHROPIC_BASE_URL`): the root URL, without `/v1`. */
+  anthropic_base_url: z.string(),
   /** The agent's key for `base_url` (only in the answer to `POST /rollouts`). */
   api_key: z.string().optional(),
   group: z.string().nullable(),

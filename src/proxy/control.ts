@@ -135,6 +135,7 @@ export function controlRoutes(init: ControlInit): { routes: Route[]; finishOpen(
     id: e.id,
     status: e.handle.ended ? "finished" : "open",
     base_url: init.endpoint().baseURL,
+    anthropic_base_url: init.endpoint().url,
     ...(withKey ? { api_key: e.key } : {}),
     group: e.group,
     reward: e.handle.trajectory.reward,

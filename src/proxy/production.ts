@@ -378,6 +378,7 @@ export function productionRoutes(init: ProductionInit): { routes: Route[] } {
           id,
           trajectory_id: handle.id,
           base_url: init.endpoint().baseURL,
+          anthropic_base_url: init.endpoint().url,
           api_key: key,
         });
       },

@@ -4,6 +4,7 @@
 // by receipt id. The HTTP plumbing is the endpoint's and util/http.ts's.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
+  callerKey,
   type EndpointOptions,
   RecordingEndpoint,
   type RecordingUpstream,
@@ -65,6 +66,8 @@ export interface RecordingProxy {
   url: string;
   /** The OpenAI base URL agents use with their rollout's key, `url` + `/v1`. */
   baseURL: string;
+  /** The base URL an Anthropic SDK takes (it adds `/v1/messages` itself): `url`. */
+  anthropicBaseURL: string;
   /** The recorder behind it (its sessions, its store). */
   recorder: Recorder;
   /** Stops listening; open rollouts and sessions are finished, connections closed. */
@@ -166,7 +169,16 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       upstream,
       host: recorder,
       options: resolved,
-      sessions: { allowHeader: hasKey },
+      // A call names its session with the control key, sent as an OpenAI SDK
+      // sends a key (Bearer) or as an Anthropic SDK does (x-api-key).
+      sessions: {
+        allowHeader: (req) =>
+          apiKey === undefined ||
+          sameSecret(
+            callerKey(req, (k) => sameSecret(k, apiKey)),
+            apiKey,
+          ),
+      },
       progress: store,
     },
     routes,
@@ -176,6 +188,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   return {
     url: started.url,
     baseURL: started.baseURL,
+    anthropicBaseURL: started.url,
     recorder,
     close: async () => {
       control.finishOpen();

@@ -33,8 +33,9 @@ function accessOf(t: Trajectory, name: string): EndpointAccess {
  * `fn`), with its receipt id and the rollout's own OpenAI-compatible
  * endpoint: give `baseURL` and `apiKey` to any client in any process (the
  * Python `openai` SDK in a subprocess, curl, a Go program) and its chat
- * completions are recorded here, as a wrapped client's would be. None of
- * them is part of the JSON.
+ * completions and Responses API calls are recorded here, as a wrapped
+ * client's would be; an Anthropic SDK takes `anthropicBaseURL` instead, for
+ * Messages. None of them is part of the JSON.
  *
  * @example
  * const recorder = new Recorder({ upstream: model });
@@ -59,6 +60,21 @@ export class RolloutTrajectory extends Trajectory {
    */
   get baseURL(): string {
     return accessOf(this, "baseURL").baseURL();
+  }
+
+  /**
+   * The same endpoint's root URL, without `/v1`, for an Anthropic SDK: they
+   * add `/v1/messages` to their base URL themselves. Give it as
+   * `ANTHROPIC_BASE_URL` (or `new Anthropic({ baseURL })`), with
+   * {@link apiKey} as `ANTHROPIC_API_KEY`. Needs the recorder's `upstream`.
+   *
+   * @example
+   * await run("python", ["agent.py"], {
+   *   env: { ANTHROPIC_BASE_URL: t.anthropicBaseURL, ANTHROPIC_API_KEY: t.apiKey },
+   * });
+   */
+  get anthropicBaseURL(): string {
+    return accessOf(this, "anthropicBaseURL").baseURL().replace(/\/v1$/, "");
   }
 
   /**

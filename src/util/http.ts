@@ -23,6 +23,18 @@ export function errorBody(
   return { error: { message, type, param, code } };
 }
 
+/** Answers whose errors are shaped as Anthropic's API shapes them. */
+const ANTHROPIC_SHAPED = new WeakSet<ServerResponse>();
+
+/**
+ * Errors sent on `res` from now on carry Anthropic's top-level
+ * `"type": "error"` besides OpenAI's `error` object: the Anthropic SDKs read
+ * the same `error.type` and `error.message`, so one body suits both.
+ */
+export function shapeErrorsForAnthropic(res: ServerResponse): void {
+  ANTHROPIC_SHAPED.add(res);
+}
+
 /** Sends `value` as JSON with `status`, unless an answer already started (then the socket is cut). */
 export function sendJson(
   res: ServerResponse,
@@ -61,7 +73,10 @@ export function sendError(
   sendJson(
     res,
     status,
-    { error: { ...errorBody(message, type, code, param).error, ...extra } },
+    {
+      ...(ANTHROPIC_SHAPED.has(res) ? { type: "error" } : {}),
+      error: { ...errorBody(message, type, code, param).error, ...extra },
+    },
     { "x-should-retry": retry ? "true" : "false" },
   );
 }

@@ -1,5 +1,5 @@
-// The Python `openai` SDK, for the tests that prove the recording endpoint
-// against a client we did not write. Installed once into a cached virtual
+// The Python `openai` and `anthropic` SDKs, for the tests that prove the
+// recording endpoint against clients we did not write. Installed once into a cached virtual
 // environment (python3 -m venv + pip, from the machine's package mirror),
 // under a lock so that vitest runs started at once do not build it side by
 // side. Where it cannot be had, vitest.config.ts leaves out the tests that
@@ -29,11 +29,16 @@ export function venvDir(): string {
   );
 }
 
-/** The venv's python, when it is ready. */
+/** The venv's python, when it is ready (with `openai`). */
 export function venvPython(): string | undefined {
   const dir = venvDir();
   const python = path.join(dir, "bin", "python");
   return existsSync(path.join(dir, "ready")) && existsSync(python) ? python : undefined;
+}
+
+/** Whether the venv has the `anthropic` SDK too (added to a venv built before it was needed). */
+export function venvHasAnthropic(): boolean {
+  return venvPython() !== undefined && existsSync(path.join(venvDir(), "ready-anthropic"));
 }
 
 /** The package index pip should ask: the mirror named in pip's configuration, when there is one. */
@@ -57,22 +62,31 @@ function mirrorIndex(pip: string): string | undefined {
  */
 export function ensurePythonOpenAI(): { python: string } | { why: string } {
   const ready = venvPython();
-  if (ready) return { python: ready };
+  if (ready && venvHasAnthropic()) return { python: ready };
   const python3 = process.env.PYTHON ?? which("python3");
   if (!python3) return { why: "python3 is not on the PATH" };
   const dir = venvDir();
   const pip = path.join(dir, "bin", "pip");
+  const install = (pkgs: string) =>
+    `if ! "${pip}" install -q --disable-pip-version-check ${"$INDEX"} ${pkgs}; then "${pip}" install -q --disable-pip-version-check ${pkgs}; fi`;
+  // A venv built before `anthropic` was needed gets it added, not rebuilt
+  // (other test runs may be using it).
   const script = [
     "set -e",
-    `[ -f "${dir}/ready" ] && exit 0`,
+    `[ -f "${dir}/ready" ] && [ -f "${dir}/ready-anthropic" ] && exit 0`,
+    `if [ ! -f "${dir}/ready" ]; then`,
     `rm -rf "${dir}"`,
     `"${python3}" -m venv "${dir}"`,
-    `if ! "${pip}" install -q --disable-pip-version-check ${"$INDEX"} openai; then "${pip}" install -q --disable-pip-version-check openai; fi`,
+    install("openai anthropic"),
     `"${dir}/bin/python" -c "import openai"`,
     `touch "${dir}/ready"`,
+    "fi",
+    install("anthropic"),
+    `"${dir}/bin/python" -c "import anthropic"`,
+    `touch "${dir}/ready-anthropic"`,
   ].join("\n");
   console.log(
-    `vitest setup: installing the Python openai SDK into ${dir} (once; used by ${PYTHON_FILES.join(", ")}).`,
+    `vitest setup: installing the Python openai and anthropic SDKs into ${dir} (once; used by ${PYTHON_FILES.join(", ")}).`,
   );
   try {
     execFileSync("mkdir", ["-p", path.dirname(dir)]);
@@ -92,15 +106,16 @@ export function ensurePythonOpenAI(): { python: string } | { why: string } {
   } catch (error) {
     const e = error as { stderr?: Buffer; message: string };
     const tail = (e.stderr?.toString() ?? e.message).trim().split("\n").slice(-3).join(" / ");
-    return { why: `pip could not install openai into ${dir}: ${tail}` };
+    return { why: `pip could not install openai and anthropic into ${dir}: ${tail}` };
   }
   const python = venvPython();
-  return python ? { python } : { why: `the venv in ${dir} was built but has no ready python` };
+  if (python && venvHasAnthropic()) return { python };
+  return { why: `the venv in ${dir} was built but has no ready python with openai and anthropic` };
 }
 
 /** The one line said when the Python tests are left out. */
 export function pythonSkipLine(why: string): string {
-  return `\n!!! SKIPPED: ${PYTHON_FILES.join(", ")}: the Python openai SDK cannot be had (${why}). Install python3 (with venv and pip) and let pip reach a package index, or point TRAJECTORY_RECORDER_PYTHON_VENV at a venv with openai installed (and a file named ready in it), then run the tests again.\n`;
+  return `\n!!! SKIPPED: ${PYTHON_FILES.join(", ")}: the Python openai and anthropic SDKs cannot be had (${why}). Install python3 (with venv and pip) and let pip reach a package index, or point TRAJECTORY_RECORDER_PYTHON_VENV at a venv with openai and anthropic installed (and files named ready and ready-anthropic in it), then run the tests again.\n`;
 }
 
 /** Whether this vitest run may run a Python test (no file filter, or one that matches). */
