@@ -291,7 +291,7 @@ function systemText(system: unknown, dropped: string[]): string {
 export function anthropicInputToMessages(
   body: { system?: unknown; messages?: unknown },
   options?: AnthropicConversionOptions,
-): ChatConversion<Msg[]> {
+): ChatConversion<Record<string, unknown>[]> {
   const call = "anthropicInputToMessages(body)";
   if (!isBlock(body))
     throw new InvalidArgumentError(call, "body", "a Messages request (an object)", body);
@@ -337,7 +337,7 @@ function anthropicTurn(content: unknown, mode: AnthropicReasoning, dropped: stri
 export function anthropicOutputToMessages(
   content: unknown,
   options?: AnthropicConversionOptions,
-): ChatConversion<Msg[]> {
+): ChatConversion<Record<string, unknown>[]> {
   const call = "anthropicOutputToMessages(content)";
   if (!Array.isArray(content))
     throw new InvalidArgumentError(
@@ -363,7 +363,9 @@ export function anthropicOutputToMessages(
  * anthropicToolsToChat([{ name: "add", input_schema: { type: "object" } }]).value;
  * // [{ type: "function", function: { name: "add", parameters: { type: "object" } } }]
  */
-export function anthropicToolsToChat(tools: unknown): ChatConversion<Msg[] | undefined> {
+export function anthropicToolsToChat(
+  tools: unknown,
+): ChatConversion<Record<string, unknown>[] | undefined> {
   if (tools !== undefined && tools !== null && !Array.isArray(tools))
     throw new InvalidArgumentError(
       "anthropicToolsToChat(tools)",

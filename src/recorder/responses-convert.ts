@@ -185,7 +185,7 @@ const ROLES: Record<string, string> = {
 export function responsesInputToMessages(body: {
   instructions?: unknown;
   input?: unknown;
-}): ChatConversion<Msg[]> {
+}): ChatConversion<Record<string, unknown>[]> {
   const call = "responsesInputToMessages(body)";
   if (!isItem(body))
     throw new InvalidArgumentError(call, "body", "a Responses request (an object)", body);
@@ -237,7 +237,7 @@ export function responsesInputToMessages(body: {
  * responsesOutputToMessage([{ type: "function_call", call_id: "c1", name: "add", arguments: "{}" }]).value;
  * // { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: {...} }] }
  */
-export function responsesOutputToMessage(output: unknown): ChatConversion<Msg> {
+export function responsesOutputToMessage(output: unknown): ChatConversion<Record<string, unknown>> {
   if (!Array.isArray(output))
     throw new InvalidArgumentError(
       "responsesOutputToMessage(output)",
@@ -265,7 +265,9 @@ export function responsesOutputToMessage(output: unknown): ChatConversion<Msg> {
  * responsesToolsToChat([{ type: "function", name: "add", parameters: {} }]).value;
  * // [{ type: "function", function: { name: "add", parameters: {} } }]
  */
-export function responsesToolsToChat(tools: unknown): ChatConversion<Msg[] | undefined> {
+export function responsesToolsToChat(
+  tools: unknown,
+): ChatConversion<Record<string, unknown>[] | undefined> {
   if (tools !== undefined && tools !== null && !Array.isArray(tools))
     throw new InvalidArgumentError(
       "responsesToolsToChat(tools)",
