@@ -62,6 +62,21 @@ declare global {
 export {};
 `;
 
+// Packages a guide's example imports but this repository does not install
+// (a user's own choice of client), declared with just the shapes the example
+// uses, so the rest of the block is still checked against ours.
+const STUBS = `declare module "@aws-sdk/client-s3" {
+  export class S3Client {
+    constructor(config: { region?: string; endpoint?: string });
+    send(command: object): Promise<{ Body?: { transformToString(encoding?: string): Promise<string> } }>;
+  }
+  type ObjectInput = { Bucket: string; Key: string; Body?: string; ContentType?: string };
+  export class PutObjectCommand { constructor(input: ObjectInput); }
+  export class GetObjectCommand { constructor(input: ObjectInput); }
+  export class DeleteObjectCommand { constructor(input: ObjectInput); }
+}
+`;
+
 // Names whose meaning depends on the block: in the LangChain excerpt, `agent`
 // is a LangGraph agent (a Runnable), not the OpenAI Agents SDK's.
 const BLOCK_PRELUDES = [
@@ -102,7 +117,8 @@ try {
   cpSync(join(root, "package.json"), join(own, "package.json"));
 
   writeFileSync(join(dir, "prelude.mts"), PRELUDE);
-  const files = ["prelude.mts"];
+  writeFileSync(join(dir, "stubs.d.ts"), STUBS);
+  const files = ["prelude.mts", "stubs.d.ts"];
   for (const [i, block] of blocks.entries()) {
     const file = `block-${String(i + 1).padStart(2, "0")}-${block.source.replace(/[/.]/g, "_")}-line-${block.line}.mts`;
     // `export {}` makes every block a module, so top-level await works and its

@@ -8,14 +8,7 @@
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { findJsonProblem } from "../util/json-check.js";
 import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
-import {
-  type AnyFn,
-  type APIPromiseLike,
-  isRolloutState,
-  refusedCall,
-  type SessionOf,
-} from "./call-promise.js";
-import { currentRollout } from "./context.js";
+import type { AnyFn, SessionOf } from "./call-promise.js";
 import {
   anthropicFinishReason,
   anthropicInputToMessages,
@@ -24,11 +17,9 @@ import {
   anthropicToolsToChat,
 } from "./messages-convert.js";
 import { MessagesStreamAccumulator } from "./messages-stream.js";
-import { setReceipt } from "./receipts.js";
+import { type PlainCallApi, recordingPlainCall } from "./plain-call.js";
 import type { ChatConversion } from "./responses-convert.js";
-import { type EventStream, teeEvents } from "./responses-stream.js";
-import { endChatSpan, type ServerAddress, startChatSpan, tracingEnabled } from "./spans.js";
-import { observe } from "./wrap-responses.js";
+import type { ServerAddress } from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
@@ -160,94 +151,18 @@ function messageCall(
   };
 }
 
-function recordingMessages(
-  original: AnyFn,
-  target: object,
-  server: ServerAddress | undefined,
-  policy: boolean | undefined,
-  sessionOf: SessionOf | undefined,
-): AnyFn {
-  return function create(this: unknown, ...args: unknown[]) {
-    const rollout = currentRollout() ?? (sessionOf ? sessionOf(args[1]) : undefined);
-    const body = args[0] as Body | undefined;
-    if (!rollout || !isObjectLike(body)) return original.apply(this ?? target, args);
-    const state = isRolloutState(rollout) ? rollout : undefined;
-    let request: Request;
-    try {
-      request = chatRequest(rollout, body);
-    } catch (error) {
-      return refusedCall(original, this ?? target, args, error);
-    }
-    const streamed = body.stream === true;
-    const content = rollout.options.recordContent === true;
-    const span = (state ? state.traced : tracingEnabled())
-      ? startChatSpan(request, content, server)
-      : undefined;
-    const slot = state ? state.startCall(request) : -1;
-    const number = state ? state.calls : 0;
-    let recorded = false;
-    const record = (call: RecordedCompletion) => {
-      if (recorded) return;
-      recorded = true;
-      state?.endCall(slot);
-      if (policy) call.policy = true;
-      rollout.recordCompletion(call);
-      endChatSpan(span, call, content);
-    };
-    const fail = (error: unknown) =>
-      record({ request, choices: [], status: "error", error, streamed, plain: true, traced: true });
-    // Recording never changes what the caller gets: an answer it cannot read is a failed record.
-    const recordOf = (make: () => RecordedCompletion) => {
-      try {
-        record(make());
-      } catch (error) {
-        fail(error);
-      }
-    };
-    const onResult = (result: unknown) => {
-      const id = state && (state.trajectory as { id?: string }).id;
-      if (id && isObjectLike(result)) setReceipt(result, { trajectory_id: id, call: number });
-      if (streamed && typeof (result as Partial<EventStream>)?.iterator === "function")
-        teeEvents(
-          result as EventStream,
-          (acc, status, error, cut) =>
-            recordOf(() =>
-              messageCall(rollout, request, acc.message, acc.content(), {
-                status,
-                error,
-                cut,
-                streamed: true,
-              }),
-            ),
-          new MessagesStreamAccumulator(),
-        );
-      else if (isObjectLike(result) && !streamed && Array.isArray(result.content))
-        recordOf(() =>
-          messageCall(rollout, request, result, result.content, { status: "complete", streamed }),
-        );
-      else
-        fail(
-          new Error(
-            `the server's answer is not a Messages ${streamed ? "event stream" : "message"}; the caller got it as the SDK read it`,
-          ),
-        );
-      return result;
-    };
-    const failed = (error: unknown) => {
-      fail(error);
-      throw error;
-    };
-    let promise: APIPromiseLike;
-    try {
-      promise = original.apply(this ?? target, args) as APIPromiseLike;
-    } catch (error) {
-      fail(error);
-      throw error;
-    }
-    observe(promise, onResult, failed, fail);
-    return promise;
-  };
-}
+/** Anthropic's Messages API as `recordingPlainCall` takes it. */
+const MESSAGES: PlainCallApi<MessagesStreamAccumulator> = {
+  name: "Messages",
+  answer: "message",
+  request: chatRequest,
+  isAnswer: (result) => Array.isArray(result.content),
+  fromAnswer: (rollout, request, result, ending) =>
+    messageCall(rollout, request, result, result.content, ending),
+  accumulator: () => new MessagesStreamAccumulator(),
+  fromStream: (rollout, request, acc, ending) =>
+    messageCall(rollout, request, acc.message, acc.content(), ending),
+};
 
 /** Whether `client` looks like an `@anthropic-ai/sdk` client (a `messages.create`, no chat completions). */
 export function isAnthropicClient(client: unknown): boolean {
@@ -271,7 +186,14 @@ export function wrapMessages(
   for (const messages of [(client as { messages?: unknown }).messages, beta?.messages]) {
     if (!isObjectLike(messages) || typeof messages.create !== "function") continue;
     if ((messages as Record<symbol, unknown>)[WRAPPED]) continue;
-    const create = recordingMessages(messages.create as AnyFn, messages, server, policy, sessionOf);
+    const create = recordingPlainCall(
+      MESSAGES,
+      messages.create as AnyFn,
+      messages,
+      server,
+      policy,
+      sessionOf,
+    );
     Object.defineProperty(messages, "create", {
       value: create,
       configurable: true,

@@ -6,23 +6,16 @@
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
 import { findJsonProblem } from "../util/json-check.js";
 import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
-import {
-  type AnyFn,
-  type APIPromiseLike,
-  isRolloutState,
-  refusedCall,
-  type SessionOf,
-} from "./call-promise.js";
-import { currentRollout } from "./context.js";
-import { setReceipt } from "./receipts.js";
+import type { AnyFn, SessionOf } from "./call-promise.js";
+import { type PlainCallApi, recordingPlainCall } from "./plain-call.js";
 import {
   type ChatConversion,
   responsesInputToMessages,
   responsesOutputToMessage,
   responsesToolsToChat,
 } from "./responses-convert.js";
-import { type EventStream, teeEvents } from "./responses-stream.js";
-import { endChatSpan, type ServerAddress, startChatSpan, tracingEnabled } from "./spans.js";
+import { ResponsesStreamAccumulator } from "./responses-stream.js";
+import type { ServerAddress } from "./spans.js";
 
 const WRAPPED = Symbol.for("trajectory-recorder.wrapped");
 
@@ -235,134 +228,25 @@ function remember(rollout: ActiveRollout, call: RecordedCompletion): void {
   byId.set(id, conversation);
 }
 
-function recordingResponses(
-  original: AnyFn,
-  target: object,
-  server: ServerAddress | undefined,
-  policy: boolean | undefined,
-  sessionOf: SessionOf | undefined,
-): AnyFn {
-  return function create(this: unknown, ...args: unknown[]) {
-    const rollout = currentRollout() ?? (sessionOf ? sessionOf(args[1]) : undefined);
-    const body = args[0] as Body | undefined;
-    if (!rollout || !isObjectLike(body)) return original.apply(this ?? target, args);
-    const state = isRolloutState(rollout) ? rollout : undefined;
-    let request: Request;
-    try {
-      request = chatRequest(rollout, body);
-    } catch (error) {
-      return refusedCall(original, this ?? target, args, error);
-    }
-    const streamed = body.stream === true;
-    const content = rollout.options.recordContent === true;
-    const span = (state ? state.traced : tracingEnabled())
-      ? startChatSpan(request, content, server)
-      : undefined;
-    const slot = state ? state.startCall(request) : -1;
-    const number = state ? state.calls : 0;
-    let recorded = false;
-    const record = (call: RecordedCompletion) => {
-      if (recorded) return;
-      recorded = true;
-      state?.endCall(slot);
-      if (policy) call.policy = true;
-      rollout.recordCompletion(call);
-      remember(rollout, call);
-      endChatSpan(span, call, content);
-    };
-    const fail = (error: unknown) =>
-      record({ request, choices: [], status: "error", error, streamed, plain: true, traced: true });
-    // Recording never changes what the caller gets: an answer it cannot read is a failed record.
-    const recordOf = (make: () => RecordedCompletion) => {
-      try {
-        record(make());
-      } catch (error) {
-        fail(error);
-      }
-    };
-    const onResult = (result: unknown) => {
-      const id = state && (state.trajectory as { id?: string }).id;
-      if (id && isObjectLike(result)) setReceipt(result, { trajectory_id: id, call: number });
-      if (streamed && typeof (result as Partial<EventStream>)?.iterator === "function")
-        teeEvents(result as EventStream, (acc, status, error, cut) =>
-          recordOf(() =>
-            responseCall(
-              rollout,
-              request,
-              acc.response ?? { id: acc.id, model: acc.model },
-              acc.output(),
-              {
-                status,
-                error,
-                cut,
-                streamed: true,
-              },
-            ),
-          ),
-        );
-      else if (isObjectLike(result) && !streamed && Array.isArray(result.output))
-        recordOf(() =>
-          responseCall(rollout, request, result, result.output, { status: "complete", streamed }),
-        );
-      else
-        fail(
-          new Error(
-            `the server's answer is not a Responses ${streamed ? "event stream" : "response"}; the caller got it as the SDK read it`,
-          ),
-        );
-      return result;
-    };
-    const failed = (error: unknown) => {
-      fail(error);
-      throw error;
-    };
-    let promise: APIPromiseLike;
-    try {
-      promise = original.apply(this ?? target, args) as APIPromiseLike;
-    } catch (error) {
-      fail(error);
-      throw error;
-    }
-    observe(promise, onResult, failed, fail);
-    return promise;
-  };
-}
-
-/**
- * Records from inside the SDK's own parse step, as the chat wrapper does (a
- * side `.then()` would read the body before `parse()` reads it again): the
- * caller keeps the SDK's APIPromise and every helper chained on it.
- */
-export function observe(
-  promise: APIPromiseLike,
-  onResult: (result: unknown) => unknown,
-  failed: (error: unknown) => never,
-  fail: (error: unknown) => void,
-): void {
-  const parse = promise?.parseResponse;
-  if (typeof parse !== "function") {
-    Promise.resolve(promise).then(onResult, fail);
-    return;
-  }
-  promise.parseResponse = function parseAndRecord(this: unknown, ...a: unknown[]) {
-    return Promise.resolve(parse.apply(this, a)).then(onResult, failed);
-  };
-  // openai 7.5+: each promise's own _thenUnwrap parses through a captured function.
-  const unwrap = promise._thenUnwrap;
-  if (typeof unwrap === "function" && Object.hasOwn(promise, "_thenUnwrap"))
-    promise._thenUnwrap = (transform) => {
-      const derived = unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
-        transform(onResult(data), ...rest),
-      );
-      const inner = derived?.parseResponse;
-      if (typeof inner === "function")
-        derived.parseResponse = function parseOrFail(this: unknown, ...a: unknown[]) {
-          return Promise.resolve(inner.apply(this, a)).then(undefined, failed);
-        };
-      return derived;
-    };
-  promise.responsePromise?.then(undefined, fail);
-}
+/** The Responses API as `recordingPlainCall` takes it. */
+const RESPONSES: PlainCallApi<ResponsesStreamAccumulator> = {
+  name: "Responses",
+  answer: "response",
+  request: chatRequest,
+  isAnswer: (result) => Array.isArray(result.output),
+  fromAnswer: (rollout, request, result, ending) =>
+    responseCall(rollout, request, result, result.output, ending),
+  accumulator: () => new ResponsesStreamAccumulator(),
+  fromStream: (rollout, request, acc, ending) =>
+    responseCall(
+      rollout,
+      request,
+      acc.response ?? { id: acc.id, model: acc.model },
+      acc.output(),
+      ending,
+    ),
+  recorded: remember,
+};
 
 /**
  * Wraps `client.responses.create` so it records inside a rollout, when the
@@ -378,7 +262,8 @@ export function wrapResponses(
   const responses = (client as { responses?: unknown }).responses;
   if (!isObjectLike(responses) || typeof responses.create !== "function") return;
   if ((responses as Record<symbol, unknown>)[WRAPPED]) return;
-  const create = recordingResponses(
+  const create = recordingPlainCall(
+    RESPONSES,
     responses.create as AnyFn,
     responses,
     server,

@@ -58,7 +58,7 @@ it("ships groups as the gather finishes them and trains every N, moving rollouts
       ? 1
       : 0;
   const groups = ["red", "cat", "apple", "two"].map((target, i) =>
-    TrajectoryGroup.from(Array.from({ length: 16 }, (_, k) => () => rollout(target, i * 100 + k))),
+    TrajectoryGroup.from(Array.from({ length: 16 }, (_, k) => () => rollout(target, i * 1000 + k))),
   );
   // Rewards are set before the group reaches the sink.
   const scored = {
