@@ -1,11 +1,14 @@
-// What the recorder adds per Responses API call, beside a chat completion
+// What the recorder adds per Responses API call and per Anthropic Messages
+// call, beside a chat completion
 // measured the same way: an agent loop of TURNS calls against a loopback
 // server, raw and recorded calls interleaved (alternating which goes first),
 // the figure the median of the paired differences. Responses are converted
-// to chat messages as they are recorded (responses-convert.ts), so their
-// added cost is that conversion on top of what chat's recording costs.
+// to chat messages as they are recorded (responses-convert.ts, and
+// messages-convert.ts for Messages), so their added cost is that conversion
+// on top of what chat's recording costs.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 
@@ -79,6 +82,46 @@ function responseSse(): string {
 }
 const sse = responseSse();
 
+const anthropicMessage = (content: object[], stop: string) => ({
+  id: "msg_1",
+  type: "message",
+  role: "assistant",
+  model: "m",
+  content,
+  stop_reason: stop,
+  stop_sequence: null,
+  usage: { input_tokens: 1, output_tokens: 1 },
+});
+const anthropicText = JSON.stringify(
+  anthropicMessage([{ type: "text", text: "hello" }], "end_turn"),
+);
+const anthropicTool = JSON.stringify(
+  anthropicMessage(
+    [{ type: "tool_use", id: "toolu_1", name: "lookup", input: { fruit: "apple" } }],
+    "tool_use",
+  ),
+);
+
+/** A streamed message: start, one text block of STREAM_WORDS deltas, its stop, the delta, the stop. */
+function messagesSse(): string {
+  const ev = (type: string, fields: object) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+  return [
+    ev("message_start", { message: { ...anthropicMessage([], "end_turn"), stop_reason: null } }),
+    ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+    ...Array.from({ length: STREAM_WORDS }, () =>
+      ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: "x" } }),
+    ),
+    ev("content_block_stop", { index: 0 }),
+    ev("message_delta", {
+      delta: { stop_reason: "end_turn", stop_sequence: null },
+      usage: { output_tokens: STREAM_WORDS },
+    }),
+    ev("message_stop", {}),
+  ].join("");
+}
+const messagesStream = messagesSse();
+
 const now = () => Number(process.hrtime.bigint()) / 1000;
 const median = (xs: number[]) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
@@ -127,6 +170,42 @@ async function chatLoop(client: OpenAI, into: number[]): Promise<void> {
   }
 }
 
+/** The loop over Anthropic's Messages API: a tool use, its result, the answer, again. */
+async function messagesLoop(client: Anthropic, into: number[]): Promise<void> {
+  const messages: Anthropic.MessageParam[] = [{ role: "user", content: "question" }];
+  for (let turn = 0; turn < TURNS; turn++) {
+    const t0 = now();
+    const res = await client.messages.create({
+      model: "m",
+      max_tokens: 64,
+      system: "be brief",
+      messages,
+    });
+    into.push(now() - t0);
+    messages.push({ role: "assistant", content: res.content });
+    const use = res.content.find((b) => b.type === "tool_use");
+    messages.push({
+      role: "user",
+      content: use
+        ? [{ type: "tool_result", tool_use_id: use.id, content: "red" }]
+        : `question ${turn}`,
+    });
+  }
+}
+
+/** A streamed Messages call read to its end. */
+async function messagesStreamed(client: Anthropic, into: number[]): Promise<void> {
+  const t0 = now();
+  const s = await client.messages.create({
+    model: "m",
+    max_tokens: 64,
+    messages: [{ role: "user", content: "hi" }],
+    stream: true,
+  });
+  for await (const _ of s);
+  into.push(now() - t0);
+}
+
 /** A streamed Responses call read to its end. */
 async function streamed(client: OpenAI, into: number[]): Promise<void> {
   const t0 = now();
@@ -156,6 +235,14 @@ export async function benchResponses(
     req.on("end", () => {
       const body = JSON.parse(raw);
       const chat = req.url?.endsWith("/chat/completions");
+      if (req.url?.endsWith("/v1/messages")) {
+        res.writeHead(200, {
+          "content-type": body.stream ? "text/event-stream" : "application/json",
+        });
+        if (body.stream) return res.end(messagesStream);
+        toolTurn = !toolTurn;
+        return res.end(toolTurn ? anthropicTool : anthropicText);
+      }
       res.writeHead(200, {
         "content-type": body.stream ? "text/event-stream" : "application/json",
       });
@@ -171,25 +258,36 @@ export async function benchResponses(
   const recorder = new Recorder();
   const raw = new OpenAI({ apiKey: "k", baseURL });
   const wrapped = recorder.wrap(new OpenAI({ apiKey: "k", baseURL }));
-  const measure = async (
+  const anthropicURL = baseURL.replace(/\/v1$/, "");
+  const rawAnthropic = new Anthropic({ apiKey: "k", baseURL: anthropicURL });
+  const wrappedAnthropic = recorder.wrap(new Anthropic({ apiKey: "k", baseURL: anthropicURL }));
+  const measureWith = async <C>(
+    clients: { raw: C; wrapped: C },
     rounds: number,
-    loop: (client: OpenAI, into: number[]) => Promise<void>,
+    loop: (client: C, into: number[]) => Promise<void>,
   ): Promise<Times> => {
     const t: Times = { raw: [], rec: [] };
     await interleave(
       rounds,
-      () => loop(raw, t.raw),
-      () => recorder.rollout(() => loop(wrapped, t.rec)).then(() => {}),
+      () => loop(clients.raw, t.raw),
+      () => recorder.rollout(() => loop(clients.wrapped, t.rec)).then(() => {}),
     );
     return t;
   };
+  const measure = (rounds: number, loop: (client: OpenAI, into: number[]) => Promise<void>) =>
+    measureWith({ raw, wrapped }, rounds, loop);
+  const anthropic = { raw: rawAnthropic, wrapped: wrappedAnthropic };
   try {
     await measure(warmup / TURNS, chatLoop);
     await measure(warmup / TURNS, responsesLoop);
     await measure(Math.ceil(warmup / 10), streamed);
+    await measureWith(anthropic, warmup / TURNS, messagesLoop);
+    await measureWith(anthropic, Math.ceil(warmup / 10), messagesStreamed);
     const chat = await measure(calls / TURNS, chatLoop);
     const responses = await measure(calls / TURNS, responsesLoop);
     const stream = await measure(streams, streamed);
+    const messages = await measureWith(anthropic, calls / TURNS, messagesLoop);
+    const messagesStreams = await measureWith(anthropic, streams, messagesStreamed);
     const us = (n: number) => `${n.toFixed(2)} µs`;
     const added = (t: Times, per = 1) =>
       us(median(t.rec.map((r, i) => (r - (t.raw[i] ?? r)) / per)));
@@ -201,6 +299,11 @@ export async function benchResponses(
       },
       "responses: per streamed event, p50 (added)": { value: added(stream, STREAM_WORDS + 7) },
       "raw responses call p50 (reference)": { value: us(median(responses.raw)) },
+      "messages (Anthropic): per call in a rollout, p50 (added)": { value: added(messages) },
+      "messages (Anthropic): per streamed event, p50 (added)": {
+        value: added(messagesStreams, STREAM_WORDS + 5),
+      },
+      "raw messages call p50 (reference)": { value: us(median(messages.raw)) },
     };
   } finally {
     server.close();
