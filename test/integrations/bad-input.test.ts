@@ -20,7 +20,7 @@ describe("openai-agents", () => {
       "new RecordingModelProvider(options): options: expected an object { client, recorder?, defaultModel? }, received undefined.",
     );
     expect(() => recordingModelProvider({ client: null as never })).toThrow(
-      "recorder.wrap(client): client: expected an openai client (with chat.completions.create), received null.",
+      "recorder.wrap(client): client: expected an openai client (with chat.completions.create) or an @anthropic-ai/sdk client (with messages.create), received null.",
     );
     const client = new OpenAI({ apiKey: "k", baseURL: "http://127.0.0.1:9/v1" });
     expect(() => recordingModelProvider({ client, recorder: {} as never })).toThrow(
