@@ -3,7 +3,8 @@
 // request and answer become the chat shape, its stream's accumulator) comes
 // in a `PlainCallApi`; the rollout bookkeeping, receipts, spans and the rule
 // that recording never changes what the caller gets live here once.
-import { isObjectLike } from "../util/argument-error.js";
+import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { findJsonProblem } from "../util/json-check.js";
 import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
 import {
   type AnyFn,
@@ -53,6 +54,26 @@ export interface PlainCallApi<A extends EventAccumulator> {
   ): RecordedCompletion;
   /** Runs after a call is recorded (the Responses API remembers it for `previous_response_id`). */
   recorded?(rollout: ActiveRollout, call: RecordedCompletion): void;
+}
+
+/**
+ * Refuses a body the trajectory could not hold as JSON (a cycle, a BigInt),
+ * naming the field, before anything is sent: `call` names the method.
+ */
+export function checkJsonBody(call: string, body: Body): void {
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || (typeof value !== "object" && typeof value !== "bigint")) continue;
+    const problem = findJsonProblem(value);
+    if (!problem) continue;
+    const inner = problem.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+    throw new InvalidArgumentError(
+      call,
+      `body.${key}${inner}`,
+      "a JSON value",
+      undefined,
+      problem.message,
+    );
+  }
 }
 
 /**

@@ -5,8 +5,7 @@
 // (messages-convert.ts), the answer a plain assistant message, never a Choice
 // (the Messages API returns no token ids). The caller keeps the SDK's own
 // APIPromise, Stream and MessageStream.
-import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import { findJsonProblem } from "../util/json-check.js";
+import { isObjectLike } from "../util/argument-error.js";
 import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
 import type { AnyFn, SessionOf } from "./call-promise.js";
 import {
@@ -17,7 +16,7 @@ import {
   anthropicToolsToChat,
 } from "./messages-convert.js";
 import { MessagesStreamAccumulator } from "./messages-stream.js";
-import { type PlainCallApi, recordingPlainCall } from "./plain-call.js";
+import { checkJsonBody, type PlainCallApi, recordingPlainCall } from "./plain-call.js";
 import type { ChatConversion } from "./responses-convert.js";
 import type { ServerAddress } from "./spans.js";
 
@@ -41,26 +40,9 @@ function take<T>(rollout: ActiveRollout, converted: ChatConversion<T>): T {
   return converted.value;
 }
 
-/** Refuses a body the trajectory could not hold as JSON, naming the field. */
-function checkJson(body: Body): void {
-  for (const [key, value] of Object.entries(body)) {
-    if (value === null || (typeof value !== "object" && typeof value !== "bigint")) continue;
-    const problem = findJsonProblem(value);
-    if (!problem) continue;
-    const inner = problem.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
-    throw new InvalidArgumentError(
-      "messages.create(body)",
-      `body.${key}${inner}`,
-      "a JSON value",
-      undefined,
-      problem.message,
-    );
-  }
-}
-
 /** The recorded request: the body's parameters, its system and messages as chat messages, its tools as chat tools. */
 function chatRequest(rollout: ActiveRollout, body: Body): Request {
-  checkJson(body);
+  checkJsonBody("messages.create(body)", body);
   const { system, messages, tools, tool_choice, ...rest } = body;
   const sendable = messages === undefined || Array.isArray(messages);
   if (!sendable)

@@ -3,11 +3,10 @@
 // The request and the answer are turned into the chat shape a trajectory
 // holds (responses-convert.ts); the answer is kept as a plain assistant
 // message, never a Choice: the Responses API returns no token ids.
-import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
-import { findJsonProblem } from "../util/json-check.js";
+import { isObjectLike } from "../util/argument-error.js";
 import type { ActiveRollout, RecordedCompletion } from "./active-rollout.js";
 import type { AnyFn, SessionOf } from "./call-promise.js";
-import { type PlainCallApi, recordingPlainCall } from "./plain-call.js";
+import { checkJsonBody, type PlainCallApi, recordingPlainCall } from "./plain-call.js";
 import {
   type ChatConversion,
   responsesInputToMessages,
@@ -53,20 +52,7 @@ function take<T>(rollout: ActiveRollout, converted: ChatConversion<T>): T {
 
 /** The recorded request: the body's parameters, its input as chat messages, its tools as chat tools. */
 function chatRequest(rollout: ActiveRollout, body: Body): Request {
-  for (const [key, value] of Object.entries(body)) {
-    if (value === null || (typeof value !== "object" && typeof value !== "bigint")) continue;
-    const problem = findJsonProblem(value);
-    if (problem) {
-      const inner = problem.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
-      throw new InvalidArgumentError(
-        "responses.create(body)",
-        `body.${key}${inner}`,
-        "a JSON value",
-        undefined,
-        problem.message,
-      );
-    }
-  }
+  checkJsonBody("responses.create(body)", body);
   const { input, instructions, tools, ...rest } = body;
   const sendable = input === undefined || typeof input === "string" || Array.isArray(input);
   if (!sendable)
