@@ -9,40 +9,17 @@ import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 import { startEmulator } from "trajectory-recorder/emulator";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type ResponsesServer, startResponsesServer } from "../helpers/responses-server.js";
+import {
+  functionCall,
+  message,
+  type ResponsesServer,
+  startResponsesServer,
+  tools,
+} from "../helpers/responses-server.js";
 
 type Item = Record<string, unknown>;
 const UPSTREAM_KEY = "upstream-key-123456";
 
-const functionCall = {
-  type: "function_call",
-  id: "fc_1",
-  call_id: "call_1",
-  name: "add",
-  arguments: '{"a":2,"b":3}',
-  status: "completed",
-};
-const message = (text: string) => ({
-  type: "message",
-  id: "msg_1",
-  role: "assistant",
-  status: "completed",
-  content: [{ type: "output_text", text, annotations: [] }],
-});
-const tools = [
-  {
-    type: "function" as const,
-    name: "add",
-    description: "Adds two numbers.",
-    parameters: {
-      type: "object",
-      properties: { a: { type: "number" }, b: { type: "number" } },
-      required: ["a", "b"],
-      additionalProperties: false,
-    },
-    strict: true,
-  },
-];
 const expected = [
   { role: "system", content: "Use the tools." },
   { role: "user", content: "What is 2+3?" },

@@ -143,3 +143,38 @@ export async function startResponsesServer(
       }),
   };
 }
+
+/** The function call both Responses tests' loops answer with first. */
+export const functionCall = {
+  type: "function_call",
+  id: "fc_1",
+  call_id: "call_1",
+  name: "add",
+  arguments: '{"a":2,"b":3}',
+  status: "completed",
+};
+
+/** An assistant message output item holding `text`. */
+export const message = (text: string) => ({
+  type: "message",
+  id: "msg_1",
+  role: "assistant",
+  status: "completed",
+  content: [{ type: "output_text", text, annotations: [] }],
+});
+
+/** The strict `add` function tool those loops offer. */
+export const tools = [
+  {
+    type: "function" as const,
+    name: "add",
+    description: "Adds two numbers.",
+    parameters: {
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+      required: ["a", "b"],
+      additionalProperties: false,
+    },
+    strict: true,
+  },
+];

@@ -7,7 +7,13 @@ import OpenAI from "openai";
 import { Recorder } from "trajectory-recorder";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sftRowsFromTrajectories } from "../../src/training/index.js";
-import { type ResponsesServer, startResponsesServer } from "../helpers/responses-server.js";
+import {
+  functionCall,
+  message,
+  type ResponsesServer,
+  startResponsesServer,
+  tools,
+} from "../helpers/responses-server.js";
 
 type Item = Record<string, unknown>;
 
@@ -16,36 +22,6 @@ const reasoning = {
   id: "rs_1",
   summary: [{ type: "summary_text", text: "Add 2 and 3 with the tool." }],
 };
-const functionCall = {
-  type: "function_call",
-  id: "fc_1",
-  call_id: "call_1",
-  name: "add",
-  arguments: '{"a":2,"b":3}',
-  status: "completed",
-};
-const message = (text: string) => ({
-  type: "message",
-  id: "msg_1",
-  role: "assistant",
-  status: "completed",
-  content: [{ type: "output_text", text, annotations: [] }],
-});
-
-const tools = [
-  {
-    type: "function" as const,
-    name: "add",
-    description: "Adds two numbers.",
-    parameters: {
-      type: "object",
-      properties: { a: { type: "number" }, b: { type: "number" } },
-      required: ["a", "b"],
-      additionalProperties: false,
-    },
-    strict: true,
-  },
-];
 
 // The history every variant of the loop records.
 const expected = [
