@@ -6,6 +6,7 @@
 
 import { isObjectLike } from "../util/argument-error.js";
 import type { RecordedCompletion } from "./active-rollout.js";
+import { type IterableStream, watchIterator } from "./watch-iterator.js";
 
 type Item = Record<string, unknown>;
 type Event = { type?: unknown } & Record<string, unknown>;
@@ -64,7 +65,7 @@ export class ResponsesStreamAccumulator {
 }
 
 /** An SDK event stream (the part the recorder reads). */
-export type EventStream = { iterator: () => AsyncIterator<Item> };
+export type EventStream = IterableStream<Item>;
 
 /** What a watched event stream feeds its events to. */
 export interface EventAccumulator {
@@ -96,7 +97,6 @@ export function teeEvents<A extends EventAccumulator>(
   done: (acc: A, status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => void,
   acc: A = new ResponsesStreamAccumulator() as EventAccumulator as A,
 ): void {
-  const inner = stream.iterator.bind(stream);
   let ended = false;
   const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
     if (ended) return;
@@ -115,23 +115,5 @@ export function teeEvents<A extends EventAccumulator>(
   };
   const onError = (error: unknown) =>
     finish((error as { name?: string })?.name?.includes("Abort") ? "aborted" : "error", error);
-  stream.iterator = () => {
-    const it = inner();
-    const iterator: AsyncIterator<Item> & AsyncIterable<Item> = {
-      next: () => {
-        const step = it.next();
-        step.then(onStep, onError);
-        return step;
-      },
-      return: async (value?: unknown) => {
-        const r = (await it.return?.(value)) ?? { done: true as const, value: undefined };
-        finish("incomplete");
-        return r;
-      },
-      [Symbol.asyncIterator]() {
-        return iterator;
-      },
-    };
-    return iterator;
-  };
+  watchIterator(stream, onStep, onError, () => finish("incomplete"));
 }

@@ -23,6 +23,7 @@ import {
   startChatSpan,
   tracingEnabled,
 } from "./spans.js";
+import { type IterableStream, watchIterator } from "./watch-iterator.js";
 import { isAnthropicClient, wrapMessages } from "./wrap-messages.js";
 import { wrapResponses } from "./wrap-responses.js";
 
@@ -350,7 +351,7 @@ function stripLogprobs(res: unknown): void {
       }
 }
 
-type StreamLike = { iterator: () => AsyncIterator<ChatCompletionChunk> };
+type StreamLike = IterableStream<ChatCompletionChunk>;
 
 function teeStream(
   stream: StreamLike,
@@ -362,7 +363,6 @@ function teeStream(
     cut?: boolean,
   ) => void,
 ): void {
-  const inner = stream.iterator.bind(stream);
   let recorded = false;
   const acc = new StreamAccumulator();
   const finish = (status: RecordedCompletion["status"], error?: unknown, cut?: boolean) => {
@@ -389,31 +389,7 @@ function teeStream(
     const aborted = (error as { name?: string })?.name?.includes("Abort");
     finish(aborted ? "aborted" : "error", error);
   };
-  stream.iterator = () => {
-    const it = inner();
-    // A plain iterator object rather than an async generator, so that no
-    // promise of the recorder's stands between a chunk and the caller.
-    const iterator: AsyncIterator<ChatCompletionChunk> & AsyncIterable<ChatCompletionChunk> = {
-      // The SDK's own promise goes back to the caller: the recorder watches it
-      // from the side; its reaction, registered first, runs first.
-      next: () => {
-        const step = it.next();
-        step.then(onStep, onError);
-        return step;
-      },
-      // An early break: let the SDK end its stream (it aborts the request),
-      // then record what was read.
-      return: async (value?: unknown) => {
-        const r = (await it.return?.(value)) ?? { done: true as const, value: undefined };
-        finish("incomplete");
-        return r;
-      },
-      [Symbol.asyncIterator]() {
-        return iterator;
-      },
-    };
-    return iterator;
-  };
+  watchIterator(stream, onStep, onError, () => finish("incomplete"));
 }
 
 /** Options of `recorder.wrap`. */
