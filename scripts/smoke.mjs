@@ -130,6 +130,20 @@ const thrown = (f) => {
 // in a static block (`_InvalidArgumentError`) unless told to keep names.
 for (const [where, Class] of allErrors)
   assert.equal(Class.name, where.split(" ").at(-1), `${where}'s constructor.name`);
+// Every other exported class too (the build keeps no names; see class-name.ts).
+const storeEntry = [
+  "store",
+  await import("trajectory-recorder/store"),
+  require("trajectory-recorder/store"),
+];
+for (const [name, m, c] of [...errorEntries, storeEntry])
+  for (const [format, mod] of [
+    ["ESM", m],
+    ["CJS", c],
+  ])
+    for (const [key, value] of Object.entries(mod))
+      if (typeof value === "function" && /^class\b/.test(Function.prototype.toString.call(value)))
+        assert.equal(value.name, key, `${name} ${format} ${key}'s name`);
 for (const e of [thrown(() => esm.rankRewards(null)), thrown(() => cjs.rankRewards(null))])
   assert.equal(e.constructor.name, e.name, `${e.name}'s constructor.name`);
 for (const value of [new Error("x"), new TypeError("x"), {}, null, "x"])

@@ -14,6 +14,7 @@
 // request only after a turn of the event loop. Past a cap of waiting tokens,
 // the oldest are compacted in slices (held.ts).
 
+import { keepClassName } from "../util/class-name.js";
 import { copyJson } from "../util/copy-json.js";
 import { TokenCapture } from "./capture.js";
 import { type Columns, fromColumns, type TokenLogprob, toColumns } from "./columns.js";
@@ -268,3 +269,6 @@ export function compactItems<T>(items: T[]): T[] {
       : item,
   ) as T[];
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(CompactLogprobs, "CompactLogprobs");

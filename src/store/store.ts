@@ -2,7 +2,7 @@
 // with a small index in memory. See docs/production.md, "The store".
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { InvalidArgumentError } from "../util/index.js";
+import { InvalidArgumentError, keepClassName } from "../util/index.js";
 import type { TrajectoryWire } from "../wire/index.js";
 import { Bounds, DAY, GiB, MiB } from "./bounds.js";
 import { checkWrite, progressRecord } from "./check-write.js";
@@ -444,3 +444,6 @@ export class TrajectoryStore implements ProductionStore {
     }
   }
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(TrajectoryStore, "TrajectoryStore");

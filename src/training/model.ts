@@ -8,6 +8,7 @@ import {
 } from "../client/index.js";
 import { withTrainingSpan } from "../telemetry/index.js";
 import { type GroupInput, stepOfModelName, type ValidateOptions } from "../trajectory/index.js";
+import { keepClassName } from "../util/class-name.js";
 import { fillModelName } from "../util/derive-client.js";
 import { InvalidTrainingOptionsError } from "../util/training-options-error.js";
 import { type Checkpoint, sameType } from "../wire/index.js";
@@ -590,3 +591,6 @@ type TrainableModelMethods = Pick<
   | "delete"
   | "toJSON"
 >;
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(TrainableModel, "TrainableModel");

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, isObjectLike } from "../util/argument-error.js";
+import { keepClassName } from "../util/class-name.js";
 import { copyJson } from "../util/copy-json.js";
 import {
   type ExceptionWire,
@@ -337,3 +338,6 @@ function describe(value: unknown): string {
   if (typeof value === "object") return `an object of class ${value.constructor?.name ?? "Object"}`;
   return typeof value;
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(TrajectoryGroup, "TrajectoryGroup");

@@ -1,4 +1,5 @@
 import { compactItems } from "../logprobs/index.js";
+import { keepClassName } from "../util/class-name.js";
 import { copyJson } from "../util/copy-json.js";
 import { type HistoryWire, HistoryWireSchema } from "../wire/index.js";
 import { checkInit } from "./init-check.js";
@@ -107,3 +108,6 @@ export function historyFromValid(
 export function historyShell(h: History): Record<string, unknown> {
   return shell(h);
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(History, "History");

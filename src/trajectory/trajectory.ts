@@ -1,3 +1,4 @@
+import { keepClassName } from "../util/class-name.js";
 import { copyJson } from "../util/copy-json.js";
 import {
   type AssistantMessageWire,
@@ -275,3 +276,6 @@ export declare namespace Trajectory {
     UserMessageWire,
   };
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(Trajectory, "Trajectory");

@@ -7,6 +7,8 @@
 // carry the same marks and answer `isInstance()` and `instanceof
 // TrajectoryRecorderError` the same way.
 
+import { keepClassName } from "./class-name.js";
+
 const FAMILY = "trajectory-recorder.error";
 const FAMILY_MARK = Symbol.for(FAMILY);
 /** On each class: the symbol its instances carry. */
@@ -19,6 +21,7 @@ type AnyClass = abstract new (...args: never[]) => unknown;
  * Called once per class, in its static block.
  */
 export function markError(Class: AnyClass, name: string): void {
+  keepClassName(Class, name);
   const mark = name === "TrajectoryRecorderError" ? FAMILY_MARK : Symbol.for(`${FAMILY}:${name}`);
   Object.defineProperty(Class.prototype, FAMILY_MARK, { value: true });
   Object.defineProperty(Class.prototype, mark, { value: true });

@@ -3,6 +3,7 @@
 // InvalidArgumentError, which the root and `trajectory-recorder/core` export.
 export { InvalidArgumentError, isObjectLike, kindOf } from "./argument-error.js";
 export { atomicWriteFile, isTempName, tempSibling } from "./atomic-write.js";
+export { keepClassName } from "./class-name.js";
 export { copyJson } from "./copy-json.js";
 export { errorMessage } from "./error-message.js";
 export { findJsonProblem, type JsonProblem, MAX_JSON_DEPTH } from "./json-check.js";

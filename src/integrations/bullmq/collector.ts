@@ -8,7 +8,7 @@ import {
   TrajectoryGroup,
 } from "../../trajectory/index.js";
 import { InvalidArgumentError, kindOf } from "../../util/argument-error.js";
-import { errorMessage } from "../../util/index.js";
+import { errorMessage, keepClassName } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";
 import { isRolloutRef, payloadStoreOf, type RolloutRef } from "./claim-check.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
@@ -313,3 +313,6 @@ export async function startCollector(
   await assertReachable(cluster, "GroupCollector");
   return create(cluster, options, outage);
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(GroupCollector, "GroupCollector");

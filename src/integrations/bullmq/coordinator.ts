@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Redis } from "ioredis";
-import { errorMessage } from "../../util/index.js";
+import { errorMessage, keepClassName } from "../../util/index.js";
 import { type GroupCollector, startCollector } from "./collector.js";
 import { drain } from "./control.js";
 import {
@@ -229,3 +229,6 @@ export class TrainingCoordinator {
     if (own) return new OwnTraining(this.#run, own).run();
   }
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(TrainingCoordinator, "TrainingCoordinator");

@@ -29,7 +29,7 @@ import {
   type StoreStats,
   type TrajectorySummary,
 } from "../../store/index.js";
-import { InvalidArgumentError } from "../../util/index.js";
+import { InvalidArgumentError, keepClassName } from "../../util/index.js";
 import { LUA, runScript } from "./lua/index.js";
 import { where } from "./redis.js";
 import { enforceBounds } from "./trajectory-store-bounds.js";
@@ -669,3 +669,6 @@ export class RedisTrajectoryStore implements ProductionStore {
     if (this.#owned) await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(RedisTrajectoryStore, "RedisTrajectoryStore");

@@ -8,7 +8,7 @@ import {
   type WireIssue,
 } from "../../trajectory/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
-import { errorMessage } from "../../util/index.js";
+import { errorMessage, keepClassName } from "../../util/index.js";
 import { checkIn, payloadStoreOf, type RolloutRef } from "./claim-check.js";
 import { RolloutResultError } from "./errors.js";
 import { type Cluster, type ClusterOptions, resolveCluster } from "./options.js";
@@ -309,3 +309,6 @@ function unrecoverable(error: Error): UnrecoverableError {
   wrapped.stack = error.stack;
   return wrapped;
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(RolloutWorker, "RolloutWorker");
