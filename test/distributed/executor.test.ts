@@ -21,7 +21,8 @@ executorContract("BullMQ", async ({ log, gate, concurrency, afterEach }) => {
   const logger = memoryLogger();
   const worker = await RolloutWorker.start<Scenario>({
     connection,
-    recorder: new Recorder(),
+    // The shared rollout builds its trajectory itself: no calls to record.
+    recorder: new Recorder({ logger }),
     logger,
     concurrency,
     ...fast,
