@@ -91,10 +91,11 @@ export interface RolloutExecutor<S = unknown> {
    */
   submit(request: RolloutGroupRequest<S>): Promise<void>;
   /**
-   * The outcomes in the order groups finish. One consumer at a time; the
-   * next outcome is produced once the consumer asks for it, so a group is
-   * marked delivered only after the loop body that took it has run. Ends
-   * when the executor closes.
+   * The outcomes in the order groups finish. One consumer at a time. An
+   * outcome counts as delivered (for an engine that records delivery, as
+   * BullMQ's hand-off does) only once the consumer asks for the next one or
+   * leaves the loop: after the loop body that took it has run. Ends when
+   * the executor closes.
    */
   collect(): AsyncIterable<RolloutOutcome>;
   /**
