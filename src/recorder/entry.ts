@@ -27,6 +27,13 @@ export {
   type WithResponse,
 } from "../client/index.js";
 export type { JudgeErrorPolicy, JudgeScore } from "../rewards/index.js";
+// The rollout-executor seam and its training loop (docs/distributed.md, "Other engines").
+export {
+  type ShipperStats,
+  type TrainWithExecutorOptions,
+  type TrainWithExecutorResult,
+  trainWithExecutor,
+} from "../shipper/index.js";
 export type {
   ArtifactOwner,
   FollowOptions,
@@ -38,14 +45,22 @@ export type {
 } from "../training/index.js";
 export {
   type AfterEachResult,
+  checkGroupRequest,
   type GatherGroupInput,
   History,
   type HistoryInit,
   type InfraFailureKind,
+  InProcessExecutor,
+  type InProcessExecutorOptions,
+  type InProcessRolloutContext,
   type LineageMode,
   type MetricValue,
   PendingGroup,
   type ProgressStream,
+  type RolloutExecutor,
+  type RolloutExecutorStats,
+  type RolloutGroupRequest,
+  type RolloutOutcome,
   type TokenSharing,
   type ToolParam,
   type TrajectoriesRollout,

@@ -6,3 +6,8 @@ export {
   TrajectoryShipper,
   type TrajectoryShipperOptions,
 } from "./shipper.js";
+export {
+  type TrainWithExecutorOptions,
+  type TrainWithExecutorResult,
+  trainWithExecutor,
+} from "./train-with-executor.js";

@@ -80,8 +80,11 @@ function check(schema: z.ZodType, call: string, options: unknown): void {
 }
 
 /** Throws {@link InvalidArgumentError} naming the first bad option of `gatherTrajectoryGroups`. */
-export function checkGatherOptions(options: unknown): void {
-  check(groupsOptions, "gatherTrajectoryGroups(groups, options)", options);
+export function checkGatherOptions(
+  options: unknown,
+  call = "gatherTrajectoryGroups(groups, options)",
+): void {
+  check(groupsOptions, call, options);
 }
 
 /** Throws {@link InvalidArgumentError} naming the first bad option of `gatherTrajectories`. */

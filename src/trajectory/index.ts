@@ -9,6 +9,19 @@ export {
   type ValidationProblem,
 } from "./errors.js";
 export { exceptionToWire } from "./exception.js";
+export {
+  checkGroupRequest,
+  type RolloutExecutor,
+  type RolloutExecutorStats,
+  type RolloutGroupRequest,
+  type RolloutOutcome,
+} from "./executor.js";
+export { OutcomeChannel } from "./executor-channel.js";
+export {
+  InProcessExecutor,
+  type InProcessExecutorOptions,
+  type InProcessRolloutContext,
+} from "./executor-in-process.js";
 export type { MetricValue, TrajectoryFields } from "./fields.js";
 export { gatherTrajectoryGroups } from "./gather.js";
 export { GatherTimeoutError } from "./gather-limits.js";

@@ -19,6 +19,7 @@ export {
   type TrainingCoordinatorOptions,
 } from "./coordinator.js";
 export { InvalidGroupError, RedisUnavailableError, RolloutResultError } from "./errors.js";
+export { BullMQExecutor, type BullMQExecutorOptions } from "./executor.js";
 export type { UnhandedGroups } from "./handoff.js";
 export type { ClusterOptions } from "./options.js";
 export { DirectoryPayloadStore, type DirectoryPayloadStoreOptions } from "./payload-directory.js";
