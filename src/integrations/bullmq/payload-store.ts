@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { InvalidArgumentError } from "../../util/argument-error.js";
 
@@ -59,12 +58,9 @@ export interface RedisPayloadStoreOptions {
 
 /**
  * A {@link PayloadStore} in Redis: each payload is a list of chunks with a
- * TTL, written a few chunks at a time under a temporary key renamed once
- * complete (so a reader never sees half of one) and read back a few chunks
- * at a time, so that no single command carries the whole body and no Redis
- * string grows to its size. In Redis Cluster, give the run's `prefix` a
- * hash tag (as BullMQ needs anyway): the temporary key and the payload's
- * must share a slot.
+ * TTL, written in one transaction (so a reader never sees half of one) and
+ * read back a few chunks at a time, so that no single command carries the
+ * whole body and no Redis string grows to its size.
  *
  * @example
  * const payloads = new RedisPayloadStore(new Redis(6379), { prefix: "bull:rollouts:tr:payload:" });
@@ -91,31 +87,16 @@ export class RedisPayloadStore implements PayloadStore {
       chunks.push(bytes.subarray(at, at + this.#chunk));
     }
     if (chunks.length === 0) chunks.push(Buffer.alloc(0));
-    // Written a few chunks per command under a temporary name, then renamed:
-    // a reader never sees half of it, and Redis never holds a whole body in
-    // one command's buffer on top of the list (a 5 MB MULTI would, twice the
-    // body while it is queued). Keys are new for each attempt: no DEL first.
-    const part = `${k}.part.${randomUUID().slice(0, 8)}`;
-    try {
-      // The first piece and the TTL together: the list never exists without
-      // one (a worker killed midway leaves a part that expires).
-      const first = await this.#client
-        .multi()
-        .rpush(part, ...chunks.slice(0, 8))
-        .pexpire(part, this.#ttlMs)
-        .exec();
-      const failed = first?.find(([error]) => error);
-      if (!first || failed) {
-        throw failed?.[0] ?? new Error(`RedisPayloadStore: writing ${k} was aborted.`);
-      }
-      for (let at = 8; at < chunks.length; at += 8) {
-        await this.#client.rpush(part, ...chunks.slice(at, at + 8));
-      }
-      await this.#client.rename(part, k);
-    } catch (error) {
-      await this.#client.unlink(part).catch(() => {});
-      throw error;
-    }
+    // Keys are new for each attempt: no DEL first. The transaction keeps a
+    // list from ever existing without its TTL.
+    const out = await this.#client
+      .multi()
+      .rpush(k, ...chunks)
+      .pexpire(k, this.#ttlMs)
+      .exec();
+    const failed = out?.find(([error]) => error);
+    if (!out || failed)
+      throw failed?.[0] ?? new Error(`RedisPayloadStore: writing ${k} was aborted.`);
   }
 
   async get(key: string): Promise<string | undefined> {
