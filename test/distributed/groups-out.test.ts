@@ -72,7 +72,7 @@ async function largestValue(): Promise<{ where: string; bytes: number }> {
     } else if (type === "set") {
       for (const v of await redis.smembersBuffer(key)) see(key, v);
     } else if (type === "zset") {
-      for (const v of await redis.zrange(key, 0, -1)) see(key, v);
+      for (const v of await redis.zrange(key, "0", "-1")) see(key, String(v));
     } else if (type === "stream") {
       for (const [id, fields] of await redis.xrange(key, "-", "+"))
         see(`${key} ${id}`, fields.join(""));
