@@ -1,7 +1,11 @@
-// Soak of the BullMQ mode's Redis memory: N rollouts of M MB each through 4
-// workers, a coordinator handing each group to a sink that discards it,
-// Redis `used_memory` sampled every second. Run from the repository:
-//   SOAK_ROLLOUTS=200 SOAK_MB=1 node --import tsx --import ./scripts/lua-hooks.mjs bench/distributed-soak.ts
+// Soak of the BullMQ mode's Redis memory (issue 51's shape): N rollouts of M
+// MB each through 4 workers, a coordinator handing each group to a sink that
+// keeps only its id, Redis `used_memory` sampled every second. It checks the
+// bound (peak ≤ rollouts in flight × M + 64 MB), that memory does not grow
+// with rollouts done (the second half's peak against the first half's),
+// that no group is lost or handed twice, and prints the curve as a table.
+// Run from the repository:
+//   SOAK_ROLLOUTS=200 SOAK_MB=5 node --import tsx --import ./scripts/lua-hooks.mjs bench/distributed-soak.ts
 // It starts its own redis-server (REDIS_SERVER, else `redis-server` on the PATH).
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
@@ -70,10 +74,19 @@ async function main() {
     );
   }
   let handed = 0;
+  const seen = new Set<string>();
+  let twice = 0;
   const coordinator = await TrainingCoordinator.start({
     connection,
     model: { getStep: async () => 0 },
-    sink: { add: () => void handed++ },
+    sink: {
+      add: (group) => {
+        const id = String(group.metadata.group_id);
+        if (seen.has(id)) twice++;
+        seen.add(id);
+        handed++;
+      },
+    },
     pollIntervalMs: 100,
     logger: quiet,
   });
@@ -101,6 +114,10 @@ async function main() {
   const inFlight = WORKERS * CONCURRENCY;
   const half = samples.filter((s) => s.done >= groups / 2);
   const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+  // Not growing with rollouts done: the second half's peak against the first half's.
+  const firstHalf = samples.filter((s) => s.done < groups / 2);
+  const peakOf = (list: typeof samples) => Math.max(0, ...list.map((s) => s.used));
+  const bound = inFlight * MB * 1024 * 1024 + 64 * 1024 * 1024;
   await new Promise((r) => setTimeout(r, 1000));
   const end = await used();
   const keys = await redis.keys("*");
@@ -124,12 +141,26 @@ async function main() {
       endMB: mb(end),
       midMB: mb(half[0]?.used ?? end),
       handed,
+      withinBound: peak <= bound,
+      firstHalfPeakMB: mb(peakOf(firstHalf)),
+      secondHalfPeakMB: mb(peakOf(half)),
+      growing: peakOf(half) > peakOf(firstHalf) * 1.25 + 16 * 1024 * 1024,
+      lost: groups - seen.size,
+      handedTwice: twice,
       keys: keys.length,
       largest,
       progress: { groups: progress.groups.handed, rollouts: progress.rollouts },
       curveMB: samples.map((s) => `${s.t.toFixed(0)}s:${mb(s.used)}@${s.done}`),
     }),
   );
+  // The curve as a compact table for docs/distributed.md: about 24 rows.
+  const every = Math.max(1, Math.ceil(samples.length / 24));
+  console.log("| t (s) | used_memory (MB) | rollouts done |\n| ---: | ---: | ---: |");
+  for (const [i, x] of samples.entries()) {
+    if (i % every === 0 || i === samples.length - 1 || x.used === peak) {
+      console.log(`| ${x.t.toFixed(0)} | ${mb(x.used)} | ${x.done * GROUP} |`);
+    }
+  }
   await producer.close();
   await coordinator.close();
   for (const w of workers) await w.close();

@@ -85,7 +85,7 @@ async function bullValues(): Promise<{ key: string; field: string; bytes: number
   return out;
 }
 
-it("keeps a 5 MB trajectory out of the jobs: job data, results and events stay under 16 KB, the group gets it whole, and its payloads are deleted once stored", async () => {
+it("keeps a 5 MB trajectory out of the jobs: job data, results and events stay under 16 KB, and the collected group references the rollouts' own payloads, kept without a TTL", async () => {
   await enqueue(["big"], 2);
   await startWorker({ blob: MB5 });
   // Read Redis between the rollouts' completion and collection.
@@ -106,10 +106,18 @@ it("keeps a 5 MB trajectory out of the jobs: job data, results and events stay u
 
   await startCollector();
   await collected(1);
-  const group = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "big")) as string);
-  expect(group.trajectories).toHaveLength(2);
-  for (const t of group.trajectories) expect(t.metadata.blob).toHaveLength(MB5);
-  await until(async () => (await redis.keys("bull:rollouts:tr:payload:*")).length === 0);
+  const entry = (await redis.hget("bull:rollouts:tr:groups", "big")) as string;
+  expect(entry.length).toBeLessThan(1024);
+  const record = JSON.parse(entry);
+  // Not copied: the record points at the payloads the workers wrote.
+  expect(record.t.map((k: string) => `bull:rollouts:tr:payload:${k}`).sort()).toEqual(
+    payloadKeys.sort(),
+  );
+  for (const key of payloadKeys) expect(await redis.pttl(key)).toBe(-1);
+  const store = new RedisPayloadStore(redis, { prefix: "bull:rollouts:tr:payload:" });
+  for (const key of record.t) {
+    expect(JSON.parse((await store.get(key)) as string).metadata.blob).toHaveLength(MB5);
+  }
   const p = await readProgress({ connection: h.redis.connection });
   expect(p.rollouts).toMatchObject({ finished: 2, failed: 0 });
   // Completed rollouts are removed, but the first (a re-run reads its payload).
@@ -147,12 +155,14 @@ it("reads results of the old shape (the whole trajectory in the job result) duri
   closers.push(() => old.close());
   await startCollector();
   await collected(1);
-  const group = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "old")) as string);
-  expect(group.trajectories).toHaveLength(2);
-  expect(group.exceptions).toEqual([]);
+  // Written to the payload store by the collector: Redis holds the record only.
+  const record = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "old")) as string);
+  expect(record.t).toHaveLength(2);
+  expect(record.rest.exceptions).toEqual([]);
+  expect(await redis.keys("bull:rollouts:tr:payload:*")).toHaveLength(2);
 });
 
-it("writes payloads to a shared directory when given one, and deletes them once the group is stored", async () => {
+it("writes payloads to a shared directory when given one, and keeps them out of the sweep once their group is collected", async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "payloads-"));
   closers.push(() => rm(dir, { recursive: true, force: true }));
   const payloads = new DirectoryPayloadStore({ dir });
@@ -162,11 +172,14 @@ it("writes payloads to a shared directory when given one, and deletes them once 
   expect(await redis.keys("bull:rollouts:tr:payload:*")).toEqual([]);
   await startCollector({ payloads });
   await collected(1);
-  const group = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "disk")) as string);
-  expect(
-    group.trajectories.map((t: { metadata: { blob: string } }) => t.metadata.blob.length),
-  ).toEqual([100_000, 100_000, 100_000]);
-  await until(async () => (await readdir(dir)).length === 0);
+  const record = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "disk")) as string);
+  const bodies = await Promise.all(record.t.map((k: string) => payloads.get(k)));
+  expect(bodies.map((b) => JSON.parse(b as string).metadata.blob.length)).toEqual([
+    100_000, 100_000, 100_000,
+  ]);
+  // Moved to kept/, which the sweep does not enter.
+  expect(await readdir(dir)).toEqual(["kept"]);
+  expect(await readdir(path.join(dir, "kept"))).toHaveLength(3);
 });
 
 it("turns a payload that is gone into one of the group's exceptions, logged, and never hangs", async () => {
@@ -191,6 +204,9 @@ it("RedisPayloadStore reads back what it wrote in small chunks, characters split
   expect(await redis.llen("p:a#0.x")).toBe(Math.ceil(Buffer.byteLength(body) / 5));
   expect(await redis.pttl("p:a#0.x")).toBeGreaterThan(50_000);
   expect(await store.get("a#0.x")).toBe(body);
+  expect(await store.keep("a#0.x")).toBe(true);
+  expect(await redis.pttl("p:a#0.x")).toBe(-1);
+  expect(await store.keep("never")).toBe(false);
   await store.put("empty", "");
   expect(await store.get("empty")).toBe("");
   await store.delete("a#0.x");
@@ -213,4 +229,16 @@ it("DirectoryPayloadStore keeps every key inside its directory and sweeps payloa
   await utimes(path.join(dir, "p", first as string), old, old);
   expect(await store.sweep()).toBe(1);
   expect(await readdir(path.join(dir, "p"))).toHaveLength(1);
+  // A kept payload is never swept, however old.
+  const [left] = await readdir(path.join(dir, "p"));
+  await utimes(path.join(dir, "p", left as string), old, old);
+  const key = (await store.get("g#1.abc")) === "two" ? "g#1.abc" : "../escape/..";
+  expect(await store.keep(key)).toBe(true);
+  expect(await store.keep(key)).toBe(true);
+  await utimes(path.join(dir, "p", "kept", left as string), old, old);
+  expect(await store.sweep()).toBe(0);
+  expect(await store.get(key)).toBeDefined();
+  await store.delete(key);
+  expect(await store.get(key)).toBeUndefined();
+  expect(await store.keep("missing")).toBe(false);
 });

@@ -22,7 +22,7 @@ afterAll(async () => {
 
 it("has every .lua file named with its key count, each in the scripts the code runs", () => {
   const files = readdirSync(dir).filter((f) => f.endsWith(".lua"));
-  expect(files).toHaveLength(18);
+  expect(files).toHaveLength(22);
   for (const f of files) expect(f).toMatch(/^[a-z-]+\.\d+-keys?\.lua$/);
   const scripts = Object.values(LUA);
   expect(

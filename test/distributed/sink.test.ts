@@ -240,12 +240,12 @@ it("a coordinator killed between the shipper's add and the mark: the group is sh
   );
   const p = await progress();
   expect(p.groups).toMatchObject({ finished: 4, handed: 3, uncertain: 1 });
-  // The group's JSON stays in Redis, for the user to check against the service.
+  // The group's record stays in Redis (its trajectories in the payload store), for the user to check against the service.
   const redis = new Redis(h.redis.connection);
   try {
     expect(await redis.smembers("bull:rollouts:tr:uncertain")).toEqual([cut]);
     expect(JSON.parse((await redis.hget("bull:rollouts:tr:groups", cut)) as string)).toMatchObject({
-      metadata: { group_id: cut },
+      rest: { metadata: { group_id: cut } },
     });
   } finally {
     redis.disconnect();

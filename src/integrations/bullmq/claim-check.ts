@@ -4,6 +4,7 @@
 // whatever the trajectory's size.
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { INFRA_FAILURE_KEY } from "../../trajectory/index.js";
 import type { Cluster } from "./options.js";
 import { type PayloadStore, RedisPayloadStore } from "./payload-store.js";
 
@@ -14,6 +15,12 @@ export interface RolloutRef {
   reward: number;
   initial_policy_version: number | null;
   final_policy_version: number | null;
+  /**
+   * The trajectory's `metadata.infra_failure`, when it is marked as an
+   * infrastructure failure: the collector tells a group without reward
+   * signal from the references alone, without reading the trajectories.
+   */
+  infra_failure?: string | boolean;
 }
 
 const isMap = (v: unknown): v is Record<string, unknown> =>
@@ -51,15 +58,18 @@ export async function checkIn(
     reward: number;
     initial_policy_version?: number | null;
     final_policy_version?: number | null;
+    metadata?: Record<string, unknown>;
   },
 ): Promise<RolloutRef> {
   const body = JSON.stringify(trajectory);
   const key = `${jobId}.${randomUUID().slice(0, 13)}`;
   await store.put(key, body);
+  const infra = trajectory.metadata?.[INFRA_FAILURE_KEY];
   return {
     payload: { key, bytes: Buffer.byteLength(body, "utf8") },
     reward: trajectory.reward,
     initial_policy_version: trajectory.initial_policy_version ?? null,
     final_policy_version: trajectory.final_policy_version ?? null,
+    ...(typeof infra === "string" || typeof infra === "boolean" ? { infra_failure: infra } : {}),
   };
 }

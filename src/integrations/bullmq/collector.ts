@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import {
   exceptionToWire,
   hasRewardSignal,
+  INFRA_FAILURE_KEY,
   readWrittenTrajectory,
   Trajectory,
   TrajectoryGroup,
@@ -10,7 +12,15 @@ import {
 import { InvalidArgumentError, kindOf } from "../../util/argument-error.js";
 import { errorMessage, keepClassName } from "../../util/index.js";
 import type { ExceptionWire } from "../../wire/index.js";
-import { isRolloutRef, payloadStoreOf, type RolloutRef } from "./claim-check.js";
+import { isRolloutRef, payloadStoreOf } from "./claim-check.js";
+import {
+  deletePayloads,
+  isRecord,
+  keepPayloads,
+  parseRecord,
+  recordKeys,
+  writeRecord,
+} from "./group-record.js";
 import { type Cluster, type ClusterOptions, parseRolloutJobId, resolveCluster } from "./options.js";
 import type { PayloadStore } from "./payload-store.js";
 import type { GroupJobData } from "./producer.js";
@@ -22,7 +32,7 @@ import {
   openClient,
   queueOptions,
 } from "./redis.js";
-import { storeGroup, storeKeys } from "./store.js";
+import { type CollectedGroup, storeGroup, storeKeys } from "./store.js";
 
 /** A trajectory's wire JSON as a RolloutWorker wrote it. */
 type WrittenTrajectory = Record<string, unknown> & {
@@ -154,122 +164,206 @@ export class GroupCollector {
 
   async #collect(job: Job<GroupJobData>): Promise<{ stored: boolean }> {
     const id = job.id as string;
-    const { rollouts, metadata } = job.data;
-    const written: [number, WrittenTrajectory][] = [];
-    const exceptions: [number, ExceptionWire][] = [];
     const values = Object.entries(await job.getChildrenValues());
-    const refs = values.flatMap(([, v]) => (isRolloutRef(v) ? [v] : []));
-    // Run again after storing it (killed before the job completed): its
-    // payloads may be deleted already, and there is nothing left to do.
-    if (await this.#client.hexists(storeKeys(this.#cluster).groups, id)) {
-      await this.#release(id, refs);
+    const originals = values.flatMap(([, v]) => (isRolloutRef(v) ? [v.payload.key] : []));
+    // Run again after storing it (killed before the job completed): nothing
+    // left to do but delete the payloads its record does not reference.
+    const existing = await this.#client.hget(storeKeys(this.#cluster).groups, id);
+    if (existing !== null) {
+      await this.#settle(id, existing, originals);
       this.#logger.info(`GroupCollector: group ${id} was already collected; not added again.`);
       return { stored: false };
     }
-    const bodies = await Promise.all(refs.map((ref) => this.#payloads.get(ref.payload.key)));
-    const claimed = new Map(refs.map((ref, i) => [ref, bodies[i]]));
+    const exceptions: [number, ExceptionWire][] = [];
+    const parts: [number, Part][] = [];
     for (const [key, child] of values) {
       const index = parseRolloutJobId(key)?.index ?? -1;
-      let value: unknown = child;
-      if (isRolloutRef(child)) {
-        const body = claimed.get(child);
-        if (body === undefined) {
-          const missing = missingPayload(key, child);
-          this.#logger.warn(`GroupCollector: group ${id}: ${missing.message}`);
-          exceptions.push([index, missing]);
-          continue;
-        }
-        value = JSON.parse(body);
-      }
-      if (isWritten(value)) {
-        // A RolloutWorker's result: checked when the worker wrote it.
-        written.push([index, value]);
-        continue;
-      }
-      try {
-        // A worker of another version, or a result written by hand: checked here.
-        written.push([index, Trajectory.fromJSON(value).toJSON() as WrittenTrajectory]);
-      } catch (error) {
-        exceptions.push([index, exceptionToWire(error)]);
-      }
+      const part = partOf(key, child);
+      if ("exception" in part) exceptions.push([index, part.exception]);
+      else parts.push([index, part]);
     }
     for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
       exceptions.push([parseRolloutJobId(key)?.index ?? -1, await this.#exception(key, reason)]);
     }
-    const ended = written.length + exceptions.length;
-    if (ended !== rollouts) {
-      this.#logger.warn(`GroupCollector: group ${id} has ${ended} ended rollouts of ${rollouts}.`);
-    }
-    const max = this.#options.maxExceptions ?? 0;
-    const limit = max > 0 && max < 1 ? max * rollouts : max;
-    if (exceptions.length > limit) {
-      const first = exceptions[0]?.[1];
-      throw new UnrecoverableError(
-        `${exceptions.length} of ${rollouts} rollouts failed, more than maxExceptions allows (${limit}); first: ${first?.type} ${first?.message}`,
-      );
-    }
     const byIndex = <T>(a: [number, T], b: [number, T]) => a[0] - b[0];
-    // The group's wire JSON, in TrajectoryGroup.toJSON's order; the
-    // trajectories as their workers wrote them, unless afterEach scores them.
-    let group: Pick<TrajectoryGroup, "trajectories" | "exceptions"> = {
-      trajectories: written.sort(byIndex).map(([, t]) => t) as never,
-      exceptions: exceptions.sort(byIndex).map(([, e]) => e),
-    };
-    let json: string;
-    if (this.#options.afterEach) {
-      let scored = new TrajectoryGroup(
-        (group.trajectories as unknown as WrittenTrajectory[]).map(readWrittenTrajectory),
-        { exceptions: group.exceptions, metadata: { ...metadata, group_id: id } },
-      );
-      const out = await this.#options.afterEach(scored);
-      if (out instanceof TrajectoryGroup) scored = out;
-      else if (out !== undefined) {
-        throw new InvalidArgumentError(
-          "GroupCollector",
-          "options.afterEach",
-          "",
-          out,
-          `returned ${kindOf(out)}; expected a TrajectoryGroup or nothing`,
-        );
-      }
-      group = scored;
-      json = JSON.stringify(scored);
-    } else {
-      json = JSON.stringify({
-        trajectories: group.trajectories,
-        exceptions: group.exceptions,
-        metadata: { ...metadata, group_id: id },
-        metrics: {},
-        logs: [],
-      });
-    }
-    const versions = group.trajectories
-      .map((t) => t.initial_policy_version)
-      .filter((v): v is number => typeof v === "number");
-    const stored = await storeGroup(this.#client, this.#cluster, {
-      id,
-      json,
-      version: versions.length ? Math.min(...versions) : undefined,
-      rewardSum: group.trajectories.reduce((s, t) => s + t.reward, 0),
-      rewards: group.trajectories.length,
-      exceptions: group.exceptions.length,
-      signal: hasRewardSignal(group),
-    });
-    if (!stored)
+    parts.sort(byIndex);
+    const built = this.#options.afterEach
+      ? await this.#scored(job, parts, exceptions)
+      : await this.#referenced(job, parts, exceptions);
+    const stored = await storeGroup(this.#client, this.#cluster, { id, ...built.group });
+    if (!stored) {
       this.#logger.info(`GroupCollector: group ${id} was already collected; not added again.`);
-    await this.#release(id, refs);
+      const winner = await this.#client.hget(storeKeys(this.#cluster).groups, id);
+      await this.#settle(id, winner ?? "", [...originals, ...built.written]);
+      return { stored: false };
+    }
+    await this.#settle(id, built.group.json, originals);
     return { stored };
   }
 
-  /** Deletes a stored group's payloads; what fails here expires with its TTL. */
-  async #release(id: string, refs: RolloutRef[]): Promise<void> {
-    const out = await Promise.allSettled(refs.map((ref) => this.#payloads.delete(ref.payload.key)));
-    const failed = out.filter((r) => r.status === "rejected");
-    if (failed.length > 0) {
-      this.#logger.warn(
-        `GroupCollector: group ${id}: ${failed.length} of ${refs.length} payloads could not be deleted (${errorMessage(failed[0]?.reason)}); they expire with the store's TTL.`,
+  /**
+   * Without `afterEach`: the group's record references the rollouts' own
+   * payloads, kept past the store's expiry until the group is trained or
+   * dropped; nothing is read (the references carry the rewards and steps).
+   */
+  async #referenced(
+    job: Job<GroupJobData>,
+    parts: [number, Part][],
+    exceptions: [number, ExceptionWire][],
+  ): Promise<Built> {
+    const id = job.id as string;
+    const written: string[] = [];
+    const keys: string[] = [];
+    // A worker of another version returned the trajectory itself: into the store.
+    for (const [, part] of parts) {
+      if (part.value === undefined) continue;
+      const key = `${part.jobId}.inline.${randomUUID().slice(0, 13)}`;
+      await this.#payloads.put(key, JSON.stringify(part.value));
+      written.push(key);
+      part.key = key;
+    }
+    for (const [, part] of parts) keys.push(part.key as string);
+    const missing = await keepPayloads(this.#payloads, keys);
+    const kept = parts.filter(([, p]) => !missing.has(p.key as string));
+    for (const [index, part] of parts) {
+      if (!missing.has(part.key as string)) continue;
+      const gone = missingPayload(part.jobId, part.key as string, part.bytes);
+      this.#logger.warn(`GroupCollector: group ${id}: ${gone.message}`);
+      exceptions.push([index, gone]);
+    }
+    await this.#checkExceptions(job, exceptions, keys, kept.length);
+    exceptions.sort((a, b) => a[0] - b[0]);
+    const rest = {
+      exceptions: exceptions.map(([, e]) => e),
+      metadata: { ...job.data.metadata, group_id: id },
+      metrics: {},
+      logs: [],
+    };
+    const summaries = kept.map(([, p]) => p.summary);
+    const bytes = kept.reduce((n, [, p]) => n + p.bytes, 0);
+    const t = kept.map(([, p]) => p.key as string);
+    const record = await writeRecord(this.#payloads, id, t, bytes, rest);
+    await keepPayloads(this.#payloads, record.written);
+    written.push(...record.written);
+    return { group: groupFacts(record.json, summaries, exceptions.length), written };
+  }
+
+  /**
+   * With `afterEach`: the trajectories are read and scored; each is written
+   * back once when scoring changed it (else its rollout's payload is kept),
+   * one payload per trajectory, never the whole group as one string.
+   */
+  async #scored(
+    job: Job<GroupJobData>,
+    parts: [number, Part][],
+    exceptions: [number, ExceptionWire][],
+  ): Promise<Built> {
+    const id = job.id as string;
+    const bodies = await Promise.all(
+      parts.map(([, p]) =>
+        p.value !== undefined ? JSON.stringify(p.value) : this.#payloads.get(p.key as string),
+      ),
+    );
+    const written: WrittenTrajectory[] = [];
+    const originalOf = new Map<string, string>();
+    parts.forEach(([index, part], i) => {
+      const body = bodies[i];
+      if (body === undefined) {
+        const gone = missingPayload(part.jobId, part.key as string, part.bytes);
+        this.#logger.warn(`GroupCollector: group ${id}: ${gone.message}`);
+        exceptions.push([index, gone]);
+        return;
+      }
+      if (part.key !== undefined) originalOf.set(body, part.key);
+      written.push(part.value ?? (JSON.parse(body) as WrittenTrajectory));
+    });
+    await this.#checkExceptions(job, exceptions, [], written.length);
+    exceptions.sort((a, b) => a[0] - b[0]);
+    let scored = new TrajectoryGroup(written.map(readWrittenTrajectory), {
+      exceptions: exceptions.map(([, e]) => e),
+      metadata: { ...job.data.metadata, group_id: id },
+    });
+    const out = await this.#options.afterEach?.(scored);
+    if (out instanceof TrajectoryGroup) scored = out;
+    else if (out !== undefined) {
+      throw new InvalidArgumentError(
+        "GroupCollector",
+        "options.afterEach",
+        "",
+        out,
+        `returned ${kindOf(out)}; expected a TrajectoryGroup or nothing`,
       );
     }
+    const { trajectories, ...rest } = scored.toJSON() as unknown as {
+      trajectories: Record<string, unknown>[];
+    } & Record<string, unknown>;
+    const own: string[] = [];
+    const t: string[] = [];
+    let bytes = 0;
+    for (const [i, trajectory] of trajectories.entries()) {
+      const body = JSON.stringify(trajectory);
+      bytes += Buffer.byteLength(body, "utf8");
+      const same = originalOf.get(body);
+      if (same !== undefined) {
+        t.push(same);
+        continue;
+      }
+      const key = `${id}.scored.${randomUUID().slice(0, 13)}#${i}`;
+      await this.#payloads.put(key, body);
+      own.push(key);
+      t.push(key);
+    }
+    const record = await writeRecord(this.#payloads, id, t, bytes, rest);
+    own.push(...record.written);
+    const missing = await keepPayloads(this.#payloads, [...t, ...record.written]);
+    if (missing.size > 0) {
+      await deletePayloads(this.#payloads, own, this.#logger, `GroupCollector: group ${id}`);
+      throw new Error(
+        `group ${id}: ${missing.size} payload(s) expired while it was being scored; it is collected again.`,
+      );
+    }
+    const summaries = scored.trajectories.map((tr) => ({
+      reward: tr.reward,
+      initial_policy_version: tr.initial_policy_version ?? null,
+      metadata: tr.metadata,
+    }));
+    return { group: groupFacts(record.json, summaries, scored.exceptions.length), written: own };
+  }
+
+  /** Past `maxExceptions` the group fails for good; payloads kept for it are deleted first. */
+  async #checkExceptions(
+    job: Job<GroupJobData>,
+    exceptions: [number, ExceptionWire][],
+    kept: string[],
+    trajectories: number,
+  ): Promise<void> {
+    const rollouts = job.data.rollouts;
+    const ended = exceptions.length + trajectories;
+    if (ended !== rollouts) {
+      this.#logger.warn(
+        `GroupCollector: group ${job.id} has ${ended} ended rollouts of ${rollouts}.`,
+      );
+    }
+    const max = this.#options.maxExceptions ?? 0;
+    const limit = max > 0 && max < 1 ? max * rollouts : max;
+    if (exceptions.length <= limit) return;
+    await deletePayloads(this.#payloads, kept, this.#logger, `GroupCollector: group ${job.id}`);
+    const first = exceptions[0]?.[1];
+    throw new UnrecoverableError(
+      `${exceptions.length} of ${rollouts} rollouts failed, more than maxExceptions allows (${limit}); first: ${first?.type} ${first?.message}`,
+    );
+  }
+
+  /**
+   * The group is stored (as `entry`): deletes the candidate payloads its
+   * entry does not reference (the rollouts' own ones after scoring copied
+   * them, a losing collector's copies); what fails here expires with the
+   * store's TTL, since only referenced payloads are kept.
+   */
+  async #settle(id: string, entry: string, candidates: string[]): Promise<void> {
+    const referenced = new Set(isRecord(entry) ? recordKeys(parseRecord(entry)) : []);
+    const unused = candidates.filter((key) => !referenced.has(key));
+    await deletePayloads(this.#payloads, unused, this.#logger, `GroupCollector: group ${id}`);
   }
 
   /** The failed rollout's record, with its class and stack when BullMQ kept them. */
@@ -287,12 +381,92 @@ export class GroupCollector {
   }
 }
 
-function missingPayload(key: string, ref: RolloutRef): ExceptionWire {
-  const jobId = key.slice(key.lastIndexOf(":") + 1);
+function missingPayload(jobId: string, key: string, bytes: number): ExceptionWire {
   return {
     type: "<class 'PayloadMissingError'>",
-    message: `Rollout ${jobId} finished, but its trajectory (${ref.payload.bytes} bytes, payload key ${ref.payload.key}) is not in the payload store: expired, deleted, or the collector is not given the workers' \`payloads\` store.`,
+    message: `Rollout ${jobId} finished, but its trajectory (${bytes} bytes, payload key ${key}) is not in the payload store: expired, deleted, or the collector is not given the workers' \`payloads\` store.`,
     traceback: "",
+  };
+}
+
+/** A rollout's result as the collector uses it: a reference, or (older workers) the trajectory. */
+interface Part {
+  jobId: string;
+  /** Its payload key (set once an inline trajectory is written). */
+  key?: string;
+  /** The trajectory, when the result held it. */
+  value?: WrittenTrajectory;
+  bytes: number;
+  summary: Summary;
+}
+
+/** What the group's counters and no-signal check need of a trajectory. */
+interface Summary {
+  reward: number;
+  initial_policy_version: number | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** A group ready to store, and the payloads this collector wrote for it. */
+interface Built {
+  group: Omit<CollectedGroup, "id">;
+  written: string[];
+}
+
+/** A child's result as a part, or why it failed (a result of another shape that is no trajectory). */
+function partOf(key: string, child: unknown): Part | { exception: ExceptionWire } {
+  const jobId = key.slice(key.lastIndexOf(":") + 1);
+  if (isRolloutRef(child)) {
+    const infra = child.infra_failure;
+    return {
+      jobId,
+      key: child.payload.key,
+      bytes: child.payload.bytes,
+      summary: {
+        reward: child.reward,
+        initial_policy_version: child.initial_policy_version ?? null,
+        ...(infra === undefined ? {} : { metadata: { [INFRA_FAILURE_KEY]: infra } }),
+      },
+    };
+  }
+  let value: WrittenTrajectory;
+  if (isWritten(child)) value = child;
+  else {
+    try {
+      // A worker of another version, or a result written by hand: checked here.
+      value = Trajectory.fromJSON(child).toJSON() as WrittenTrajectory;
+    } catch (error) {
+      return { exception: exceptionToWire(error) };
+    }
+  }
+  return {
+    jobId,
+    value,
+    bytes: 0,
+    summary: {
+      reward: value.reward,
+      initial_policy_version: value.initial_policy_version,
+      metadata: value.metadata as Record<string, unknown>,
+    },
+  };
+}
+
+/** The counters and checks storeGroup takes, from the trajectories' summaries. */
+function groupFacts(
+  json: string,
+  summaries: Summary[],
+  exceptions: number,
+): Omit<CollectedGroup, "id"> {
+  const versions = summaries
+    .map((t) => t.initial_policy_version)
+    .filter((v): v is number => typeof v === "number");
+  return {
+    json,
+    version: versions.length ? Math.min(...versions) : undefined,
+    rewardSum: summaries.reduce((s, t) => s + t.reward, 0),
+    rewards: summaries.length,
+    exceptions,
+    signal: hasRewardSignal({ trajectories: summaries as never }),
   };
 }
 

@@ -30,7 +30,8 @@ async function withClient<T>(
  * The groups a run set aside, from any process: `uncertain` (a coordinator
  * stopped while the sink or the service took them: they may have been
  * delivered), `failed` (refused by the sink 3 times) and `trainingFailed`
- * (in a training job that failed). Their JSON stays in Redis.
+ * (in a training job that failed). They are kept: their records in Redis,
+ * their trajectories in the payload store.
  *
  * @example
  * const { uncertain, trainingFailed } = await unhanded({ connection });
@@ -64,6 +65,10 @@ export function retrain(options: ClusterOptions, ids: readonly string[]): Promis
   );
 }
 
+/** A request nobody answers (no coordinator) goes after a day, as the run's other keys. */
+const setDrain = (client: Redis, cluster: Cluster) =>
+  client.set(storeKeys(cluster).drain, "1", "PX", 86_400_000);
+
 function checkIds(ids: readonly string[], who: string): void {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== "string")) {
     throw new InvalidArgumentError(who, "ids", "an array of group ids (strings)", ids);
@@ -88,14 +93,12 @@ export async function drain(
     options.signal?.throwIfAborted();
     // The coordinator deletes the key once it finished; set again, it covers groups enqueued since.
     const pending = await withClient(options, "drain", "the run was not asked to drain", (c, k) =>
-      asked ? c.exists(storeKeys(k).drain) : c.set(storeKeys(k).drain, "1").then(() => 1),
+      asked ? c.exists(storeKeys(k).drain) : setDrain(c, k).then(() => 1),
     );
     if (pending === 0) {
       const p = await readProgress(options);
       if (p.drained) return p;
-      await withClient(options, "drain", "the run was not asked to drain", (c, k) =>
-        c.set(storeKeys(k).drain, "1"),
-      );
+      await withClient(options, "drain", "the run was not asked to drain", setDrain);
     }
     await new Promise((resolve) => setTimeout(resolve, poll));
   }

@@ -14,6 +14,7 @@ import {
 import type { GroupSink } from "../../trajectory/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
 import type { GroupCollectorOptions } from "./collector.js";
+import { DEFAULT_RETENTION_MS } from "./retention.js";
 import type { StaleMode } from "./store.js";
 
 /** What both modes of {@link TrainingCoordinator} take. */
@@ -50,6 +51,18 @@ export interface CoordinatorBaseOptions extends GroupCollectorOptions {
    * replaced after this long. Default 30000.
    */
   lockTtlMs?: number;
+  /**
+   * How long the run's history stays in Redis, in ms: the mark of a group
+   * that finished (trained, handed, dropped, released) and the record of a
+   * finished batch are deleted this long after they finished; the counters
+   * `readProgress` reads, the published step and the coordinator's mode
+   * live this long after the last running coordinator refreshed them.
+   * Groups still waiting (collected, uncertain, refused, failed jobs) never
+   * expire. Keep it longer than a group job may be retried (a collector run
+   * again after its mark expired would add the group again). Default
+   * 86400000 (a day).
+   */
+  retentionMs?: number;
 }
 
 /** {@link TrainingCoordinator} training its own batches: a job every `trainEvery.groups` groups. */
@@ -117,6 +130,7 @@ export interface ResolvedCoordinatorOptions {
   /** The staleness limit in steps: `Infinity` for none. */
   maxStepsOffPolicy: number;
   pollMs: number;
+  retentionMs: number;
 }
 
 /** Checks the options (an InvalidArgumentError naming the field) and fills in defaults. */
@@ -153,8 +167,13 @@ export function resolveCoordinatorOptions(
   if (reruns !== undefined && !(Number.isInteger(reruns) && reruns >= 0)) {
     fail("options.maxReruns must be an integer, 0 or more.");
   }
+  const retention = o.retentionMs;
+  if (retention !== undefined && !(Number.isInteger(retention) && retention > 0)) {
+    fail("options.retentionMs must be a positive integer (milliseconds).");
+  }
   const common = {
     options,
+    retentionMs: retention ?? DEFAULT_RETENTION_MS,
     onStale: o.onStale ?? "drop",
     maxStepsOffPolicy:
       o.maxStepsOffPolicy ??

@@ -6,10 +6,14 @@ import type { Redis } from "ioredis";
 import { abortableSleep } from "../../client/index.js";
 import { errorMessage } from "../../util/index.js";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.js";
+import { type ReadGroup, readGroup } from "./group-record.js";
+import { LUA, runScript } from "./lua/index.js";
 import type { Cluster } from "./options.js";
+import type { PayloadStore } from "./payload-store.js";
 import { publishStep } from "./policy.js";
 import { type DistributedLogger, type OutageLog, queueOptions } from "./redis.js";
 import type { Rerunner } from "./rerun.js";
+import type { Retention } from "./retention.js";
 import { storeKeys } from "./store.js";
 
 export class CoordinatorRun {
@@ -19,6 +23,9 @@ export class CoordinatorRun {
   readonly signal: AbortSignal;
   readonly token: string;
   readonly resolved: ResolvedCoordinatorOptions;
+  /** Where the collected groups' trajectories are. */
+  readonly payloads: PayloadStore;
+  readonly retention: Retention;
   readonly #rerunner: Rerunner;
   readonly #outage: OutageLog;
   #groupQueue: Queue | undefined;
@@ -34,7 +41,11 @@ export class CoordinatorRun {
     resolved: ResolvedCoordinatorOptions;
     rerunner: Rerunner;
     outage: OutageLog;
+    payloads: PayloadStore;
+    retention: Retention;
   }) {
+    this.payloads = init.payloads;
+    this.retention = init.retention;
     this.cluster = init.cluster;
     this.client = init.client;
     this.logger = init.logger;
@@ -66,10 +77,47 @@ export class CoordinatorRun {
     );
   }
 
-  /** Nothing to train or hand over: a re-run that could not be enqueued is tried again, then a pause. */
+  /**
+   * Nothing to train or hand over: a re-run that could not be enqueued is
+   * tried again, finished groups' payloads deleted, old marks expired, then
+   * a pause.
+   */
   async idle(): Promise<void> {
     if (this.resolved.onStale === "rerun") await this.#rerunner.run();
+    await this.tidy();
     await abortableSleep(this.pollMs, this.signal).catch(() => {});
+  }
+
+  /** Deletes finished groups' payloads and expires old marks (see retention.ts). */
+  async tidy(): Promise<void> {
+    try {
+      await this.retention.release();
+    } catch (error) {
+      this.logger.warn(
+        `TrainingCoordinator: could not delete finished groups' payloads (${errorMessage(error)}); trying again.`,
+      );
+    }
+    await this.retention.sweep();
+  }
+
+  /**
+   * A stored group as its JSON object, read from the payload store; when
+   * its trajectories are gone (expired, deleted), the group is marked lost:
+   * counted in groups.failed, logged, never trained in part.
+   */
+  async load(id: string, entry: string | null): Promise<Record<string, unknown> | undefined> {
+    if (entry === null || !entry.startsWith("{")) {
+      if (entry === "lost") return undefined;
+      throw new Error(`group ${id} is missing from Redis (${entry ?? "no entry"})`);
+    }
+    const read: ReadGroup = await readGroup(this.payloads, entry);
+    if (read.group) return read.group;
+    const k = storeKeys(this.cluster);
+    await runScript(this.client, LUA.groupLost, [k.groups, k.stats, k.handing, k.release], [id]);
+    this.logger.error(
+      `TrainingCoordinator: group ${id} cannot be trained or handed over: ${read.missing.length} of its payloads are gone from the payload store (${read.missing.slice(0, 3).join(", ")}; expired or deleted). Counted in groups.failed (payload_lost); the rest of its payloads are deleted.`,
+    );
+    return undefined;
   }
 
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { errorMessage, keepClassName } from "../../util/index.js";
+import { payloadStoreOf } from "./claim-check.js";
 import { type GroupCollector, startCollector } from "./collector.js";
 import { drain } from "./control.js";
 import {
@@ -17,6 +18,7 @@ import { OwnTraining } from "./own-training.js";
 import type { ClusterProgress } from "./progress.js";
 import { assertReachable, type DistributedLogger, OutageLog, openClient } from "./redis.js";
 import { Rerunner } from "./rerun.js";
+import { Retention } from "./retention.js";
 import { SinkHandOff } from "./sink-handoff.js";
 import { storeKeys } from "./store.js";
 
@@ -91,6 +93,7 @@ export class TrainingCoordinator {
       options.lockTtlMs ?? 30_000,
       this.#logger,
     );
+    const payloads = payloadStoreOf(options.payloads, this.#client, cluster);
     this.#run = new CoordinatorRun({
       cluster,
       client: this.#client,
@@ -100,6 +103,8 @@ export class TrainingCoordinator {
       resolved,
       rerunner: this.#rerunner,
       outage: this.#outage,
+      payloads,
+      retention: new Retention(this.#client, cluster, payloads, resolved.retentionMs, this.#logger),
     });
   }
 
@@ -126,6 +131,8 @@ export class TrainingCoordinator {
         JSON.stringify(
           resolved.own ? { trainEvery: resolved.own.trainEvery.groups } : { sink: true },
         ),
+        "PX",
+        resolved.retentionMs,
       );
     } catch (error) {
       await coordinator.#collector?.close().catch(() => {});
@@ -149,8 +156,9 @@ export class TrainingCoordinator {
   /**
    * Groups not handed to the sink: `uncertain` (a stopped coordinator left
    * their hand-off unconfirmed: the sink may or may not have them) and
-   * `failed` (the sink's `add` rejected them 3 times). Their JSON stays in
-   * Redis under `<prefix>:<name>:tr:groups`.
+   * `failed` (the sink's `add` rejected them 3 times). They are kept: a
+   * record each in Redis under `<prefix>:<name>:tr:groups`, their
+   * trajectories in the payload store.
    *
    * @example
    * const { uncertain } = await coordinator.unhanded();
@@ -223,6 +231,9 @@ export class TrainingCoordinator {
 
   async #main(): Promise<void> {
     await this.#run.publishLatestStep();
+    await this.#run.retention.adopt();
+    // What a stopped coordinator left to delete.
+    await this.#run.tidy();
     await this.#rerunner.run();
     const { own, sink } = this.#resolved;
     if (sink) return new SinkHandOff(this.#run, sink).run();

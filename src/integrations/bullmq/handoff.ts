@@ -19,21 +19,26 @@ export async function takeForHandOff(
   noSignal: NoSignalPolicy,
   stepKey: string,
   token: string,
-): Promise<{ id?: string; json: string; stale: string[]; noSignal: string[] }> {
+): Promise<{ id?: string; entry: string; stale: string[]; noSignal: string[] }> {
   const k = storeKeys(cluster);
-  const [id, stale, json, released] = (await runScript(
+  const [id, stale, entry, released] = (await runScript(
     client,
     LUA.handoffTake,
-    [...staleKeys(cluster, stepKey), k.groups, k.handing, k.flat],
+    [...staleKeys(cluster, stepKey), k.groups, k.handing, k.flat, k.release],
     [maxStaleness ?? -1, onStale, token, noSignal],
   )) as [string, string[], string, string[]];
-  return { id: id === "" ? undefined : id, json, stale, noSignal: released };
+  return { id: id === "" ? undefined : id, entry, stale, noSignal: released };
 }
 
-/** Marks a group as handed once the sink's `add` resolved: its JSON is dropped from Redis. */
+/** Marks a group as handed once the sink's `add` resolved: its record goes to `release`. */
 export async function confirmHandOff(client: Redis, cluster: Cluster, id: string): Promise<void> {
   const k = storeKeys(cluster);
-  await runScript(client, LUA.handoffConfirm, [k.handing, k.uncertain, k.stats, k.groups], [id]);
+  await runScript(
+    client,
+    LUA.handoffConfirm,
+    [k.handing, k.uncertain, k.stats, k.groups, k.release],
+    [id],
+  );
 }
 
 // The sink refused the group (its add rejected): back to the head of `ready`
@@ -78,7 +83,7 @@ export async function handAgain(client: Redis, cluster: Cluster, ids: string[]):
   )) as string[];
 }
 
-/** Groups set aside: not trained or handed, kept in Redis, each listed once. */
+/** Groups set aside: not trained or handed, kept (records in Redis, trajectories in the payload store), each listed once. */
 export interface UnhandedGroups {
   /**
    * A coordinator stopped while handing them to the sink, or while the

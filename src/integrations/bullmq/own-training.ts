@@ -9,6 +9,7 @@ import { STALE_GROUPS_METRIC, TrainingFailedError } from "../../training/index.j
 import { errorMessage } from "../../util/index.js";
 import { luaStaleness, type ResolvedCoordinatorOptions } from "./coordinator-options.js";
 import type { CoordinatorRun } from "./coordinator-run.js";
+import { readGroup } from "./group-record.js";
 import { policyKeys } from "./policy.js";
 import {
   type BatchRecord,
@@ -21,6 +22,9 @@ import {
 } from "./store.js";
 
 type Own = NonNullable<ResolvedCoordinatorOptions["own"]>;
+
+/** The batch's groups could not be read (Redis or the payload store): nothing was sent. */
+class ReadFailed extends Error {}
 /** A group's wire JSON as the collector wrote it. */
 type WireGroup = GroupInput;
 
@@ -87,8 +91,12 @@ export class OwnTraining {
     await this.#run.stale(claim.stale);
     if (this.#run.resolved.onStale === "drop") this.#stale += claim.stale.length;
     this.#run.released(claim.noSignal, ", logged with the next job's step as not trained");
-    for (const json of claim.noSignalJson) {
-      if (json.startsWith("{")) this.#noSignal.push(JSON.parse(json) as WireGroup);
+    // Read before their payloads are deleted (the next tidy); one whose
+    // payloads are gone is only counted, as released.
+    for (const entry of claim.noSignalJson) {
+      if (!entry.startsWith("{")) continue;
+      const read = await readGroup(this.#run.payloads, entry).catch(() => undefined);
+      if (read?.group) this.#noSignal.push(read.group as WireGroup);
     }
     return claim;
   }
@@ -126,6 +134,13 @@ export class OwnTraining {
     for (let attempt = 1; !signal.aborted; attempt++) {
       try {
         const result = await this.#trainOnce(batch, record);
+        if (result === undefined) {
+          // Every group's payloads were gone: nothing was sent.
+          const ms = this.#run.retention.ms;
+          await finishBatch(client, cluster, batch, record, policyKeys(cluster), ms);
+          await this.#run.tidy();
+          return;
+        }
         this.#noSignal = [];
         await finishBatch(
           client,
@@ -133,7 +148,9 @@ export class OwnTraining {
           batch,
           { ...record, step: result.step },
           policyKeys(cluster),
+          this.#run.retention.ms,
         );
+        await this.#run.tidy();
         logger.info(
           `TrainingCoordinator: batch ${batch} (${record.groups.length} groups) trained in job ${result.jobId}: step ${result.step}.`,
         );
@@ -151,7 +168,11 @@ export class OwnTraining {
         return;
       } catch (error) {
         if (signal.aborted) return;
-        const outcome = record.jobId === undefined ? createOutcome(error) : "retry";
+        // A payload that could not be read (the store is down) sent nothing: tried again.
+        const outcome =
+          record.jobId === undefined && !(error instanceof ReadFailed)
+            ? createOutcome(error)
+            : "retry";
         if (outcome === "uncertain") {
           this.#noSignal = [];
           await this.#uncertain(
@@ -170,6 +191,7 @@ export class OwnTraining {
             batch,
             { ...record, failed: errorMessage(error) },
             policyKeys(cluster),
+            this.#run.retention.ms,
           );
           logger.error(
             `TrainingCoordinator: batch ${batch} (${record.groups.length} groups: ${record.groups.join(", ")}) failed (${errorMessage(error)}); its groups are kept in Redis, counted in groups.trainingFailed, and not trained again (coordinator.retrain(ids) sends them again).`,
@@ -185,7 +207,7 @@ export class OwnTraining {
     }
   }
 
-  async #trainOnce(batch: number, record: BatchRecord): Promise<TrainResult> {
+  async #trainOnce(batch: number, record: BatchRecord): Promise<TrainResult | undefined> {
     const { client, cluster, signal } = this.#run;
     const every = this.#own.trainEvery;
     const run = { signal, pollIntervalMs: every.pollIntervalMs ?? this.#run.pollMs };
@@ -195,7 +217,10 @@ export class OwnTraining {
         stepBefore: record.stepBefore ?? 0,
       });
     }
-    const groups = await this.#load(record.groups);
+    const groups = await this.#load(batch, record).catch((error: unknown) => {
+      throw new ReadFailed(`reading the batch's groups failed: ${errorMessage(error)}`);
+    });
+    if (record.groups.length === 0) return undefined;
     // Marked before the request: a coordinator that dies before the job's id
     // is saved leaves this mark, and the next one reports the batch instead
     // of training it again (the service may have created the job).
@@ -222,13 +247,27 @@ export class OwnTraining {
     });
   }
 
-  async #load(ids: string[]): Promise<WireGroup[]> {
-    const raw = await this.#run.client.hmget(storeKeys(this.#run.cluster).groups, ...ids);
-    return raw.map((json, i) => {
-      if (json === null || !json.startsWith("{")) {
-        throw new Error(`group ${ids[i]} is missing from Redis (${json ?? "no entry"})`);
-      }
-      return JSON.parse(json) as WireGroup;
-    });
+  /**
+   * The batch's groups, read from the payload store just before the job is
+   * created. Groups whose payloads are gone are marked lost and taken out of
+   * the batch (its record says which), before the record is marked
+   * `creating`: a coordinator resuming it finds them marked and skips them.
+   */
+  async #load(batch: number, record: BatchRecord): Promise<WireGroup[]> {
+    const ids = record.groups;
+    const entries = await this.#run.client.hmget(storeKeys(this.#run.cluster).groups, ...ids);
+    const groups: WireGroup[] = [];
+    const lost: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      const group = await this.#run.load(id, entries[i] ?? null);
+      if (group) groups.push(group as WireGroup);
+      else lost.push(id);
+    }
+    if (lost.length > 0) {
+      record.groups = ids.filter((id) => !lost.includes(id));
+      record.lost = [...(record.lost ?? []), ...lost];
+      await saveBatch(this.#run.client, this.#run.cluster, batch, record);
+    }
+    return groups;
   }
 }

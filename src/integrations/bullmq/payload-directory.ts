@@ -17,6 +17,8 @@ export interface DirectoryPayloadStoreOptions {
 }
 
 const SWEEP_EVERY_MS = 60_000;
+/** Payloads of collected groups: never swept, deleted by the coordinator. */
+const KEPT = "kept";
 
 /**
  * A {@link PayloadStore} in a directory on shared disk: one file per payload,
@@ -72,18 +74,38 @@ export class DirectoryPayloadStore implements PayloadStore {
   }
 
   async get(key: string): Promise<string | undefined> {
-    try {
-      return await readFile(this.#file(key), "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
+    for (const file of [this.#file(key), this.#kept(key)]) {
+      try {
+        return await readFile(file, "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
     }
+    return undefined;
   }
 
   async delete(key: string): Promise<void> {
-    await unlink(this.#file(key)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "ENOENT") throw error;
-    });
+    for (const file of [this.#file(key), this.#kept(key)]) {
+      await unlink(file).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
+    }
+  }
+
+  /**
+   * Moves the payload into `kept/`, which the sweep does not enter: its
+   * group was collected and waits for training; the coordinator deletes it.
+   */
+  async keep(key: string): Promise<boolean> {
+    await mkdir(path.join(this.#dir, KEPT), { recursive: true });
+    try {
+      await rename(this.#file(key), this.#kept(key));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      // Kept already (a collector run again), or gone.
+      return (await stat(this.#kept(key)).catch(() => undefined)) !== undefined;
+    }
   }
 
   /** Deletes payloads (and temporary files) older than `ttlMs`; returns how many. */
@@ -94,7 +116,7 @@ export class DirectoryPayloadStore implements PayloadStore {
     for (const name of names) {
       const file = path.join(this.#dir, name);
       const info = await stat(file).catch(() => undefined);
-      if (info && info.mtimeMs < before) {
+      if (info?.isFile() && info.mtimeMs < before) {
         await unlink(file).catch(() => {});
         deleted++;
       }
@@ -105,5 +127,9 @@ export class DirectoryPayloadStore implements PayloadStore {
   #file(key: string): string {
     // One flat directory: `/` and `..` in a key cannot leave it.
     return path.join(this.#dir, encodeURIComponent(key).replace(/\./g, "%2E"));
+  }
+
+  #kept(key: string): string {
+    return path.join(this.#dir, KEPT, path.basename(this.#file(key)));
   }
 }

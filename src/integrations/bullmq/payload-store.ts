@@ -31,6 +31,15 @@ export interface PayloadStore {
   get(key: string): Promise<string | undefined>;
   /** Deletes `key`; deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Optional: keeps `key` past the store's own expiry, because its group was
+   * collected and waits for training (the coordinator deletes it once the
+   * group is trained, handed over or dropped). Resolves false when the key is
+   * gone. A store without it keeps such payloads only until its own expiry:
+   * a group whose payload expired before training is counted in
+   * `groups.failed` and logged, never trained in part.
+   */
+  keep?(key: string): Promise<boolean>;
 }
 
 /** Options of {@link RedisPayloadStore}. */
@@ -109,6 +118,16 @@ export class RedisPayloadStore implements PayloadStore {
 
   async delete(key: string): Promise<void> {
     await this.#client.unlink(this.#prefix + key);
+  }
+
+  /** Drops the key's TTL (PERSIST): a collected group's payloads live until it is trained or dropped. */
+  async keep(key: string): Promise<boolean> {
+    const k = this.#prefix + key;
+    const out = await this.#client.multi().persist(k).exists(k).exec();
+    const failed = out?.find(([error]) => error);
+    if (!out || failed)
+      throw failed?.[0] ?? new Error(`RedisPayloadStore: keeping ${k} was aborted.`);
+    return Number(out[1]?.[1]) === 1;
   }
 }
 

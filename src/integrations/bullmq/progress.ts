@@ -54,7 +54,11 @@ export interface ClusterProgress {
     trained: number;
     /** In a training job that failed (or whose creation the service refused); kept, `retrain(ids)` sends them again. */
     trainingFailed: number;
-    /** Failed before training: too many failed rollouts, or scoring failed 3 times. */
+    /**
+     * Failed before training: too many failed rollouts, scoring failed 3
+     * times, or its trajectories were gone from the payload store (expired)
+     * when its turn came.
+     */
     failed: number;
     /** Dropped as too far off-policy (`maxStepsOffPolicy`). */
     stale: number;
@@ -189,7 +193,8 @@ async function progressOf(
       training: batches.reduce((n, b) => n + b.groups.length, 0),
       trained: num("trained_groups"),
       trainingFailed: num("failed_groups"),
-      failed: g.failed ?? 0,
+      // Parent jobs failed, and groups whose payloads were gone before training.
+      failed: (g.failed ?? 0) + num("payload_lost"),
       stale: num("stale"),
       rerun: num("rerun") + rerunPending,
       noSignal: num("nosignal"),
@@ -282,6 +287,7 @@ async function idsOf(
     if (mark.startsWith("trained:")) ids.trained.push(id);
     else if (mark === "handed") ids.handed.push(id);
     else if (mark === "nosignal") ids.noSignal.push(id);
+    else if (mark === "lost") ids.failed.push(id);
     else if (mark.startsWith("rerun:")) ids.rerun.push(id);
     else {
       const state = holders.find(([, set]) => set.has(id))?.[0] ?? "collected";

@@ -57,7 +57,7 @@ export class Rerunner {
       await runScript(
         this.#client,
         LUA.rerunDone,
-        [k.rerun, k.groups, k.stale, k.stats],
+        [k.rerun, k.groups, k.stale, k.stats, k.release],
         [id, next ?? ""],
       );
     }

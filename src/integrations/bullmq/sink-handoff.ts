@@ -54,19 +54,32 @@ export class SinkHandOff {
           await this.#run.idle();
           continue;
         }
-        await this.#handOver(taken.id, taken.json);
+        let group: Record<string, unknown> | undefined;
+        try {
+          group = await this.#run.load(taken.id, taken.entry);
+        } catch (error) {
+          // Nothing reached the sink: back to the head of the line.
+          await refusedHandOff(client, cluster, taken.id, false);
+          logger.warn(
+            `TrainingCoordinator: could not read group ${taken.id} from the payload store (${errorMessage(error)}); trying again.`,
+          );
+          await abortableSleep(this.#run.backoff(1), signal).catch(() => {});
+          continue;
+        }
+        if (group) await this.#handOver(taken.id, group);
+        await this.#run.tidy();
       }
     } finally {
       await watch;
     }
   }
 
-  async #handOver(id: string, json: string): Promise<void> {
+  async #handOver(id: string, group: Record<string, unknown>): Promise<void> {
     const { client, cluster, logger, signal } = this.#run;
     try {
       // As the collector wrote it: read without a second check (the sink
       // checks what it sends).
-      await this.#sink.add(readWrittenGroup(json));
+      await this.#sink.add(readWrittenGroup(group));
     } catch (error) {
       const tries = (this.#refusals.get(id) ?? 0) + 1;
       this.#refusals.set(id, tries);

@@ -6,7 +6,11 @@ import type { Cluster } from "./options.js";
 /** This run's own keys, next to BullMQ's. */
 export function storeKeys(cluster: Cluster) {
   return {
-    /** group id → the scored group's JSON; once trained, `trained:<batch>` (kept, as the "collected" mark). */
+    /**
+     * group id → a record of where the scored group's trajectories are in the
+     * payload store (group-record.ts; older versions wrote the group's JSON);
+     * once trained, `trained:<batch>` (kept for `retentionMs`, as the "collected" mark).
+     */
     groups: cluster.key("groups"),
     /** Collected groups waiting for a training batch, oldest first. */
     ready: cluster.key("ready"),
@@ -44,11 +48,18 @@ export function storeKeys(cluster: Cluster) {
     mode: cluster.key("coordinator-mode"),
     /** Set by `drain()`: train a partial batch once no more groups are coming. */
     drain: cluster.key("drain"),
+    /** `<group id>\n<its record>` of groups just finished: their payloads are to be deleted. */
+    release: cluster.key("release"),
+    /** group id → when its mark expires (ms since the epoch). */
+    expiringGroups: cluster.key("expiring-groups"),
+    /** batch number → when its finished record expires. */
+    expiringBatches: cluster.key("expiring-batches"),
   };
 }
 
 export interface CollectedGroup {
   id: string;
+  /** Its record (group-record.ts). */
   json: string;
   /** The oldest policy step among its trajectories, if any recorded one. */
   version: number | undefined;
@@ -70,7 +81,7 @@ export async function storeGroup(
   const added = await runScript(
     client,
     LUA.groupStore,
-    [k.groups, k.ready, k.stats, k.versions, k.flat],
+    [k.groups, k.ready, k.stats, k.versions, k.flat, k.stale, k.expiringGroups],
     [
       g.id,
       g.json,
@@ -105,6 +116,8 @@ export interface BatchRecord {
   failed?: string;
   /** The job's creation got no answer: the groups are reported, not trained again. */
   uncertain?: string;
+  /** Groups taken out before training: their trajectories were gone from the payload store. */
+  lost?: string[];
 }
 
 export interface Claim {
@@ -113,7 +126,7 @@ export interface Claim {
   stale: string[];
   /** Released for having no reward signal. */
   noSignal: string[];
-  /** Their JSON, read as they were released (for the step's log). */
+  /** Their entries (records, or an older version's JSON), read as they were released (for the step's log). */
   noSignalJson: string[];
 }
 
@@ -133,7 +146,16 @@ export async function claimBatch(
   const [batch, stale, groups, noSignal, noSignalJson] = (await runScript(
     client,
     LUA.batchClaim,
-    [...staleKeys(cluster, stepKey), k.batches, k.batchCounter, k.open, k.flat, k.groups],
+    [
+      ...staleKeys(cluster, stepKey),
+      k.batches,
+      k.batchCounter,
+      k.open,
+      k.flat,
+      k.groups,
+      k.release,
+      k.expiringBatches,
+    ],
     [options.maxStaleness ?? -1, options.onStale, n, options.noSignal, options.partial ? "1" : "0"],
   )) as [number, string[], string[], string[], string[]];
   return { batch: batch === 0 ? undefined : batch, groups, stale, noSignal, noSignalJson };
@@ -145,18 +167,32 @@ export async function finishBatch(
   batch: number,
   record: BatchRecord,
   policy: { step: string; channel: string },
+  retentionMs: number,
 ): Promise<void> {
   const k = storeKeys(cluster);
+  const outcome =
+    record.failed !== undefined ? "failed" : record.groups.length === 0 ? "empty" : "trained";
   // Closing a batch (record, counters, marks, the new step) is one step.
   await runScript(
     client,
     LUA.batchFinish,
-    [k.batches, k.open, k.stats, k.groups, policy.step, policy.channel, k.trainingFailed],
+    [
+      k.batches,
+      k.open,
+      k.stats,
+      k.groups,
+      policy.step,
+      policy.channel,
+      k.trainingFailed,
+      k.release,
+      k.expiringBatches,
+    ],
     [
       batch,
       JSON.stringify(record),
       record.step ?? -1,
-      record.failed === undefined ? "trained" : "failed",
+      outcome,
+      Date.now() + retentionMs,
       ...record.groups,
     ],
   );

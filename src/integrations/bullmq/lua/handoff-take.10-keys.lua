@@ -3,11 +3,20 @@
 -- batch-claim does: groups whose rewards are all equal are released with
 -- ARGV[4] = 'skip' (marked 'nosignal' and counted), and with a staleness
 -- limit (ARGV[1] >= 0) groups too far behind the published step are dropped
--- into `stale` or, with ARGV[2] = 'rerun', queued in rerun-pending.
+-- into `stale` (marked 'stale') or, with ARGV[2] = 'rerun', queued in
+-- rerun-pending. A group marked here is queued in `release` with its record.
 -- KEYS[1] ready, KEYS[2] versions, KEYS[3] stale, KEYS[4] stats, KEYS[5] step,
--- KEYS[6] rerun-pending, KEYS[7] groups, KEYS[8] handing, KEYS[9] no-signal-new.
+-- KEYS[6] rerun-pending, KEYS[7] groups, KEYS[8] handing, KEYS[9] no-signal-new,
+-- KEYS[10] release.
 -- ARGV[3] this coordinator's token.
--- Returns {group id or '', stale ids, its JSON or '', released ids}.
+-- Returns {group id or '', stale ids, its entry or '', released ids}.
+local function final(gid, mark)
+  local v = redis.call('HGET', KEYS[7], gid) or ''
+  redis.call('HSET', KEYS[7], gid, mark)
+  if string.sub(v, 1, 7) ~= '{"ref":' then v = '' end
+  redis.call('RPUSH', KEYS[10], gid .. '\n' .. v)
+end
+
 local released = {}
 local flat = redis.call('SMEMBERS', KEYS[9])
 if #flat > 0 then
@@ -15,7 +24,7 @@ if #flat > 0 then
   if ARGV[4] == 'skip' then
     for _, gid in ipairs(flat) do
       if redis.call('LREM', KEYS[1], 1, gid) == 1 then
-        redis.call('HSET', KEYS[7], gid, 'nosignal')
+        final(gid, 'nosignal')
         table.insert(released, gid)
       end
     end
@@ -36,6 +45,7 @@ if maxs >= 0 then
         redis.call('RPUSH', KEYS[6], gid)
       else
         redis.call('RPUSH', KEYS[3], gid)
+        final(gid, 'stale')
       end
       table.insert(stale, gid)
     end
