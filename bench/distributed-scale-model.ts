@@ -49,6 +49,9 @@ const server = createServer((req, res) => {
     }, latencyMs),
   );
 });
+// Clients keep their sockets for the next call of a rollout: a socket the
+// server closed just as a call went out on it would be a connection error.
+server.keepAliveTimeout = 120_000;
 const start = process.cpuUsage();
 server.listen(0, "127.0.0.1", () => {
   console.log(`url http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);

@@ -556,6 +556,20 @@ const STORES = (process.env.BENCH_DISTRIBUTED_STORES ?? "redis")
   .map((s) => s.trim()) as ("redis" | "directory")[];
 const PAYLOAD_TARGETS = { cpu: 1.3, memory: 1.2 };
 
+/** The commands one side runs more of per rollout than the other, most first (medians). */
+function mostAdded(ours: Run[], base: Run[]): string {
+  const names = new Set([...ours, ...base].flatMap((r) => [...r.commands.keys()]));
+  const added = [...names].map((c) => {
+    const of = (rs: Run[]) => median(rs.map((r) => r.commands.get(c) ?? 0));
+    return [c, of(ours) - of(base)] as const;
+  });
+  return added
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([c, n]) => `${c} ${n >= 0 ? "+" : ""}${n.toFixed(2)}`)
+    .join(", ");
+}
+
 async function payloadRows(port: number, url: string, redis: Redis) {
   const shape = (store?: "redis" | "directory"): Shape => ({
     turns: 4,
@@ -633,8 +647,8 @@ async function payloadRows(port: number, url: string, redis: Redis) {
       rows[`${store} store ÷ ${what}: Redis memory per rollout in flight, median (each round)`] = {
         value: `${show(ratios(peakPerSlot, base))}; target ≤ ×${PAYLOAD_TARGETS.memory}`,
       };
-      rows[`${store} store ÷ ${what}: Redis commands per rollout`] = {
-        value: `×${(med(ours, totalCommands) / med(base, totalCommands)).toFixed(3)}`,
+      rows[`${store} store ÷ ${what}: Redis commands per rollout (most added)`] = {
+        value: `×${(med(ours, totalCommands) / med(base, totalCommands)).toFixed(3)} (${mostAdded(ours, base)})`,
       };
     }
   });
