@@ -8,15 +8,22 @@
 // ours, for the CPU and Redis commands the library adds to BullMQ's own.
 // Needs `redis-server` on the PATH.
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { cpus, loadavg } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FlowProducer, Worker } from "bullmq";
+import { FlowProducer, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { gatherTrajectoryGroups, Recorder, TrajectoryGroup } from "trajectory-recorder";
-import { GroupCollector, RolloutProducer, TrainingCoordinator } from "trajectory-recorder/bullmq";
+import {
+  DirectoryPayloadStore,
+  GroupCollector,
+  RolloutProducer,
+  TrainingCoordinator,
+} from "trajectory-recorder/bullmq";
 import type { TrainResult } from "../src/training/index.js";
 import { type GroupInput, prepareGroups } from "../src/trajectory/group-wire.js";
 import { converse } from "./distributed-conversation.js";
@@ -29,12 +36,17 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 // Rollouts at once per worker in the latency-bound runs: small enough that
 // four workers together need well under one of this machine's two cores.
 const LATENCY_BOUND = 1;
+// Our components' default `eventsMaxLen`, given to the bounded bare flow too.
+const EVENTS_MAX_LEN = 2000;
 const quiet = { info: () => {}, warn: console.warn, error: console.error };
 
 /** The simulated model, in its own process (a model server is another machine). */
-async function modelServer(): Promise<{ url: string; close: () => void }> {
-  const file = fileURLToPath(new URL("./distributed-model.ts", import.meta.url));
-  const proc = spawn(process.execPath, ["--import", "tsx", file, String(LATENCY_MS)], {
+export async function modelServer(
+  script = "./distributed-model.ts",
+  args = [String(LATENCY_MS)],
+): Promise<{ url: string; close: () => void }> {
+  const file = fileURLToPath(new URL(script, import.meta.url));
+  const proc = spawn(process.execPath, ["--import", "tsx", file, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve) => {
@@ -48,7 +60,7 @@ async function modelServer(): Promise<{ url: string; close: () => void }> {
   return { url, close: () => proc.kill("SIGKILL") };
 }
 
-async function startRedis(): Promise<{ port: number; proc: ChildProcess }> {
+export async function startRedis(): Promise<{ port: number; proc: ChildProcess }> {
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
   const port = (probe.address() as AddressInfo).port;
@@ -66,16 +78,16 @@ async function startRedis(): Promise<{ port: number; proc: ChildProcess }> {
   return { port, proc };
 }
 
-const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+export const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
-async function redisCpuMs(redis: Redis): Promise<number> {
+export async function redisCpuMs(redis: Redis): Promise<number> {
   const info = await redis.info("cpu");
   const num = (k: string) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0);
   return (num("used_cpu_user") + num("used_cpu_sys")) * 1000;
 }
 
 /** Calls per command since the server started (`INFO commandstats`). */
-async function redisCalls(redis: Redis): Promise<Map<string, number>> {
+export async function redisCalls(redis: Redis): Promise<Map<string, number>> {
   const info = await redis.info("commandstats");
   const calls = new Map<string, number>();
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
@@ -84,11 +96,11 @@ async function redisCalls(redis: Redis): Promise<Map<string, number>> {
 }
 
 /** Worker processes running `file` with `args`; resolves once each says "ready". */
-async function spawnWorkers(
+export async function spawnWorkers(
   file: string,
   workers: number,
   args: string[],
-): Promise<{ stop: () => Promise<number> }> {
+): Promise<{ stop: () => Promise<number>; outputs: () => string[] }> {
   const path = fileURLToPath(new URL(file, import.meta.url));
   const procs = Array.from({ length: workers }, () =>
     spawn(
@@ -125,10 +137,48 @@ async function spawnWorkers(
     await Promise.all(exits);
     return outputs.reduce((s, out) => s + Number(/cpu ([\d.]+)/.exec(out.out())?.[1] ?? 0), 0);
   };
-  return { stop };
+  return { stop, outputs: () => outputs.map((o) => o.out()) };
 }
 
-/** Wall time, this process's CPU, Redis's CPU and commands while `body` runs. */
+/** Redis's `used_memory`, in bytes. */
+export async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await redis.info("memory"))?.[1] ?? 0);
+}
+
+/**
+ * Samples Redis's `used_memory` every `everyMs` from now on; `stop()` gives
+ * the value before, the highest sampled and the value at the stop.
+ */
+export function sampleMemory(redis: Redis, everyMs: number) {
+  const sampler = new Redis(redis.options);
+  const first = usedMemory(sampler);
+  let peak = 0;
+  const timer = setInterval(() => {
+    void usedMemory(sampler).then(
+      (m) => {
+        peak = Math.max(peak, m);
+      },
+      () => {},
+    );
+  }, everyMs);
+  return async (): Promise<Memory> => {
+    clearInterval(timer);
+    const end = await usedMemory(sampler);
+    sampler.disconnect();
+    return { before: await first, peak: Math.max(peak, end), end };
+  };
+}
+
+/** Redis `used_memory` around a run, in bytes. */
+export interface Memory {
+  before: number;
+  /** The highest value sampled during the run. */
+  peak: number;
+  /** Once the run's last group was taken, before anything was closed. */
+  end: number;
+}
+
+/** Wall time, this process's CPU, Redis's CPU, memory and commands while `body` runs. */
 async function measure(
   redis: Redis,
   body: () => Promise<void>,
@@ -136,18 +186,22 @@ async function measure(
 ): Promise<Omit<Run, "workerCpuMs">> {
   const redisBefore = await redisCpuMs(redis);
   const callsBefore = await redisCalls(redis);
+  const memory = sampleMemory(redis, 50);
   const cpu = process.cpuUsage();
   const start = performance.now();
   await body();
   const wallMs = performance.now() - start;
   const mainCpuMs = cpuMs(process.cpuUsage(cpu));
+  const mem = await memory();
   const redisCpu = (await redisCpuMs(redis)) - redisBefore;
   const commands = new Map<string, number>();
   for (const [cmd, n] of await redisCalls(redis)) {
+    // The bench's own sampling and counting, not the run's.
+    if (cmd === "info") continue;
     const added = n - (callsBefore.get(cmd) ?? 0);
     if (added > 0) commands.set(cmd, added / rollouts);
   }
-  return { wallMs, mainCpuMs, redisCpuMs: redisCpu, commands };
+  return { wallMs, mainCpuMs, redisCpuMs: redisCpu, commands, memory: mem };
 }
 
 interface Run {
@@ -157,6 +211,7 @@ interface Run {
   workerCpuMs: number;
   mainCpuMs: number;
   redisCpuMs: number;
+  memory?: Memory;
 }
 
 async function inProcess(url: string, concurrency: number): Promise<Run> {
@@ -197,6 +252,8 @@ interface Shape {
   rollouts: number;
   /** A GroupCollector, or a TrainingCoordinator collecting and training (a stand-in service). */
   collect: "collector" | "coordinator";
+  /** Where the workers write trajectories: the default Redis store, or a DirectoryPayloadStore. */
+  store?: "redis" | "directory";
 }
 const ONE_CALL: Shape = { turns: 1, rollouts: ROLLOUTS, collect: "collector" };
 
@@ -206,7 +263,7 @@ const ONE_CALL: Shape = { turns: 1, rollouts: ROLLOUTS, collect: "collector" };
  * wire JSON once, `prepareGroups`), then answers as a job that ended at once:
  * the Training Service is not what is measured.
  */
-function standInModel() {
+export function standInModel() {
   let step = 0;
   return {
     getStep: async () => step,
@@ -236,12 +293,16 @@ async function throughQueue(
 ): Promise<Run> {
   const name = `bench-${workers}x${concurrency}-${Date.now()}`;
   const connection = { host: "127.0.0.1", port };
+  const dir =
+    shape.store === "directory" ? await mkdtemp(join(tmpdir(), "bench-payloads-")) : undefined;
+  const payloads = dir ? new DirectoryPayloadStore({ dir }) : undefined;
   const procs = await spawnWorkers("./distributed-worker.ts", workers, [
     String(port),
     url,
     String(concurrency),
     name,
     String(shape.turns),
+    ...(dir ? [dir] : []),
   ]);
   const groups = shape.rollouts / GROUP;
   let finished = 0;
@@ -260,6 +321,7 @@ async function throughQueue(
       pollIntervalMs: 200,
       concurrency: 8,
       logger: quiet,
+      payloads,
       onTrained: (r) => {
         finished += r.groups.length;
         if (finished === groups) resolve();
@@ -272,6 +334,7 @@ async function throughQueue(
       name,
       concurrency: 8,
       logger: quiet,
+      payloads,
     });
     collector.worker.on("completed", () => ++finished === groups && resolve());
     close = () => collector.close();
@@ -294,6 +357,7 @@ async function throughQueue(
   await producer.close();
   await close();
   const workerCpuMs = await procs.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
   return { ...measured, workerCpuMs };
 }
 
@@ -328,10 +392,21 @@ async function bareFlow(
   redis: Redis,
   resultChars: number,
   shape: Shape = ONE_CALL,
+  bounded = false,
 ): Promise<Run> {
   const name = `bare-${workers}x${concurrency}-${Date.now()}`;
   const connection = { host: "127.0.0.1", port };
   const rolloutQueue = `${name}-rollouts`;
+  // Bounded as BullMQ's docs advise (and as ours is): finished jobs removed
+  // (a child's result is kept in its parent's `:processed` until the parent
+  // completes) and each queue's events stream capped at our default.
+  const queues = bounded
+    ? [rolloutQueue, `${name}-groups`].map(
+        (q) => new Queue(q, { connection, streams: { events: { maxLen: EVENTS_MAX_LEN } } }),
+      )
+    : [];
+  await Promise.all(queues.map((q) => q.waitUntilReady()));
+  const removed = bounded ? { removeOnComplete: true } : {};
   const procs = await spawnWorkers("./distributed-bare-worker.ts", workers, [
     String(port),
     url,
@@ -366,12 +441,12 @@ async function bareFlow(
               name: "group",
               queueName: `${name}-groups`,
               data: { rollouts: GROUP, metadata: {} },
-              opts: { jobId: id },
+              opts: { jobId: id, ...removed },
               children: Array.from({ length: GROUP }, (_, index) => ({
                 name: "rollout",
                 queueName: rolloutQueue,
                 data: { groupId: id, index, payload: { g: i + k } },
-                opts: { jobId: `${id}#${index}` },
+                opts: { jobId: `${id}#${index}`, ...removed },
               })),
             };
           }),
@@ -383,6 +458,7 @@ async function bareFlow(
   );
   await flows.close();
   await parents.close();
+  await Promise.all(queues.map((q) => q.close()));
   const workerCpuMs = await procs.stop();
   // Said, not thrown: on a machine this loaded BullMQ's own flow has been
   // seen to hand a parent fewer children's values than it ran.
@@ -391,7 +467,7 @@ async function bareFlow(
   return { ...measured, workerCpuMs };
 }
 
-const load = () =>
+export const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(", ");
@@ -468,11 +544,136 @@ async function shapeRatios(port: number, url: string, redis: Redis) {
   return rows;
 }
 
+// The payload store's cost: 4-call rollouts trained by a TrainingCoordinator,
+// trajectories written to the default RedisPayloadStore (and with
+// BENCH_DISTRIBUTED_STORES=redis,directory a DirectoryPayloadStore too),
+// against the bare flow returning each trajectory-sized result as its job's
+// result, with BullMQ's defaults and bounded as its docs advise (finished
+// jobs removed, events capped at our default). Rounds of one run of each
+// side, in rotating order: BENCH_DISTRIBUTED_PAIRS rounds (default 3).
+const STORES = (process.env.BENCH_DISTRIBUTED_STORES ?? "redis")
+  .split(",")
+  .map((s) => s.trim()) as ("redis" | "directory")[];
+const PAYLOAD_TARGETS = { cpu: 1.3, memory: 1.2 };
+
+/** The commands one side runs more of per rollout than the other, most first (medians). */
+function mostAdded(ours: Run[], base: Run[]): string {
+  const names = new Set([...ours, ...base].flatMap((r) => [...r.commands.keys()]));
+  const added = [...names].map((c) => {
+    const of = (rs: Run[]) => median(rs.map((r) => r.commands.get(c) ?? 0));
+    return [c, of(ours) - of(base)] as const;
+  });
+  return added
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([c, n]) => `${c} ${n >= 0 ? "+" : ""}${n.toFixed(2)}`)
+    .join(", ");
+}
+
+async function payloadRows(port: number, url: string, redis: Redis) {
+  const shape = (store?: "redis" | "directory"): Shape => ({
+    turns: 4,
+    rollouts: SHAPE_ROLLOUTS,
+    collect: "coordinator",
+    store,
+  });
+  const chars = await trajectoryChars(url, shape());
+  const sides: { label: string; run: () => Promise<Run> }[] = [
+    ...STORES.map((store) => ({
+      label: `ours, ${store === "redis" ? "RedisPayloadStore" : "DirectoryPayloadStore"}`,
+      run: () => throughQueue(port, url, SHAPE_WORKERS, SHAPE_CONCURRENCY, redis, shape(store)),
+    })),
+    {
+      label: "bare flow, BullMQ's defaults",
+      run: () => bareFlow(port, url, SHAPE_WORKERS, SHAPE_CONCURRENCY, redis, chars, shape()),
+    },
+    {
+      label: "bare flow, bounded",
+      run: () => bareFlow(port, url, SHAPE_WORKERS, SHAPE_CONCURRENCY, redis, chars, shape(), true),
+    },
+  ];
+  const runs = sides.map(() => [] as Run[]);
+  for (let k = 0; k < PAIRS; k++) {
+    // Rotating which side runs first: the machine's load moves within a round.
+    for (let j = 0; j < sides.length; j++) {
+      const i = (j + k) % sides.length;
+      // Each run starts on an empty Redis: what the previous one kept is not its memory.
+      await redis.flushall();
+      runs[i]?.push(await (sides[i] as (typeof sides)[number]).run());
+    }
+  }
+  const inFlight = SHAPE_WORKERS * SHAPE_CONCURRENCY;
+  const rollouts = SHAPE_ROLLOUTS;
+  const ownCpu = (r: Run) => r.workerCpuMs + r.mainCpuMs;
+  const allCpu = (r: Run) => ownCpu(r) + r.redisCpuMs;
+  const peakPerSlot = (r: Run) => ((r.memory?.peak ?? 0) - (r.memory?.before ?? 0)) / inFlight;
+  const endPerRollout = (r: Run) => ((r.memory?.end ?? 0) - (r.memory?.before ?? 0)) / rollouts;
+  const med = (rs: Run[], f: (r: Run) => number) => median(rs.map(f));
+  const us = (ms: number) => `${((ms / rollouts) * 1000).toFixed(0)}`;
+  const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
+  const rows: Record<string, { value: string }> = {};
+  rows["trajectory JSON per rollout (the bare flow's result is as long)"] = {
+    value: `${chars} characters`,
+  };
+  const bare = runs[STORES.length] as Run[];
+  const bounded = runs[STORES.length + 1] as Run[];
+  sides.forEach((side, i) => {
+    const rs = runs[i] as Run[];
+    rows[`${side.label}: CPU µs per rollout, workers + collecting process (+ Redis), median`] = {
+      value: `${us(med(rs, ownCpu))} (${us(med(rs, allCpu))}); workers/collecting/Redis ${us(med(rs, (r) => r.workerCpuMs))}/${us(med(rs, (r) => r.mainCpuMs))}/${us(med(rs, (r) => r.redisCpuMs))}`,
+    };
+    rows[
+      `${side.label}: Redis used_memory, peak per rollout in flight (${inFlight}) | left per rollout done`
+    ] = {
+      value: `${kb(med(rs, peakPerSlot))} (each run ${rs.map((r) => kb(peakPerSlot(r))).join(", ")}) | ${kb(med(rs, endPerRollout))}`,
+    };
+    rows[`${side.label}: Redis commands per rollout (script calls)`] = {
+      value: `${med(rs, totalCommands).toFixed(1)} (${med(rs, (r) => (r.commands.get("evalsha") ?? 0) + (r.commands.get("eval") ?? 0)).toFixed(2)})`,
+    };
+  });
+  STORES.forEach((store, i) => {
+    const ours = runs[i] as Run[];
+    const ratios = (f: (r: Run) => number, base: Run[]) =>
+      ours.map((o, k) => f(o) / f(base[k] as Run));
+    const show = (xs: number[]) =>
+      `×${median(xs).toFixed(2)} (${xs.map((x) => `×${x.toFixed(2)}`).join(", ")})`;
+    for (const [what, base] of [
+      ["bare", bare],
+      ["bare bounded", bounded],
+    ] as const) {
+      rows[`${store} store ÷ ${what}: CPU workers + collecting process, median (each round)`] = {
+        value: `${show(ratios(ownCpu, base))}; with Redis ${show(ratios(allCpu, base))}; target ≤ ×${PAYLOAD_TARGETS.cpu}`,
+      };
+      rows[`${store} store ÷ ${what}: Redis memory per rollout in flight, median (each round)`] = {
+        value: `${show(ratios(peakPerSlot, base))}; target ≤ ×${PAYLOAD_TARGETS.memory}`,
+      };
+      rows[`${store} store ÷ ${what}: Redis commands per rollout (most added)`] = {
+        value: `×${(med(ours, totalCommands) / med(base, totalCommands)).toFixed(3)} (${mostAdded(ours, base)})`,
+      };
+    }
+  });
+  return rows;
+}
+
 export async function benchDistributed(): Promise<void> {
   const server = await modelServer();
   const { port, proc } = await startRedis();
   const redis = new Redis({ host: "127.0.0.1", port });
   const loadBefore = load();
+  if (process.env.BENCH_DISTRIBUTED_PART === "payloads") {
+    try {
+      const rows = await payloadRows(port, server.url, redis);
+      console.log(
+        `\nThe payload store's cost against the bare BullMQ flow: 4-call rollouts, ${SHAPE_ROLLOUTS} a run, groups of ${GROUP} trained by a TrainingCoordinator (stand-in service), ${SHAPE_WORKERS} workers × ${SHAPE_CONCURRENCY}, ${LATENCY_MS} ms a call, ${PAIRS} rounds; ${cpus().length} CPUs, load average ${loadBefore} before and ${load()} after:`,
+      );
+      console.table(rows);
+    } finally {
+      redis.disconnect();
+      proc.kill("SIGKILL");
+      server.close();
+    }
+    return;
+  }
   if (process.env.BENCH_DISTRIBUTED_PART === "shapes") {
     try {
       const rows = await shapeRatios(port, server.url, redis);
@@ -597,6 +798,11 @@ export async function benchDistributed(): Promise<void> {
       `\nRollout shapes against the bare BullMQ flow: ${SHAPE_ROLLOUTS} rollouts a run, ${SHAPE_WORKERS} workers × ${SHAPE_CONCURRENCY}, ${PAIRS} alternating pairs each; load average ${load()}:`,
     );
     console.table(shapes);
+    const payloads = await payloadRows(port, server.url, redis);
+    console.log(
+      `\nThe payload store's cost against the bare BullMQ flow (4-call rollouts, TrainingCoordinator; BENCH_DISTRIBUTED_PART=payloads runs it alone); load average ${load()}:`,
+    );
+    console.table(payloads);
   } finally {
     redis.disconnect();
     proc.kill("SIGKILL");
