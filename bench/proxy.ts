@@ -7,10 +7,20 @@
 // - 1,000 concurrent rollouts through one endpoint: nothing lost, and the
 //   heap per waiting token against the same calls from a wrapped client.
 //
-// BENCH_ONLY=proxy runs these rows alone; BENCH_PROXY_SCALE=0.3 a third of the samples.
+// - a 4-call conversation with the caller asking for logprobs (top 5), at 64
+//   and 2,000 tokens: p50 added per call over the bare forwarder, and the
+//   endpoint's process CPU per call (its rollouts opened and finished inside
+//   the reading) against the forwarder's.
+//
+// BENCH_ONLY=proxy runs these rows alone; BENCH_PROXY_SCALE=0.3 a third of the samples;
+// BENCH_PROXY_ROWS=conversation the conversation rows only. BENCH_PROXY_BEFORE=<checkout>
+// runs another checkout's endpoint (its bench/proxy-server.ts, its src) beside this one in
+// the same run, for paired before/after figures.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { loadavg } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
@@ -70,6 +80,7 @@ function answer(count: number, top: number): string {
 }
 
 const SHORT = answer(64, 0);
+const SHORT_TOP5 = answer(64, 5);
 const LONG = answer(2000, 5);
 
 export async function startUpstream() {
@@ -77,9 +88,9 @@ export async function startUpstream() {
     let raw = "";
     req.on("data", (d) => (raw += d));
     req.on("end", () => {
-      const long = (JSON.parse(raw) as { max_tokens?: number }).max_tokens === 2000;
+      const body = JSON.parse(raw) as { max_tokens?: number; top_logprobs?: number };
       res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_bench" });
-      res.end(long ? LONG : SHORT);
+      res.end(body.max_tokens === 2000 ? LONG : body.top_logprobs === 5 ? SHORT_TOP5 : SHORT);
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -97,9 +108,11 @@ export async function startChild(
   mode: string,
   upstream: string,
   file = fileURLToPath(new URL("./proxy-server.ts", import.meta.url)),
+  cwd?: string,
 ): Promise<Child> {
   const proc = spawn(process.execPath, ["--expose-gc", "--import", "tsx", file, mode, upstream], {
     stdio: ["pipe", "pipe", "inherit"],
+    ...(cwd ? { cwd } : {}),
   });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   const queue: Array<(v: any) => void> = [];
@@ -181,6 +194,7 @@ async function cpuPerCall(
 }
 
 export async function benchProxy(): Promise<void> {
+  if (process.env.BENCH_PROXY_ROWS === "conversation") return benchConversation();
   const upstream = await startUpstream();
   const recording = await startChild("recording", upstream.baseURL);
   const bare = await startChild("bare", upstream.baseURL);
@@ -272,6 +286,179 @@ export async function benchProxy(): Promise<void> {
   } finally {
     recording.proc.kill();
     bare.proc.kill();
+    upstream.server.closeAllConnections();
+    upstream.server.close();
+  }
+  await benchConversation();
+}
+
+const TURNS = 4;
+type Message = { role: string; content: string };
+
+/**
+ * One conversation of {@link TURNS} calls, the caller asking for logprobs
+ * (top 5), each call carrying the answers so far as an agent loop does;
+ * `direct` adds what the endpoint adds upstream, so both sides send the
+ * upstream the same body. Returns each call's time.
+ */
+async function conversation(client: OpenAI, long: boolean, direct: boolean): Promise<number[]> {
+  const messages: Message[] = [
+    { role: "system", content: "You are terse." },
+    { role: "user", content: "hi" },
+  ];
+  const times: number[] = [];
+  for (let turn = 0; turn < TURNS; turn++) {
+    const t0 = now();
+    const answer = (await client.chat.completions.create({
+      model: "m",
+      messages,
+      max_tokens: long ? 2000 : 64,
+      logprobs: true,
+      top_logprobs: 5,
+      ...(direct ? training : {}),
+    } as never)) as unknown as { choices: Array<{ message: { content: string } }> };
+    times.push(now() - t0);
+    messages.push(
+      { role: "assistant", content: answer.choices[0]?.message.content ?? "" },
+      { role: "user", content: `go on (${turn + 1})` },
+    );
+  }
+  return times;
+}
+
+/** A side of the conversation rows: a server process and how to reach it. */
+interface Side {
+  name: string;
+  child: Child;
+  /** A client per conversation (a recording endpoint: a rollout's key each). */
+  client(i: number): OpenAI;
+  direct: boolean;
+  /** Rollouts opened before a batch and finished after it (recording endpoints). */
+  open?(count: number): Promise<void>;
+  finish?(): Promise<void>;
+}
+
+function recordingSide(name: string, child: Child): Side {
+  let keys: string[] = [];
+  return {
+    name,
+    child,
+    direct: false,
+    client: (i) => new OpenAI({ baseURL: child.baseURL, apiKey: keys[i] as string, maxRetries: 0 }),
+    async open(count) {
+      keys = (await child.ask(`open ${count}`)).keys as string[];
+    },
+    async finish() {
+      await child.ask("finish");
+    },
+  };
+}
+
+/** p50 per call of each side's conversations, interleaved in batches (rotating which goes first). */
+async function conversationLatency(sides: Side[], long: boolean, conversations: number) {
+  const times = sides.map(() => [] as number[]);
+  const batch = 10;
+  for (let done = 0; done < conversations; done += batch) {
+    for (const side of sides) await side.open?.(batch);
+    for (let i = 0; i < batch; i++) {
+      const order = sides.map((side, k) => [side, k] as const);
+      for (let r = 0; r < (done + i) % sides.length; r++) order.push(order.shift() as never);
+      for (const [side, k] of order)
+        times[k]?.push(...(await conversation(side.client(i), long, side.direct)));
+    }
+    for (const side of sides) await side.finish?.();
+  }
+  return times.map(median);
+}
+
+/** Process CPU per call of one side: its rollouts opened, conversed and finished inside the reading. */
+async function conversationCpu(side: Side, long: boolean, conversations: number) {
+  const before = (await side.child.ask("cpu")).cpu;
+  await side.open?.(conversations);
+  for (let i = 0; i < conversations; i++) await conversation(side.client(i), long, side.direct);
+  await side.finish?.();
+  const after = (await side.child.ask("cpu")).cpu;
+  return (cpuMs(after) - cpuMs(before)) / (conversations * TURNS);
+}
+
+/** The conversation rows (the issue's endpoint targets read these). */
+async function benchConversation(): Promise<void> {
+  const load = loadavg()[0] as number;
+  const upstream = await startUpstream();
+  const bare = await startChild("bare", upstream.baseURL);
+  const beforeDir = process.env.BENCH_PROXY_BEFORE;
+  const children: Child[] = [bare];
+  try {
+    const sides: Side[] = [
+      {
+        name: "bare forwarder",
+        child: bare,
+        direct: true,
+        client: () => new OpenAI({ baseURL: bare.baseURL, apiKey: "k", maxRetries: 0 }),
+      },
+    ];
+    if (beforeDir) {
+      const before = await startChild(
+        "recording",
+        upstream.baseURL,
+        join(beforeDir, "bench/proxy-server.ts"),
+        beforeDir,
+      );
+      children.push(before);
+      sides.push(recordingSide("endpoint, before", before));
+    }
+    const recording = await startChild("recording", upstream.baseURL);
+    children.push(recording);
+    sides.push(recordingSide(beforeDir ? "endpoint, after" : "endpoint", recording));
+    // Warm-up: every side, both sizes, until V8 has optimized them.
+    for (const long of [false, true]) {
+      const warm = long ? n(10) : n(60);
+      for (const side of sides) {
+        await side.open?.(warm);
+        for (let i = 0; i < warm; i++) await conversation(side.client(i), long, side.direct);
+        await side.finish?.();
+      }
+    }
+    const rows: Record<string, string>[] = [];
+    for (const long of [false, true]) {
+      const size = long ? "2,000 tokens" : "64 tokens";
+      const p50 = await conversationLatency(sides, long, long ? n(30) : n(150));
+      const cpu: number[] = [];
+      for (const side of sides) cpu.push(await conversationCpu(side, long, long ? n(30) : n(150)));
+      const bareP50 = p50[0] as number;
+      const bareCpu = cpu[0] as number;
+      rows.push({
+        row: `${size}, p50 per call`,
+        ...Object.fromEntries(sides.map((s, k) => [s.name, `${(p50[k] as number).toFixed(3)} ms`])),
+        ...Object.fromEntries(
+          sides
+            .slice(1)
+            .map((s, k) => [
+              `added (${s.name})`,
+              `${((p50[k + 1] as number) - bareP50).toFixed(3)} ms`,
+            ]),
+        ),
+      });
+      rows.push({
+        row: `${size}, process CPU per call`,
+        ...Object.fromEntries(sides.map((s, k) => [s.name, `${(cpu[k] as number).toFixed(3)} ms`])),
+        ...Object.fromEntries(
+          sides
+            .slice(1)
+            .map((s, k) => [
+              `added (${s.name})`,
+              `${((cpu[k + 1] as number) / bareCpu).toFixed(2)}x`,
+            ]),
+        ),
+      });
+    }
+    console.log("4-call conversation, the caller asking for logprobs (top 5):");
+    console.table(rows);
+    console.log(
+      `Node ${process.version}; load average ${load.toFixed(1)} before, ${(loadavg()[0] as number).toFixed(1)} after`,
+    );
+  } finally {
+    for (const child of children) child.proc.kill();
     upstream.server.closeAllConnections();
     upstream.server.close();
   }

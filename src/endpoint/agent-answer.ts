@@ -42,10 +42,8 @@ export function stripAnswer(value: Record<string, unknown>, strip: Strip): boole
   return changed;
 }
 
-/** A 2xx answer read whole: its value, or what makes it no chat completion. */
-export type ReadAnswer =
-  | { ok: true; value: Record<string, unknown> }
-  | { ok: false; problem: string };
+/** A 2xx answer checked before the SDK reads it, or what makes it no chat completion. */
+export type CheckedAnswer = { ok: true } | { ok: false; problem: string };
 
 /** What an API's 2xx answer is: its name, and the list every such answer holds. */
 export interface AnswerShape {
@@ -58,13 +56,22 @@ export interface AnswerShape {
 /** A chat completion: an object with a `choices` list. */
 export const CHAT_ANSWER: AnswerShape = { noun: "chat completion", list: "choices" };
 
-/** Reads a 2xx answer's bytes as `shape` says (a chat completion by default), or says what it is instead. */
-export function readCompletion(
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/**
+ * Checks a 2xx answer's bytes as `shape` says (a chat completion by default)
+ * without parsing them (the SDK's parse is their one read): JSON by its
+ * content-type, one object from its first byte to its last, and the list's
+ * key in it. What passes and still does not parse fails in the SDK, logged
+ * as a failed call all the same.
+ */
+export function checkCompletion(
   status: number,
   type: string,
   bytes: Buffer,
   shape: AnswerShape = CHAT_ANSWER,
-): ReadAnswer {
+): CheckedAnswer {
   const start = JSON.stringify(bytes.subarray(0, 60).toString("utf8"));
   const said = `the upstream answered ${status}`;
   if (!/json/i.test(type))
@@ -72,23 +79,148 @@ export function readCompletion(
       ok: false,
       problem: `${said} with ${type ? `content-type ${type}` : "no content-type"}, not a JSON ${shape.noun} (it starts ${start})`,
     };
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString("utf8"));
-  } catch (error) {
+  let first = 0;
+  while (first < bytes.length && isSpace(bytes[first] as number)) first++;
+  let last = bytes.length - 1;
+  while (last > first && isSpace(bytes[last] as number)) last--;
+  if (bytes[first] !== OPEN_OBJECT)
+    return { ok: false, problem: `${said} with JSON ${start}, not a ${shape.noun} object` };
+  if (bytes[last] !== CLOSE_OBJECT)
     return {
       ok: false,
-      problem: `${said} with JSON that does not parse, cut off or malformed (${(error as Error).message}; ${bytes.length} bytes)`,
+      problem: `${said} with JSON that does not parse, cut off or malformed (it does not end where its object would; ${bytes.length} bytes)`,
     };
-  }
-  if (!value || typeof value !== "object" || Array.isArray(value))
-    return { ok: false, problem: `${said} with JSON ${start}, not a ${shape.noun} object` };
-  if (!Array.isArray((value as Record<string, unknown>)[shape.list]))
+  if (!bytes.includes(`"${shape.list}"`))
     return {
       ok: false,
       problem: `${said} with a JSON object that has no ${shape.list} list, not a ${shape.noun} (it starts ${start})`,
     };
-  return { ok: true, value: value as Record<string, unknown> };
+  return { ok: true };
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+type Json = Record<string, unknown>;
+const isRecord = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * What the agent is handed of a 2xx answer the SDK parsed into `parsed`:
+ * the upstream's `bytes`, or, where `strip` takes something out, the bytes
+ * with the token id lists cut out (found by their keys, and only when as
+ * many were found as the parsed answer holds), or else the answer written
+ * again without them (logprobs the agent did not ask for are cut so, from
+ * copies of the SDK's objects).
+ */
+export function agentBody(bytes: Buffer, strip: Strip | undefined, parsed: unknown): Buffer {
+  if (!strip || !isRecord(parsed) || !Array.isArray(parsed.choices)) return bytes;
+  let ids = 0;
+  for (const c of parsed.choices) if (strip.tokenIds && isRecord(c) && "token_ids" in c) ids++;
+  const prompt = strip.tokenIds && "prompt_token_ids" in parsed ? 1 : 0;
+  const logprobs = strip.logprobs && hasNonNullKey(bytes, '"logprobs"');
+  if (!logprobs && ids + prompt === 0) return bytes;
+  if (!logprobs) {
+    const cut = cutIdLists(bytes, ids, prompt);
+    if (cut) return cut;
+  }
+  // The SDK's objects lack the logprobs the agent asked for where the
+  // recorder read them from the text (its scan): then the bytes are parsed here.
+  let value = parsed;
+  if (!logprobs)
+    try {
+      value = JSON.parse(bytes.toString("utf8")) as Json;
+    } catch {
+      return bytes;
+    }
+  return Buffer.from(JSON.stringify(strippedCopy(value, strip)));
+}
+
+/** `value` without what `strip` takes out, sharing everything else (the SDK's objects stay as they are). */
+function strippedCopy(value: Json, strip: Strip): Json {
+  const out: Json = { ...value };
+  if (strip.tokenIds) delete out.prompt_token_ids;
+  out.choices = (value.choices as unknown[]).map((c) => {
+    if (!isRecord(c)) return c;
+    const choice: Json = { ...c };
+    if (strip.logprobs && choice.logprobs != null) choice.logprobs = null;
+    if (strip.tokenIds) delete choice.token_ids;
+    return choice;
+  });
+  return out;
+}
+
+/**
+ * Whether `key` (quoted) appears in `bytes` as a key whose value is not null.
+ * A quote inside a JSON string is escaped, so an unescaped `"key":` is a key.
+ */
+function hasNonNullKey(bytes: Buffer, key: string): boolean {
+  for (let at = bytes.indexOf(key); at !== -1; at = bytes.indexOf(key, at + 1)) {
+    let p = skipSpace(bytes, at + key.length);
+    if (bytes[p] !== COLON) continue;
+    p = skipSpace(bytes, p + 1);
+    if (bytes.toString("latin1", p, p + 4) !== "null") return true;
+  }
+  return false;
+}
+
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const BACKSLASH = 0x5c;
+const OPEN_LIST = 0x5b;
+const CLOSE_LIST = 0x5d;
+
+function skipSpace(bytes: Buffer, p: number): number {
+  while (p < bytes.length && isSpace(bytes[p] as number)) p++;
+  return p;
+}
+
+/**
+ * `bytes` without its `"token_ids": [...]` and `"prompt_token_ids": [...]`
+ * members (and one comma beside each), or undefined when the keys found are
+ * not exactly the `ids` and `prompt` lists the parsed answer holds, or a list
+ * is not plain numbers: the caller then writes the answer again instead.
+ */
+function cutIdLists(bytes: Buffer, ids: number, prompt: number): Buffer | undefined {
+  const cuts: Array<[number, number]> = [];
+  for (const [key, want] of [
+    ['"token_ids"', ids],
+    ['"prompt_token_ids"', prompt],
+  ] as const) {
+    let found = 0;
+    for (let at = bytes.indexOf(key); at !== -1; at = bytes.indexOf(key, at + key.length)) {
+      if (bytes[at - 1] === BACKSLASH) return undefined;
+      let p = skipSpace(bytes, at + key.length);
+      if (bytes[p] !== COLON) continue;
+      p = skipSpace(bytes, p + 1);
+      if (bytes[p] !== OPEN_LIST) return undefined;
+      const close = bytes.indexOf(CLOSE_LIST, p);
+      if (close === -1 || !/^[\d\s,.eE+-]*$/.test(bytes.toString("latin1", p + 1, close)))
+        return undefined;
+      found++;
+      const before = lastNonSpace(bytes, at - 1);
+      const after = skipSpace(bytes, close + 1);
+      if (bytes[before] === COMMA) cuts.push([before, close + 1]);
+      else if (bytes[after] === COMMA) cuts.push([at, after + 1]);
+      else cuts.push([at, close + 1]);
+    }
+    if (found !== want) return undefined;
+  }
+  cuts.sort((a, b) => a[0] - b[0]);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const [start, end] of cuts) {
+    if (start > from) parts.push(bytes.subarray(from, start));
+    from = Math.max(from, end);
+  }
+  parts.push(bytes.subarray(from));
+  return Buffer.concat(parts);
+}
+
+function lastNonSpace(bytes: Buffer, p: number): number {
+  while (p > 0 && isSpace(bytes[p] as number)) p--;
+  return p;
 }
 
 /**
@@ -127,6 +259,19 @@ export class SseStripper {
     return Buffer.from(rest);
   }
 
+  /** Whether `payload` may hold a field to take out (a quote in a string is escaped, so a key is found by its quoted name). */
+  #mayHold(payload: string): boolean {
+    if (this.#strip.tokenIds && payload.includes('_ids"')) return true;
+    if (!this.#strip.logprobs) return false;
+    for (
+      let at = payload.indexOf('"logprobs"');
+      at !== -1;
+      at = payload.indexOf('"logprobs"', at + 1)
+    )
+      if (!/^"logprobs"\s*:\s*null/.test(payload.slice(at, at + 24))) return true;
+    return false;
+  }
+
   #event(event: string): string {
     const lines = event.split(/\r?\n/);
     const data = lines.filter((l) => l.startsWith("data:"));
@@ -134,6 +279,8 @@ export class SseStripper {
     const line = data[0] as string;
     const payload = line.slice(5).trimStart();
     if (!payload.startsWith("{")) return event;
+    // Most events hold nothing to take out (a server that sends no token ids): no parse.
+    if (!this.#mayHold(payload)) return event;
     let value: unknown;
     try {
       value = JSON.parse(payload);

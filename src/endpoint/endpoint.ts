@@ -69,8 +69,12 @@ export class RecordingEndpoint {
     return this.recording.inFlight;
   }
 
-  /** Stops listening and closes every connection (calls in flight are cut off). */
-  close(): Promise<void> {
-    return this.server.close();
+  /** Stops listening and closes every connection, the upstream's too (calls in flight are cut off). */
+  async close(): Promise<void> {
+    try {
+      await this.server.close();
+    } finally {
+      this.recording.close();
+    }
   }
 }

@@ -29,6 +29,11 @@ export interface SessionOpenOptions {
 export interface RolloutHost {
   wrap<T extends object>(client: T, options?: { policy?: boolean }): T;
   addPolicy(test: (model: string) => boolean): void;
+  /**
+   * The recorder's options, where it has them: whether it asks for logprobs
+   * on every call (`logprobs`, default true) decides how an answer is read.
+   */
+  readonly options?: { readonly logprobs?: boolean | undefined };
   /** The open session `id`, opened now if it is not open. */
   session?(id: string, options?: SessionOpenOptions): EndpointRollout;
 }

@@ -45,6 +45,14 @@ export interface EndpointOptions {
    * tried again on any network error. Default 2.
    */
   maxRetries?: number;
+  /**
+   * The most connections open to the upstream at once. Calls reuse them
+   * (keep-alive), and a call beyond the cap waits for one to come free
+   * rather than opening another: a burst of rollouts never opens a socket
+   * per call. The upstream's own limit on concurrent requests (vLLM's
+   * `--max-num-seqs`, a provider's rate) is what to size it by. Default 256.
+   */
+  maxUpstreamConnections?: number;
   /** Where the endpoint says what it refused or could not forward. Default `console`. */
   logger?: { warn(message: string): void };
 }
@@ -52,6 +60,7 @@ export interface EndpointOptions {
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 export const DEFAULT_MAX_RETRIES = 2;
+export const DEFAULT_MAX_UPSTREAM_CONNECTIONS = 256;
 
 /** The options with their defaults, checked. */
 export interface ResolvedEndpointOptions {
@@ -62,6 +71,7 @@ export interface ResolvedEndpointOptions {
   maxBodyBytes: number;
   timeoutMs: number;
   maxRetries: number;
+  maxUpstreamConnections: number;
   logger: { warn(message: string): void };
 }
 
@@ -114,6 +124,12 @@ export function resolveEndpointOptions(
     maxBodyBytes: whole("maxBodyBytes", o.maxBodyBytes, 1, DEFAULT_MAX_BODY_BYTES),
     timeoutMs: whole("timeoutMs", o.timeoutMs, 1, DEFAULT_TIMEOUT_MS),
     maxRetries: whole("maxRetries", o.maxRetries, 0, DEFAULT_MAX_RETRIES),
+    maxUpstreamConnections: whole(
+      "maxUpstreamConnections",
+      o.maxUpstreamConnections,
+      1,
+      DEFAULT_MAX_UPSTREAM_CONNECTIONS,
+    ),
     logger: (o.logger as { warn(message: string): void } | undefined) ?? console,
   };
 }

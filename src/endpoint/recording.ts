@@ -17,7 +17,7 @@ import {
   sendError,
   shapeErrorsForAnthropic,
 } from "../util/http.js";
-import { readCompletion, stripAnswer } from "./agent-answer.js";
+import { agentBody, checkCompletion } from "./agent-answer.js";
 import { CHAT_API, MESSAGES_API, RESPONSES_API, type RecordedApi } from "./apis.js";
 import { unrecordable } from "./chat-body.js";
 import {
@@ -35,6 +35,13 @@ import type { ResolvedEndpointOptions } from "./options.js";
 import type { Route, RouteContext } from "./server.js";
 import { SseProgress } from "./sse-progress.js";
 import { type RecordingUpstream, type UpstreamClient, upstreamClient } from "./upstream.js";
+import {
+  readAll,
+  toResponse,
+  type UpstreamAnswer,
+  type UpstreamInit,
+  UpstreamPool,
+} from "./upstream-pool.js";
 
 /** Who may record into a session by naming it. */
 export interface SessionAccess {
@@ -85,6 +92,7 @@ export class RecordingRoutes {
   #client: Promise<UpstreamClient> | undefined;
   #upstreamKey: string | undefined;
   readonly #warned = new Set<string>();
+  readonly #pool: UpstreamPool;
   /** Trajectories with a call whose receipt went out and whose record may not be written yet. */
   readonly #pending = new Map<string, number>();
   /** Trajectory id -> the write of its latest answered call, while in flight. */
@@ -97,6 +105,7 @@ export class RecordingRoutes {
     this.#sessions = init.sessions;
     this.#progress = init.progress;
     this.#upstreamKey = (init.upstream as { apiKey?: string }).apiKey;
+    this.#pool = new UpstreamPool(init.options.maxUpstreamConnections);
   }
 
   /** The routes to add to an {@link EndpointServer}. */
@@ -402,8 +411,9 @@ export class RecordingRoutes {
       let result: unknown;
       try {
         const before = rollout.calls;
+        const sent = api === CHAT_API ? this.#forScan(body as Record<string, unknown>) : body;
         const running = rollout.run(() =>
-          sender(body as Record<string, unknown>, {
+          sender(sent as Record<string, unknown>, {
             headers: { [CALL_HEADER]: id },
             signal: abort.signal,
           }),
@@ -452,7 +462,10 @@ export class RecordingRoutes {
         else res.end();
         return;
       }
-      send(res, call.answer);
+      send(
+        res,
+        call.answer && { ...call.answer, body: agentBody(call.answer.body, call.strip, result) },
+      );
     } finally {
       this.#calls.delete(id);
       res.off("close", onClose);
@@ -467,6 +480,24 @@ export class RecordingRoutes {
         else this.#pending.delete(pendingId);
       }
     }
+  }
+
+  /**
+   * The body the wrapped client is given for an unstreamed chat call. The
+   * agent's answer is made from the upstream's bytes (agentBody), never from
+   * the SDK's objects, so where the recorder asks for logprobs on every call
+   * anyway, the agent's own `logprobs: true` is left to it to add: the
+   * wrapper then reads the logprobs straight from the answer's text into its
+   * columns (its scan) and the SDK parses the rest, instead of the SDK
+   * parsing every token and the wrapper copying them. The same body goes
+   * upstream either way.
+   */
+  #forScan(body: Record<string, unknown>): Record<string, unknown> {
+    const options = this.#host.options;
+    if (!options || (options.logprobs ?? true) !== true) return body;
+    if (body.logprobs !== true || body.stream === true) return body;
+    const { logprobs: _asked, ...rest } = body;
+    return rest;
   }
 
   /** The agent's answer when the wrapped client threw. */
@@ -492,7 +523,7 @@ export class RecordingRoutes {
         },
         true,
       );
-      const text = this.redact(await response.text());
+      const text = this.redact((await readAll(response.body)).toString("utf8"));
       send(res, {
         status: response.status,
         headers: agentHeaders(response.headers, this.#upstreamKey),
@@ -512,18 +543,15 @@ export class RecordingRoutes {
   }
 
   /**
-   * fetch, tried again (with backoff) while the upstream cannot be reached.
-   * A chat completion is not idempotent: it is sent again only when it
-   * provably never left ({@link neverSent}); a GET on any network error.
+   * A request upstream through the pool, tried again (with backoff) while the
+   * upstream cannot be reached. A chat completion is not idempotent: it is
+   * sent again only when it provably never left ({@link neverSent}); a GET
+   * on any network error.
    */
-  async #send(
-    input: string | URL | Request,
-    init: RequestInit,
-    idempotent = false,
-  ): Promise<Response> {
+  async #send(url: string | URL, init: UpstreamInit, idempotent = false): Promise<UpstreamAnswer> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await fetch(input, init);
+        return await this.#pool.request(url, init);
       } catch (error) {
         if (init.signal?.aborted || attempt >= this.#options.maxRetries) throw error;
         if (!idempotent && !neverSent(error)) throw error;
@@ -539,6 +567,12 @@ export class RecordingRoutes {
     input: string | URL | Request,
     init?: RequestInit,
   ): Promise<Response> => {
+    // The SDKs call fetch(url, init); a Request is read as fetch would.
+    if (input instanceof Request) {
+      const { url, method, headers, signal } = input;
+      const body = input.body ? await input.arrayBuffer() : undefined;
+      return this.#fetch(url, { method, headers, body: body ?? null, signal, ...init });
+    }
     const headers = new Headers(init?.headers);
     const id = headers.get(CALL_HEADER);
     headers.delete(CALL_HEADER);
@@ -551,46 +585,53 @@ export class RecordingRoutes {
       headers.delete("x-api-key");
       for (const [name, value] of Object.entries(call.auth)) headers.set(name, value);
     }
-    const response = await this.#send(input, { ...init, headers });
-    if (!call) return response;
-    const forAgent = agentHeaders(response.headers, this.#upstreamKey);
+    const answer = await this.#send(input, {
+      method: init?.method,
+      headers,
+      body: init?.body,
+      signal: init?.signal,
+    });
+    if (!call) return toResponse(answer);
+    const forAgent = agentHeaders(answer.headers, this.#upstreamKey);
     if (call.receipt) Object.assign(forAgent, call.receipt);
-    const forSdk = new Headers(response.headers);
+    const forSdk = new Headers(answer.headers);
     forSdk.delete("content-length");
     forSdk.delete("content-encoding");
-    const init2 = { status: response.status, statusText: response.statusText, headers: forSdk };
-    if (!response.ok) {
+    const init2 = { status: answer.status, statusText: answer.statusText, headers: forSdk };
+    if (answer.status < 200 || answer.status >= 300) {
       // An error answer may quote the key it was sent with.
-      const text = this.redact(await response.text());
-      call.answer = { status: response.status, headers: forAgent, body: Buffer.from(text) };
+      const text = this.redact((await readAll(answer.body)).toString("utf8"));
+      call.answer = { status: answer.status, headers: forAgent, body: Buffer.from(text) };
       return new Response(text, init2);
     }
-    const type = response.headers.get("content-type") ?? "";
-    if (type.includes("text/event-stream") && response.body) {
-      call.res.writeHead(response.status, forAgent);
+    const type = answer.headers.get("content-type") ?? "";
+    if (type.includes("text/event-stream")) {
+      call.res.writeHead(answer.status, forAgent);
       call.res.flushHeaders();
-      return new Response(tee(response.body, call), init2);
+      return new Response(tee(toResponse(answer).body as ReadableStream<Uint8Array>, call), init2);
     }
-    const bytes = Buffer.from(await response.arrayBuffer());
-    const read = readCompletion(response.status, type, bytes, call.shape);
-    if (!read.ok) {
+    // The one read of the answer's bytes: the SDK parses them (and the
+    // recorder records from what it parsed); the agent gets them as they
+    // came, or spliced (agentBody) once the SDK has read them.
+    const bytes = await readAll(answer.body);
+    const checked = checkCompletion(answer.status, type, bytes, call.shape);
+    call.answer = { status: answer.status, headers: forAgent, body: bytes };
+    if (!checked.ok) {
       // The agent gets the upstream's bytes as they came; the SDK gets an
       // error that says what was wrong, so the call is logged as failed.
-      call.answer = { status: response.status, headers: forAgent, body: bytes };
-      const problem = this.redact(read.problem);
+      const problem = this.redact(checked.problem);
       return new Response(JSON.stringify(errorBody(problem, "upstream_error", "invalid_answer")), {
         status: 502,
         headers: { "content-type": "application/json", "x-should-retry": "false" },
       });
     }
-    const stripped = call.strip && stripAnswer(read.value, call.strip);
-    call.answer = {
-      status: response.status,
-      headers: forAgent,
-      body: stripped ? Buffer.from(JSON.stringify(read.value)) : bytes,
-    };
-    return new Response(bytes, init2);
+    return new Response(bytes as Uint8Array<ArrayBuffer>, init2);
   };
+
+  /** Closes the connections to the upstream. */
+  close(): void {
+    this.#pool.close();
+  }
 }
 
 // Failures that happen before a request's first byte is written: the

@@ -50,6 +50,8 @@ export const proxy: Command = {
   --control-key-file P   the control API's key ($PROXY_CONTROL_KEY otherwise)
   --max-body-bytes N     largest chat request body read (default 32 MiB)
   --timeout-ms N         the upstream's deadline per call (default 600000)
+  --max-upstream-connections N
+                         the most connections open to the upstream at once (default 256)
   --store DIR            where sessions, rollouts and feedback are kept on disk
                          (default: store/ in the state directory,
                          $TRAJECTORY_RECORDER_STATE_DIR or ~/.local/state/trajectory-recorder)
@@ -85,6 +87,7 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
         "control-key-file": { type: "string" },
         "max-body-bytes": { type: "string" },
         "timeout-ms": { type: "string" },
+        "max-upstream-connections": { type: "string" },
         store: { type: "string" },
         "no-store": { type: "boolean" },
         "store-max-bytes": { type: "string" },
@@ -116,6 +119,11 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
       integer: true,
       positive: true,
     });
+    const maxUpstreamConnections = numberOption(
+      "max-upstream-connections",
+      str(values, "max-upstream-connections"),
+      { integer: true, positive: true },
+    );
     let upstream: Parameters<typeof startRecordingProxy>[0]["upstream"];
     if (modelRef !== undefined) {
       const [project, name, ...rest] = modelRef.split("/");
@@ -169,6 +177,7 @@ recorded answer carries x-trajectory-id, the id POST /v1/feedback takes
         apiKey: keyFrom(str(values, "control-key-file"), "PROXY_CONTROL_KEY", "--control-key-file"),
         maxBodyBytes: maxBodyBytes as number | undefined,
         timeoutMs: timeoutMs as number | undefined,
+        maxUpstreamConnections: maxUpstreamConnections as number | undefined,
         logger: { warn },
         store,
         sessions: idleMs ? { idleTimeoutMs: idleMs as number } : undefined,
