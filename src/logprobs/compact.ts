@@ -8,11 +8,13 @@
 //
 // A recorded call reads nothing: it keeps the SDK's lists (or, with many
 // tokens already waiting, copies them into a TokenCapture in one cheap pass,
-// see capture.ts). Compacting waits for the rollout's end, where the
-// rollout compacts what it recorded: work left for "after the call" in the
+// see capture.ts). The SDK's lists are read at the rollout's end, where the
+// rollout settles what it recorded: work left for "after the call" in the
 // same process lands on the next call's path, since the SDK sends the next
-// request only after a turn of the event loop. Past a cap of waiting tokens,
-// the oldest are compacted in slices (held.ts).
+// request only after a turn of the event loop. Copies (the wrapped client's,
+// a stream's) are the recorder's own: they wait until first written or read,
+// so that neither a call nor its rollout's end waits for the token table.
+// Past a cap of waiting tokens, the oldest are compacted in slices (held.ts).
 
 import { keepClassName } from "../util/class-name.js";
 import { copyJson } from "../util/copy-json.js";
@@ -106,15 +108,16 @@ export class CompactLogprobs {
 
   /**
    * An SDK `logprobs` object in the compact form (or undefined, as
-   * {@link from}). With `later`, compacting waits for {@link compact} (the
+   * {@link from}). With `later`, compacting waits for {@link settle} (the
    * rollout's end, see {@link hold}) or the first read; until then the SDK's
    * lists are kept as they are, read at that point (a list whose tokens turn
    * out to have another shape is then kept as plain data), or, past
    * {@link MAX_REFERENCED_TOKENS} waiting, copied now. Editing the SDK's
    * objects before the rollout's end may change what is recorded; after it,
    * nothing does. With `"copy"`, the lists are copied now in one cheap pass
-   * (texts by reference, no token looked up in the table) and compacted
-   * later as with `true`: for objects the caller keeps and may edit.
+   * (texts by reference, no token looked up in the table), and the copy is
+   * compacted when first written or read, or past the cap of waiting tokens:
+   * for objects the caller keeps and may edit.
    */
   static capture(logprobs: unknown, later: boolean | "copy" = true): CompactLogprobs | undefined {
     if (typeof logprobs !== "object" || logprobs === null || logprobs instanceof CompactLogprobs)
@@ -159,8 +162,9 @@ export class CompactLogprobs {
   }
 
   /**
-   * Holds these logprobs for compaction by their owner (the rollout that
-   * recorded them calls {@link compact} when it ends). Past
+   * Holds these logprobs for compaction (the rollout that recorded them
+   * calls {@link settle} when it ends; copies wait for their first write or
+   * read). Past
    * {@link MAX_WAITING_TOKENS} held tokens in all, the oldest are compacted
    * in slices after the current turn of the event loop.
    */
@@ -181,6 +185,19 @@ export class CompactLogprobs {
   /** Whether no list waits to be compacted (compacted, plain, or absent). */
   isCompacted(): boolean {
     return !waits(this.#content) && !waits(this.#refusal);
+  }
+
+  /**
+   * Reads the lists that are still the SDK's objects (done when their
+   * rollout ends: the caller's objects must not be read later). Copies stay
+   * as they are, held, until they are first written or read (see
+   * {@link compact}) or more than {@link MAX_WAITING_TOKENS} wait: compacting
+   * them at the rollout's end would keep its caller waiting for nothing.
+   */
+  settle(): void {
+    // Both lists are referenced or both copied (see capture): compacting
+    // both costs nothing more.
+    if ("sdk" in this.#content || "sdk" in this.#refusal) this.compact();
   }
 
   /** Turns waiting lists into columns of the token table (done once; cheap when done). */

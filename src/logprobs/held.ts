@@ -1,6 +1,8 @@
-// Logprobs waiting for their rollout's end to be compacted, counted: past a
-// cap, the oldest are compacted in slices so that a long rollout, or many at
-// once, keep a bounded number of tokens in a larger form than the compact one.
+// Logprobs waiting to be compacted (the SDK's objects until their rollout's
+// end, copies until first written), counted: past a cap, the oldest are
+// compacted in slices so that a long rollout, many at once, or trajectories
+// kept unwritten, keep a bounded number of tokens in a larger form than the
+// compact one.
 
 /** What is held: something that compacts itself (a CompactLogprobs). */
 export interface Compactable {
@@ -10,10 +12,11 @@ export interface Compactable {
 /** How long one slice of compacting may hold the event loop, in ms. */
 const SLICE_MS = 1;
 /**
- * Tokens (alternatives included) that may wait for their rollout's end, as
- * the SDK's objects or as copies. Past this, the oldest are compacted in
- * slices: a rollout that runs long, or many at once, keep at most this many
- * in a larger form than the compact one.
+ * Tokens (alternatives included) that may wait to be compacted: as the SDK's
+ * objects until their rollout's end, as copies until first written or read.
+ * Past this, the oldest are compacted in slices: a rollout that runs long,
+ * many at once, or trajectories kept unwritten, keep at most this many in a
+ * larger form than the compact one.
  */
 export const MAX_WAITING_TOKENS = 1 << 18;
 /**

@@ -69,7 +69,7 @@ export class RolloutState implements ActiveRollout {
   #toolsSeen: WeakMap<Conversation, readonly unknown[]> | undefined;
   #completions = 0;
   #started = 0;
-  /** Logprobs recorded and not compacted yet (the SDK's lists, or copies): compacted when the rollout ends. */
+  /** Logprobs recorded and not compacted yet (the SDK's lists, or copies): settled when the rollout ends. */
   #toCompact: CompactLogprobs[] | undefined;
 
   /** Whether the rollout emits spans (a tracer provider was registered when it started). */
@@ -203,7 +203,7 @@ export class RolloutState implements ActiveRollout {
       this.trajectory.log(`the token lineage check failed: ${errorMessage(error)}`);
     }
     this.#ended = true;
-    this.#compact();
+    this.#settle();
     if (!this.#open || !this.#pending) return;
     for (const r of this.#pending) {
       if (!r) continue;
@@ -216,12 +216,17 @@ export class RolloutState implements ActiveRollout {
     this.#open = 0;
   }
 
-  /** Compacts the logprobs this rollout recorded (see CompactLogprobs.hold). */
-  #compact(): void {
+  /**
+   * Reads the logprobs this rollout recorded as the SDK's objects, which are
+   * the caller's and must not be read later (see CompactLogprobs.settle).
+   * Copies are left as they are, for the writer (or the cap of waiting
+   * tokens) to compact: the rollout's caller does not wait for that.
+   */
+  #settle(): void {
     const list = this.#toCompact;
     if (!list) return;
     this.#toCompact = undefined;
-    for (const logprobs of list) logprobs.compact();
+    for (const logprobs of list) logprobs.settle();
   }
 
   logOnce(message: string): void {

@@ -177,7 +177,7 @@ describe("recorded logprobs", () => {
     expect(wireLogprobs(t)).toEqual(expected);
   });
 
-  it("asked for by the caller, are copied from the parsed answer (its bytes read once) and compacted when the rollout ends", async () => {
+  it("asked for by the caller, are copied from the parsed answer (its bytes read once), left as copies when the rollout ends and compacted as they are first written", async () => {
     let answer: OpenAI.ChatCompletion | undefined;
     let recorded: CompactLogprobs | undefined;
     const t = await recorder.rollout(async () => {
@@ -185,11 +185,16 @@ describe("recorded logprobs", () => {
       recorded = (
         currentRollout()!.trajectory.messages_and_choices[1] as { logprobs: CompactLogprobs }
       ).logprobs;
-      // A copy, not a second read of the text: the table lookups wait for the rollout's end.
+      // A copy, not a second read of the text: no token is looked up in the table yet.
       expect(recorded.isCompacted()).toBe(false);
       answer.choices[0]!.logprobs!.content![1]!.token = "edited";
       answer.choices[0]!.logprobs!.content!.length = 2;
     });
+    // Nothing for the rollout's caller to wait for: the copy is the recorder's own.
+    expect(recorded!.isCompacted()).toBe(false);
+    answer!.choices[0]!.logprobs!.content![0]!.logprob = 3;
+    const group = new TrajectoryGroup([t]);
+    expect(toWireGroups([group], "log")).toEqual([JSON.parse(JSON.stringify(group))]);
     expect(recorded!.isCompacted()).toBe(true);
     expect(wireLogprobs(t)).toEqual(expected);
   });
