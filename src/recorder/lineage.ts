@@ -3,24 +3,30 @@
 // tokens the server returned: a turn whose prompt does not extend the
 // previous Choice's prompt and sampled tokens goes on in a new additional
 // history (its full prompt, the earlier Choices there as plain context), and
-// the earlier history keeps exactly the tokens its model saw.
+// the earlier history keeps exactly the tokens its model saw. A split costs
+// moving its items and reading a few token ids for its log line; the line's
+// text is written when the logs are read.
 import {
   type ChoiceTokens,
   choiceTokens,
-  describeDeparture,
+  departureNote,
   History,
   isChoice,
   type LineageMode,
   lineageDeparture,
+  logLazily,
   type MessageOrChoice,
   SPLIT_LOG,
   type Trajectory,
   toChatMessage,
 } from "../trajectory/index.js";
 
-/** What the lineage pass reports through the rollout's logs. */
+/**
+ * What the lineage pass says once per rollout, through the rollout. Its
+ * split and divergence lines go to the trajectory's `logs` themselves, their
+ * text written when first read (see logLazily).
+ */
 export interface LineageLog {
-  log(message: string): void;
   logOnce(message: string): void;
 }
 
@@ -77,10 +83,15 @@ export function checkLineage(
       if (prev) {
         const at = lineageDeparture(prev, tokens.prompt);
         if (at !== -1) {
-          const why = describeDeparture(prev, tokens.prompt, at);
+          // The line's tokens are read now, its text written when `logs` is read.
+          const why = departureNote(prev, tokens.prompt, at);
           if (mode === "text") {
-            out.log(
-              `token lineage diverges: ${name()}[${i}]: ${why}; kept in the same history as ${name()}[${prevAt}] (lineage: "text")`,
+            const here = name();
+            const before = prevAt;
+            logLazily(
+              t.logs,
+              () =>
+                `token lineage diverges: ${here}[${i}]: ${why()}; kept in the same history as ${here}[${before}] (lineage: "text")`,
             );
           } else {
             // The turn and what follows go on in a new history: its full
@@ -98,8 +109,11 @@ export function checkLineage(
             const index = t.additional_histories.length - 1;
             const branchName = `additional_histories[${index}].messages_and_choices`;
             const here = name();
-            out.log(
-              `${SPLIT_LOG} ${here}[${i}] does not extend the tokens of ${here}[${prevAt}]: ${why}; ${here} ends at [${prevAt}] and the turn goes on in ${branchName}[${context + i - prevAt - 1}]`,
+            const before = prevAt;
+            logLazily(
+              t.logs,
+              () =>
+                `${SPLIT_LOG} ${here}[${i}] does not extend the tokens of ${here}[${before}]: ${why()}; ${here} ends at [${before}] and the turn goes on in ${branchName}[${context + i - before - 1}]`,
             );
             work.push({ items: branchItems, name: () => branchName, tools, from: context });
             break;

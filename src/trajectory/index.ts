@@ -46,9 +46,11 @@ export {
   keptByApplication,
   withoutInfraFailures,
 } from "./infra-failure.js";
+export { logLazily } from "./lazy-log.js";
 export {
   type ChoiceTokens,
   choiceTokens,
+  departureNote,
   describeDeparture,
   duplicatePrefixTokens,
   LINEAGE_MODES,

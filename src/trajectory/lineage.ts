@@ -95,31 +95,50 @@ export function lineageDeparture(prev: ChoiceTokens, prompt: readonly number[]):
   return prompt.length >= n ? -1 : prompt.length;
 }
 
-/** A short window of both sequences around `at`: `…a b [c] d…`. */
-export function divergenceWindow(
-  prev: ChoiceTokens,
-  prompt: readonly number[],
-  at: number,
-): { expected: string; got: string } {
+/**
+ * The tokens a departure's message shows, read out of the sequences (a few
+ * numbers, no text): the message is written from them only when asked for.
+ */
+interface Departure {
+  at: number;
+  /** Where both windows start. */
+  from: number;
+  prevPromptLength: number;
+  expected: { length: number; tokens: number[] };
+  got: { length: number; tokens: number[] };
+}
+
+function departureAt(prev: ChoiceTokens, prompt: readonly number[], at: number): Departure {
   const p = prev.prompt;
   const n = p.length + prev.sampled.length;
+  const from = Math.max(0, at - WINDOW);
+  const expected: number[] = [];
+  for (let i = from; i < Math.min(n, at + WINDOW + 1); i++)
+    expected.push((i < p.length ? p[i] : prev.sampled[i - p.length]) as number);
+  const got: number[] = [];
+  for (let i = from; i < Math.min(prompt.length, at + WINDOW + 1); i++)
+    got.push(prompt[i] as number);
   return {
-    expected: windowOf(n, at, (i) => (i < p.length ? p[i] : prev.sampled[i - p.length])),
-    got: windowOf(prompt.length, at, (i) => prompt[i]),
+    at,
+    from,
+    prevPromptLength: p.length,
+    expected: { length: n, tokens: expected },
+    got: { length: prompt.length, tokens: got },
   };
 }
 
-/** The window of a sequence of `len` tokens read by `get`, built by concatenation (no arrays). */
-function windowOf(len: number, at: number, get: (i: number) => number | undefined): string {
-  const from = Math.max(0, at - WINDOW);
-  const to = Math.min(len, at + WINDOW + 1);
+/** The window of one sequence, built by concatenation (no arrays). */
+function windowText(w: Departure["expected"], d: Departure): string {
+  const { at, from } = d;
+  const to = from + w.tokens.length;
   let out = from > 0 ? "…" : "";
   for (let i = from; i < to; i++) {
-    const token = i === at ? `[${get(i)}]` : String(get(i));
+    const id = w.tokens[i - from];
+    const token = i === at ? `[${id}]` : String(id);
     out = out === "" ? token : `${out} ${token}`;
   }
-  if (at >= len) out = out === "" ? "[end]" : `${out} [end]`;
-  return to < len ? `${out} …` : out;
+  if (at >= w.length) out = out === "" ? "[end]" : `${out} [end]`;
+  return to < w.length ? `${out} …` : out;
 }
 
 /** The message of a divergence, for logs and validation problems. */
@@ -128,12 +147,28 @@ export function describeDeparture(
   prompt: readonly number[],
   at: number,
 ): string {
-  const w = divergenceWindow(prev, prompt, at);
+  return departureText(departureAt(prev, prompt, at));
+}
+
+/**
+ * {@link describeDeparture}, its tokens read now and its text written when
+ * first asked for: a split's log line costs its text only when read.
+ */
+export function departureNote(
+  prev: ChoiceTokens,
+  prompt: readonly number[],
+  at: number,
+): () => string {
+  const d = departureAt(prev, prompt, at);
+  return () => departureText(d);
+}
+
+function departureText(d: Departure): string {
   const where =
-    at < prev.prompt.length
+    d.at < d.prevPromptLength
       ? "inside the previous turn's prompt"
-      : `at token ${at - prev.prompt.length} of the previous turn's sampled tokens`;
-  return `its prompt_token_ids depart at position ${at} (${where}): the lineage holds ${w.expected}, the prompt holds ${w.got}`;
+      : `at token ${d.at - d.prevPromptLength} of the previous turn's sampled tokens`;
+  return `its prompt_token_ids depart at position ${d.at} (${where}): the lineage holds ${windowText(d.expected, d)}, the prompt holds ${windowText(d.got, d)}`;
 }
 
 /**

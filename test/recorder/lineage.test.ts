@@ -169,6 +169,27 @@ describe("a template that strips earlier reasoning", () => {
     });
   }
 
+  it("writes a split's log line when the logs are read: the same line in the wire JSON, whatever the tokens became since", async () => {
+    const t = await agent(drifting);
+    const again = await agent(drifting);
+    // At the rollout's end the two split lines are not text yet.
+    const unwritten = (logs: string[]) =>
+      Object.keys(logs).filter((k) => Object.getOwnPropertyDescriptor(logs, k)?.get).length;
+    expect(unwritten(t.logs)).toBe(2);
+    // The line keeps the tokens the check read, even after the ids are edited in place.
+    for (const h of [t, ...t.additional_histories])
+      for (const item of h.messages_and_choices) {
+        const ids = (item as { prompt_token_ids?: number[] }).prompt_token_ids;
+        if (ids) ids.fill(0);
+      }
+    const wire = JSON.parse(JSON.stringify(t)) as { logs: string[] };
+    expect(wire.logs).toEqual([...again.logs]);
+    expect(wire.logs.filter((l) => l.startsWith("token lineage split:"))).toHaveLength(2);
+    // Once read, they are plain strings.
+    expect(unwritten(t.logs)).toBe(0);
+    expect(t.logs).toEqual(wire.logs);
+  });
+
   it('lineage: "text" keeps text-equal turns in one history and says where the tokens diverge', async () => {
     const t = await agent(drifting, { lineage: "text" });
     expect(t.additional_histories).toEqual([]);
