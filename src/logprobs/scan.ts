@@ -2,9 +2,10 @@
 // parses it: one pass over the characters of each Choice's `logprobs`, into
 // the compact columns, with no object made per token. A token spelled as vLLM
 // spells it with `return_tokens_as_token_ids` (`token_id:N`) is found in the
-// token table by N, without making its text; its `bytes` are compared with
-// that text's UTF-8 as they are read; its logprob is read as JSON.parse reads
-// it (the same double), so the recorded JSON is the same either way.
+// token table by N, without making its text, any other by its text; its
+// `bytes` are compared with that text's UTF-8 as one slice; its logprob is
+// read as JSON.parse reads it (the same double, see decimal.ts), so the
+// recorded JSON is the same either way.
 //
 // The scan is strict and gives up at anything it does not expect (a key of
 // another name, a byte over MAX_BYTE, an escape in a key): the caller
@@ -19,6 +20,7 @@
 
 import { type Columns, columnsOf } from "./columns.js";
 import { CompactLogprobs } from "./compact.js";
+import { longDigits } from "./decimal.js";
 import { isLogprob, MAX_BYTE, MAX_TOKEN_NUMBER_DIGITS, TOKEN_NUMBER_PREFIX } from "./rules.js";
 import { TokenTable } from "./token-table.js";
 import { isUtf8Of } from "./utf8.js";
@@ -52,11 +54,11 @@ const LOGPROB = 2;
 const BYTES = 4;
 const TOP = 8;
 
-/** How a compact vLLM token starts, up to its number (see vllmToken). */
-const VLLM_TOKEN_START = `{"token":"${TOKEN_NUMBER_PREFIX}`;
-const VLLM_LOGPROB_KEY = '","logprob":';
-const VLLM_BYTES_KEY = ',"bytes":';
-const VLLM_TOP_KEY = ',"top_logprobs":[';
+// The fixed parts of a compact token (see compactToken).
+const TOKEN_START = '{"token":"';
+const LOGPROB_KEY = '","logprob":';
+const BYTES_KEY = ',"bytes":';
+const TOP_KEY = ',"top_logprobs":[';
 
 /**
  * Scans `text`, a chat completion's JSON, for its Choices' logprobs.
@@ -112,9 +114,11 @@ class Scan {
   readonly topIds: number[] = [];
   readonly topLps: number[] = [];
   readonly bytes: number[] = [];
-  // What readTokenText read: N of `token_id:N` (else -1), or the text.
+  // What tokenText or head read: N of `token_id:N` (else -1), or the text;
+  // head's token id.
   numbered = -1;
   text = "";
+  headId = -1;
   // Where tokenNumber's digits ended (the closing quote's place).
   numberEnd = 0;
 
@@ -296,60 +300,68 @@ class Scan {
     topIds.length = 0;
     topLps.length = 0;
     if (!this.empty(CLOSE_ARRAY))
-      do if (!this.vllmToken(true)) this.token(true);
+      do if (!this.compactToken(true)) this.token(true);
       while (this.more(CLOSE_ARRAY));
     const top = columnsOf(table, topIds, topLps);
     return columnsOf(table, ids, lps, { columns: top, ends });
   }
 
   /**
-   * One token as vLLM writes it, compact, with its text `token_id:N`:
-   * `{"token":"token_id:N","logprob":L,"bytes":[…]` then
-   * `,"top_logprobs":[…]}` (`withTop`) or `}`. The fixed parts, and the
-   * bytes when they are the text's UTF-8, are compared as whole slices with
-   * the strings the table keeps per token, leaving only N and L to read
+   * One token written compact, in the SDK's key order, as vLLM writes it:
+   * `{"token":T,"logprob":L,"bytes":[…]` then `,"top_logprobs":[…]}`
+   * (`withTop`) or `}`. T is `token_id:N` (found in the table by N, without
+   * making its text) or a text with no escape (found by its text). The fixed
+   * parts, and the bytes with their key when they are a variant met before
+   * (the text's UTF-8, almost always), are compared as whole slices with
+   * strings the table keeps per token, leaving only N or T and L to read
    * character by character. False, at the token's start, when the token is
    * written otherwise: {@link token} reads it then.
    */
-  vllmToken(withTop: boolean): boolean {
-    this.skipSpace();
+  compactToken(withTop: boolean): boolean {
     const s = this.s;
-    const start = this.p;
-    if (!at(s, start, VLLM_TOKEN_START)) return false;
-    const n = this.tokenNumber(start + VLLM_TOKEN_START.length);
-    let q = this.numberEnd;
-    if (n < 0 || !at(s, q, VLLM_LOGPROB_KEY)) return false;
-    this.p = q + VLLM_LOGPROB_KEY.length;
-    const logprob = this.number();
-    if (!at(s, this.p, VLLM_BYTES_KEY)) {
+    let start = this.p;
+    while (isSpace(s.charCodeAt(start))) start++;
+    this.p = start;
+    const table = this.table;
+    let q = this.head(start);
+    if (q < 0) {
       this.p = start;
       return false;
     }
-    this.p += VLLM_BYTES_KEY.length;
-    const table = this.table;
-    let id = table.numberedId(n);
-    const bytesJson = table.bytesJson(id);
-    if (at(s, this.p, bytesJson)) q = this.p + bytesJson.length;
+    let id = this.headId;
+    const n = this.numbered;
+    const text = this.text;
+    this.p = q;
+    const logprob = this.number();
+    q = this.p;
+    const field = table.bytesField(id);
+    if (at(s, q, field)) q += field.length;
     else {
       // Bytes that are not the text's UTF-8 (a character split over
       // tokens): one of the variants met before, compared the same way, or
       // read and added.
-      q = -1;
-      const variants = table.numberedVariants(n);
+      const variants = n >= 0 ? table.numberedVariants(n) : table.variants(text);
+      let found = -1;
       if (variants)
         for (const v of variants) {
-          const json = table.bytesJson(v);
-          if (at(s, this.p, json)) {
-            id = v;
-            q = this.p + json.length;
+          const json = table.bytesField(v);
+          if (at(s, q, json)) {
+            found = v;
+            q += json.length;
             break;
           }
         }
-      if (q < 0) {
-        const bytesNull = this.readBytes();
-        id = table.numberedOddId(n, bytesNull ? null : this.bytes);
+      if (found < 0) {
+        if (!at(s, q, BYTES_KEY)) {
+          this.p = start;
+          return false;
+        }
+        this.p = q + BYTES_KEY.length;
+        const bytes = this.readBytes() ? null : this.bytes;
+        found = n >= 0 ? table.numberedOddId(n, bytes) : table.oddId(text, bytes);
         q = this.p;
       }
+      id = found;
     }
     if (!withTop) {
       if (s.charCodeAt(q) !== CLOSE_OBJECT) {
@@ -361,13 +373,13 @@ class Scan {
       this.topLps.push(logprob);
       return true;
     }
-    if (!at(s, q, VLLM_TOP_KEY)) {
+    if (!at(s, q, TOP_KEY)) {
       this.p = start;
       return false;
     }
-    this.p = q + VLLM_TOP_KEY.length;
+    this.p = q + TOP_KEY.length;
     if (!this.empty(CLOSE_ARRAY))
-      do if (!this.vllmToken(false)) this.token(false);
+      do if (!this.compactToken(false)) this.token(false);
       while (this.more(CLOSE_ARRAY));
     // Alternatives are read: another key after them is another shape.
     this.expect(CLOSE_OBJECT);
@@ -406,7 +418,7 @@ class Scan {
         const saved = id < 0 && seen & BYTES ? this.bytes.slice() : undefined;
         this.expect(OPEN_ARRAY);
         if (!this.empty(CLOSE_ARRAY))
-          do if (!this.vllmToken(false)) this.token(false);
+          do if (!this.compactToken(false)) this.token(false);
           while (this.more(CLOSE_ARRAY));
         if (saved) {
           this.bytes.length = 0;
@@ -424,6 +436,68 @@ class Scan {
     } else {
       this.topIds.push(id);
       this.topLps.push(logprob);
+    }
+  }
+
+  /**
+   * A compact token's head, `{"token":T,"logprob":`, at `start`: where its
+   * logprob starts, or -1 when the token is written otherwise. Sets
+   * `headId`, `numbered` (N of `token_id:N`, else -1) and `text` (T, else
+   * ""). A token met before is compared as one slice with the head the table
+   * keeps for it; the first meeting checks each part, then adds the token.
+   */
+  head(start: number): number {
+    const s = this.s;
+    const table = this.table;
+    const from = start + TOKEN_START.length;
+    let n = -1;
+    let text: string | undefined;
+    let id = -1;
+    // N read where it would be; the head's comparison says whether it was.
+    if (s.charCodeAt(from) === 116) {
+      n = this.tokenNumber(from + TOKEN_NUMBER_PREFIX.length);
+      if (n >= 0) id = table.knownNumbered(n);
+    }
+    if (n < 0) {
+      text = this.plainText(from);
+      if (text === undefined) return -1;
+      id = table.knownPlain(text);
+    }
+    let q = -1;
+    if (id >= 0) {
+      const head = table.head(id);
+      if (at(s, start, head)) q = start + head.length;
+    }
+    if (q < 0) {
+      if (!at(s, start, TOKEN_START)) return -1;
+      if (n >= 0 && at(s, from, TOKEN_NUMBER_PREFIX)) {
+        id = table.numberedId(n);
+        q = this.numberEnd;
+      } else {
+        n = -1;
+        text ??= this.plainText(from);
+        if (text === undefined) return -1;
+        id = table.plainId(text);
+        q = from + text.length;
+      }
+      if (!at(s, q, LOGPROB_KEY)) return -1;
+      q += LOGPROB_KEY.length;
+    }
+    this.headId = id;
+    this.numbered = n;
+    this.text = text ?? "";
+    return q;
+  }
+
+  /** A token's text from `from` to its closing quote; undefined at an escape, a control character or the end. */
+  plainText(from: number): string | undefined {
+    const s = this.s;
+    let e = from;
+    for (;;) {
+      const c = s.charCodeAt(e);
+      if (c === QUOTE) return s.slice(from, e);
+      if (!(c >= 0x20) || c === BACKSLASH) return undefined;
+      e++;
     }
   }
 
@@ -537,6 +611,7 @@ class Scan {
       } while (c >= 48 && c <= 57);
     } else throw GIVE_UP;
     let scale = 0;
+    const digitsFrom = negative ? start + 1 : start;
     if (c === 46) {
       c = s.charCodeAt(++p);
       if (!(c >= 48 && c <= 57)) throw GIVE_UP;
@@ -546,6 +621,7 @@ class Scan {
         c = s.charCodeAt(++p);
       } while (c >= 48 && c <= 57);
     }
+    const digitsEnd = p;
     if (c === 101 || c === 69) {
       c = s.charCodeAt(++p);
       let sign = 1;
@@ -567,7 +643,12 @@ class Scan {
     // product or quotient by an exact power of ten is what JSON.parse gives.
     if (m < TWO_53 && scale >= -22 && scale <= 22)
       value = scale < 0 ? m / (POW10[-scale] as number) : m * (POW10[scale] as number);
-    else value = Number(s.slice(negative ? start + 1 : start, p));
+    else {
+      // 16 to 18 digits (what a server writes for a double): most are
+      // settled without Number(), which allocates a string to read.
+      value = scale < 0 && scale >= -22 ? longDigits(s, digitsFrom, digitsEnd, -scale) : Number.NaN;
+      if (Number.isNaN(value)) value = Number(s.slice(digitsFrom, p));
+    }
     if (negative) value = -value;
     if (!isLogprob(value)) throw GIVE_UP;
     return value;

@@ -24,7 +24,8 @@ export class TokenTable {
   // Frozen: shared by every token written with them (undefined until asked for).
   readonly #bytes: (readonly number[] | null | undefined)[] = [];
   readonly #prefixes: (Uint8Array | undefined)[] = [];
-  readonly #bytesJson: (string | undefined)[] = [];
+  readonly #bytesField: (string | undefined)[] = [];
+  readonly #heads: (string | undefined)[] = [];
   readonly #numberedOdd = new Map<number, number[]>();
   readonly #plain = new Map<string, number>();
   // The ids of `token_id:N` tokens (vLLM's spelling with
@@ -44,6 +45,29 @@ export class TokenTable {
       this.#plain.set(token, id);
     }
     return id;
+  }
+
+  /** The id of a token met before whose bytes are its text's UTF-8, or -1. */
+  knownPlain(token: string): number {
+    return this.#plain.get(token) ?? -1;
+  }
+
+  /** The id of the token `token_id:N` met before with its text's UTF-8 as bytes, or -1. */
+  knownNumbered(n: number): number {
+    return n < this.#numbered.length ? (this.#numbered[n] as number) - 1 : -1;
+  }
+
+  /**
+   * How a token starts, compact, up to its logprob: `{"token":"T","logprob":`
+   * with T as it is (a scan compares it only with texts that need no escape).
+   */
+  head(id: number): string {
+    let head = this.#heads[id];
+    if (head === undefined) {
+      head = `{"token":"${this.tokens[id]}","logprob":`;
+      this.#heads[id] = head;
+    }
+    return head;
   }
 
   /** The id of the token `token_id:N` whose bytes are its text's UTF-8 (N a safe integer ≥ 0). */
@@ -91,15 +115,20 @@ export class TokenTable {
     return bytes;
   }
 
-  /** The token's bytes as compact JSON (`[…]` or `null`), as a server writes them. */
-  bytesJson(id: number): string {
-    let json = this.#bytesJson[id];
+  /** The token's bytes with their key, compact, as a server writes them: `,"bytes":[…]` or `,"bytes":null`. */
+  bytesField(id: number): string {
+    let json = this.#bytesField[id];
     if (json === undefined) {
       const bytes = this.sharedBytes(id);
-      json = bytes === null ? "null" : `[${bytes.join(",")}]`;
-      this.#bytesJson[id] = json;
+      json = `,"bytes":${bytes === null ? "null" : `[${bytes.join(",")}]`}`;
+      this.#bytesField[id] = json;
     }
     return json;
+  }
+
+  /** The ids of the variants of the text `token` met so far (bytes not its UTF-8). */
+  variants(token: string): readonly number[] | undefined {
+    return this.#odd.get(token);
   }
 
   /** The ids of the variants of `token_id:N` met so far (bytes not its text's UTF-8). */
