@@ -16,7 +16,7 @@ import {
 } from "../../trajectory/index.js";
 import { InvalidArgumentError } from "../../util/argument-error.js";
 import { TrajectoryRecorderError } from "../../util/error-family.js";
-import { errorMessage } from "../../util/index.js";
+import { errorMessage, keepClassName } from "../../util/index.js";
 import type { GroupCollectorOptions } from "./collector.js";
 import { TrainingCoordinator } from "./coordinator.js";
 import { resolveCluster } from "./options.js";
@@ -254,3 +254,6 @@ export class BullMQExecutor<S = unknown> implements RolloutExecutor<S> {
     });
   }
 }
+
+// The build renames this class (it refers to itself); see class-name.ts.
+keepClassName(BullMQExecutor, "BullMQExecutor");
