@@ -61,9 +61,21 @@ export interface RolloutStore {
   ): void | Promise<void>;
 }
 
+// Random bytes for ids, drawn 256 ids at a time: one `randomBytes` (a system
+// call) per rollout showed among the recorder's top samples.
+const ID_BYTES = 12;
+let idPool = Buffer.alloc(0);
+let idNext = 0;
+
 /** A new trajectory id: `trj_` and 24 hex digits (96 random bits). */
 export function newTrajectoryId(): string {
-  return `trj_${randomBytes(12).toString("hex")}`;
+  if (idNext + ID_BYTES > idPool.length) {
+    idPool = randomBytes(ID_BYTES * 256);
+    idNext = 0;
+  }
+  const id = idPool.toString("hex", idNext, idNext + ID_BYTES);
+  idNext += ID_BYTES;
+  return `trj_${id}`;
 }
 
 /** What {@link RolloutHandle} is opened with. */
