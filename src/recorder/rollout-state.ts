@@ -9,7 +9,7 @@ import {
   isChoice,
   keptByApplication,
   type MessageOrChoice,
-  markRecorded,
+  recordedItems,
   stepOfModelName,
   type Trajectory,
   toChatMessage,
@@ -65,6 +65,8 @@ export class RolloutState implements ActiveRollout {
   readonly #toolResults = new ToolResults();
   /** Conversations holding a Choice: their tools are the ones those Choices were offered. */
   #withChoice: WeakSet<Conversation> | undefined;
+  /** The items this rollout built (the worker writes them without checking them again). */
+  #recorded: Set<object> | undefined;
   /** The request tool objects last found equal to a conversation's tools. */
   #toolsSeen: WeakMap<Conversation, readonly unknown[]> | undefined;
   #completions = 0;
@@ -407,8 +409,10 @@ export class RolloutState implements ActiveRollout {
     this.#withChoice ??= new WeakSet();
     const newTools =
       tools && !this.#withChoice.has(conversation) ? copyJson(tools, "tools") : undefined;
+    this.#recorded ??= recordedItems(this.trajectory);
+    const recorded = this.#recorded;
     for (const msg of added) {
-      markRecorded(msg);
+      recorded.add(msg);
       items.push(msg as never);
       this.#toolResults.sent(conversation, msg);
     }
@@ -418,7 +422,7 @@ export class RolloutState implements ActiveRollout {
       );
     if (newTools) conversation.tools = newTools as never;
     if (!turn) return;
-    markRecorded(turn);
+    recorded.add(turn);
     items.push(turn as never);
     if (isChoice(turn)) {
       this.#withChoice.add(conversation);

@@ -89,7 +89,7 @@ export {
   type ProgressStream,
 } from "./progress.js";
 // Internal: the recorder marks the Choices it captured.
-export { markRecorded } from "./recorded.js";
+export { recordedItems } from "./recorded.js";
 export { hasRewardSignal } from "./signal.js";
 export type { GroupSink } from "./sink.js";
 export { readWrittenTrajectory, Trajectory, type TrajectoryInit } from "./trajectory.js";

@@ -4,17 +4,25 @@
 // before training still does); anything a rollout added or replaced is
 // checked. One set for every copy of the module (ESM and CommonJS builds).
 
-const KEY = Symbol.for("trajectory-recorder.recorded-items");
-const registry = globalThis as { [KEY]?: WeakSet<object> };
-registry[KEY] ??= new WeakSet();
-const recorded: WeakSet<object> = registry[KEY];
+// Kept per trajectory (a Set for each, found through one WeakMap entry): a
+// WeakSet of every item ever recorded cost an ephemeron per item, on the call
+// path and in every garbage collection.
+const KEY = Symbol.for("trajectory-recorder.recorded-items-by-trajectory");
+const registry = globalThis as { [KEY]?: WeakMap<object, Set<object>> };
+registry[KEY] ??= new WeakMap();
+const byOwner: WeakMap<object, Set<object>> = registry[KEY];
 
-/** Notes `item` as built by the recorder. */
-export function markRecorded(item: object): void {
-  recorded.add(item);
+/** The set of items the recorder built for `owner` (a rollout's trajectory). */
+export function recordedItems(owner: object): Set<object> {
+  let items = byOwner.get(owner);
+  if (!items) {
+    items = new Set();
+    byOwner.set(owner, items);
+  }
+  return items;
 }
 
-/** Whether the recorder built `item` (see {@link markRecorded}). */
-export function isRecorded(item: unknown): boolean {
-  return typeof item === "object" && item !== null && recorded.has(item);
+/** Whether the recorder built `item` for `owner` (see {@link recordedItems}). */
+export function isRecorded(owner: object, item: unknown): boolean {
+  return typeof item === "object" && item !== null && byOwner.get(owner)?.has(item) === true;
 }

@@ -156,7 +156,7 @@ export function checkRolloutTrajectory(t: Trajectory, issues: WireIssue[]): void
   const checkItems = (list: unknown, at: (string | number)[]) => {
     if (!Array.isArray(list)) return;
     for (let i = 0; i < list.length; i++) {
-      if (!isRecorded(list[i])) itemPieces(list[i], [...at, i], issues);
+      if (!isRecorded(t, list[i])) itemPieces(list[i], [...at, i], issues);
     }
   };
   checkItems(items, ["messages_and_choices"]);

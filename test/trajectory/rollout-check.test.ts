@@ -4,7 +4,7 @@
 import OpenAI from "openai";
 import { Recorder, Trajectory } from "trajectory-recorder";
 import { expect, it } from "vitest";
-import { markRecorded } from "../../src/trajectory/recorded.js";
+import { recordedItems } from "../../src/trajectory/recorded.js";
 import { checkRolloutTrajectory, type WireIssue } from "../../src/trajectory/wire-writer.js";
 
 const issuesOf = (t: Trajectory) => {
@@ -15,15 +15,18 @@ const issuesOf = (t: Trajectory) => {
 
 it("checks a rollout's own fields and the items it added, not those the recorder built", () => {
   const built = { role: "user", content: 42 } as never; // stands for an item the recorder made
-  markRecorded(built);
   const t = new Trajectory({
     messages_and_choices: [built, { role: "user", content: 7 } as never],
     metrics: { score: "high" as never },
   });
+  recordedItems(t).add(built);
   const issues = issuesOf(t);
   expect(issues.some((i) => i.startsWith("messages_and_choices.1"))).toBe(true);
   expect(issues.some((i) => i.startsWith("messages_and_choices.0"))).toBe(false);
   expect(issues.some((i) => i.startsWith("metrics.score"))).toBe(true);
+  // Built for another trajectory: checked here.
+  const other = new Trajectory({ messages_and_choices: [built] });
+  expect(issuesOf(other).some((i) => i.startsWith("messages_and_choices.0"))).toBe(true);
 });
 
 it("the items of a recorded rollout are marked as the recorder's, and pass", async () => {
