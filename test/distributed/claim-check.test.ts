@@ -8,140 +8,85 @@ import {
   GroupCollector,
   type PayloadStore,
   RedisPayloadStore,
-  RolloutProducer,
-  RolloutWorker,
   readProgress,
 } from "trajectory-recorder/bullmq";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { agent, type Harness, memoryLogger, startHarness, until } from "./harness.js";
+import { expect, it } from "vitest";
+import { claimFixture } from "./claim-fixture.js";
+import { agent, memoryLogger, until } from "./harness.js";
 
-let h: Harness;
-let redis: Redis;
-const closers: (() => Promise<void>)[] = [];
-beforeEach(async () => {
-  h = await startHarness();
-  redis = new Redis(h.redis.connection);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  redis.disconnect();
-  await h.close();
-});
+const f = claimFixture();
 
-const fast = { lockDurationMs: 10_000, stalledIntervalMs: 5_000 };
 const MB5 = 5 * 1024 * 1024;
-
-async function startWorker(
-  options: { payloads?: PayloadStore; blob?: number; eventsMaxLen?: number } = {},
-) {
-  const { recorder, say } = agent(h.tap.url);
-  const w = await RolloutWorker.start<{ target: string }>({
-    connection: h.redis.connection,
-    recorder,
-    logger: memoryLogger(),
-    concurrency: 4,
-    ...fast,
-    payloads: options.payloads,
-    eventsMaxLen: options.eventsMaxLen,
-    rollout: async ({ payload, trajectory, index }) => {
-      await say("emulator/toy-bigram", trajectory, payload.target, index);
-      if (options.blob) trajectory.metadata.blob = "x".repeat(options.blob);
-    },
-  });
-  closers.push(() => w.close());
-  return w;
-}
 
 async function startCollector(options: { payloads?: PayloadStore; eventsMaxLen?: number } = {}) {
   const logger = memoryLogger();
-  const c = await GroupCollector.start({ connection: h.redis.connection, logger, ...options });
-  closers.push(() => c.close());
+  const c = await GroupCollector.start({ connection: f.h.redis.connection, logger, ...options });
+  f.closers.push(() => c.close());
   return { collector: c, logger };
 }
 
-async function enqueue(ids: string[], rollouts: number, eventsMaxLen?: number) {
-  const producer = new RolloutProducer({ connection: h.redis.connection, eventsMaxLen });
-  closers.push(() => producer.close());
-  await producer.enqueue(ids.map((id) => ({ id, payload: { target: "red" }, rollouts })));
-}
-
 const collected = async (n: number) =>
-  until(async () => (await readProgress({ connection: h.redis.connection })).groups.finished >= n);
-
-/** Every value Redis holds under the run's BullMQ keys, with its size. */
-async function bullValues(): Promise<{ key: string; field: string; bytes: number }[]> {
-  const out: { key: string; field: string; bytes: number }[] = [];
-  for (const key of await redis.keys("bull:rollouts-*")) {
-    const type = await redis.type(key);
-    if (type === "hash") {
-      const all = await redis.hgetallBuffer(key);
-      for (const [field, v] of Object.entries(all)) out.push({ key, field, bytes: v.length });
-    } else if (type === "stream") {
-      for (const [id, fields] of await redis.xrange(key, "-", "+")) {
-        out.push({ key, field: id, bytes: fields.join("").length });
-      }
-    }
-  }
-  return out;
-}
+  until(
+    async () => (await readProgress({ connection: f.h.redis.connection })).groups.finished >= n,
+  );
 
 it("keeps a 5 MB trajectory out of the jobs: job data, results and events stay under 16 KB, and the collected group references the rollouts' own payloads, kept without a TTL", async () => {
-  await enqueue(["big"], 2);
-  await startWorker({ blob: MB5 });
+  await f.enqueue(["big"], 2);
+  await f.startWorker({ blob: MB5 });
   // Read Redis between the rollouts' completion and collection.
   await until(
-    async () => (await readProgress({ connection: h.redis.connection })).rollouts.finished >= 2,
+    async () => (await readProgress({ connection: f.h.redis.connection })).rollouts.finished >= 2,
   );
-  const payloadKeys = await redis.keys("bull:rollouts:tr:payload:*");
+  const payloadKeys = await f.redis.keys("bull:rollouts:tr:payload:*");
   expect(payloadKeys).toHaveLength(2);
   for (const key of payloadKeys) {
-    expect(await redis.type(key)).toBe("list"); // in chunks, not one string
-    expect(await redis.llen(key)).toBeGreaterThan(10);
-    expect(await redis.pttl(key)).toBeGreaterThan(0);
+    expect(await f.redis.type(key)).toBe("list"); // in chunks, not one string
+    expect(await f.redis.llen(key)).toBeGreaterThan(10);
+    expect(await f.redis.pttl(key)).toBeGreaterThan(0);
   }
-  const values = await bullValues();
+  const values = await f.values("bull:rollouts-*");
   expect(values.length).toBeGreaterThan(10);
   const largest = Math.max(...values.map((v) => v.bytes));
   expect(largest).toBeLessThanOrEqual(16 * 1024);
 
   await startCollector();
   await collected(1);
-  const entry = (await redis.hget("bull:rollouts:tr:groups", "big")) as string;
+  const entry = (await f.redis.hget("bull:rollouts:tr:groups", "big")) as string;
   expect(entry.length).toBeLessThan(1024);
   const record = JSON.parse(entry);
   // Not copied: the record points at the payloads the workers wrote.
   expect(record.t.map((k: string) => `bull:rollouts:tr:payload:${k}`).sort()).toEqual(
     payloadKeys.sort(),
   );
-  for (const key of payloadKeys) expect(await redis.pttl(key)).toBe(-1);
-  const store = new RedisPayloadStore(redis, { prefix: "bull:rollouts:tr:payload:" });
+  for (const key of payloadKeys) expect(await f.redis.pttl(key)).toBe(-1);
+  const store = new RedisPayloadStore(f.redis, { prefix: "bull:rollouts:tr:payload:" });
   for (const key of record.t) {
     expect(JSON.parse((await store.get(key)) as string).metadata.blob).toHaveLength(MB5);
   }
-  const p = await readProgress({ connection: h.redis.connection });
+  const p = await readProgress({ connection: f.h.redis.connection });
   expect(p.rollouts).toMatchObject({ finished: 2, failed: 0 });
   // Completed rollouts are removed, but the first (a re-run reads its payload).
-  expect(await redis.exists("bull:rollouts-rollouts:big#1")).toBe(0);
-  expect(await redis.exists("bull:rollouts-rollouts:big#0")).toBe(1);
+  expect(await f.redis.exists("bull:rollouts-rollouts:big#1")).toBe(0);
+  expect(await f.redis.exists("bull:rollouts-rollouts:big#0")).toBe(1);
 });
 
 it("caps each queue's events stream at eventsMaxLen while hundreds of rollouts pass", async () => {
   const ids = Array.from({ length: 40 }, (_, i) => `e${i}`);
-  await enqueue(ids, 4, 50);
-  await startWorker({ eventsMaxLen: 50 });
+  await f.enqueue(ids, 4, 50);
+  await f.startWorker({ eventsMaxLen: 50 });
   await startCollector({ eventsMaxLen: 50 });
   await collected(40);
   // 160 rollouts, each at least added, waiting, active and completed: 640 events.
-  const length = await redis.xlen("bull:rollouts-rollouts:events");
+  const length = await f.redis.xlen("bull:rollouts-rollouts:events");
   // XADD MAXLEN ~ trims whole stream nodes (100 entries each).
   expect(length).toBeLessThanOrEqual(50 + 100);
-  expect(await redis.hget("bull:rollouts-rollouts:meta", "opts.maxLenEvents")).toBe("50");
+  expect(await f.redis.hget("bull:rollouts-rollouts:meta", "opts.maxLenEvents")).toBe("50");
 });
 
 it("reads results of the old shape (the whole trajectory in the job result) during a rolling upgrade", async () => {
-  await enqueue(["old"], 2);
+  await f.enqueue(["old"], 2);
   // A worker of the previous version: its result is the trajectory itself.
-  const { recorder, say } = agent(h.tap.url);
+  const { recorder, say } = agent(f.h.tap.url);
   const old = new Worker(
     "rollouts-rollouts",
     async (job) => {
@@ -150,29 +95,29 @@ it("reads results of the old shape (the whole trajectory in the job result) duri
       );
       return t.toJSON();
     },
-    { connection: { ...h.redis.connection, maxRetriesPerRequest: null }, prefix: "bull" },
+    { connection: { ...f.h.redis.connection, maxRetriesPerRequest: null }, prefix: "bull" },
   );
-  closers.push(() => old.close());
+  f.closers.push(() => old.close());
   await startCollector();
   await collected(1);
   // Written to the payload store by the collector: Redis holds the record only.
-  const record = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "old")) as string);
+  const record = JSON.parse((await f.redis.hget("bull:rollouts:tr:groups", "old")) as string);
   expect(record.t).toHaveLength(2);
   expect(record.rest.exceptions).toEqual([]);
-  expect(await redis.keys("bull:rollouts:tr:payload:*")).toHaveLength(2);
+  expect(await f.redis.keys("bull:rollouts:tr:payload:*")).toHaveLength(2);
 });
 
 it("writes payloads to a shared directory when given one, and keeps them out of the sweep once their group is collected", async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "payloads-"));
-  closers.push(() => rm(dir, { recursive: true, force: true }));
+  f.closers.push(() => rm(dir, { recursive: true, force: true }));
   const payloads = new DirectoryPayloadStore({ dir });
-  await enqueue(["disk"], 3);
-  await startWorker({ payloads, blob: 100_000 });
+  await f.enqueue(["disk"], 3);
+  await f.startWorker({ payloads, blob: 100_000 });
   await until(async () => (await readdir(dir)).length === 3);
-  expect(await redis.keys("bull:rollouts:tr:payload:*")).toEqual([]);
+  expect(await f.redis.keys("bull:rollouts:tr:payload:*")).toEqual([]);
   await startCollector({ payloads });
   await collected(1);
-  const record = JSON.parse((await redis.hget("bull:rollouts:tr:groups", "disk")) as string);
+  const record = JSON.parse((await f.redis.hget("bull:rollouts:tr:groups", "disk")) as string);
   const bodies = await Promise.all(record.t.map((k: string) => payloads.get(k)));
   expect(bodies.map((b) => JSON.parse(b as string).metadata.blob.length)).toEqual([
     100_000, 100_000, 100_000,
@@ -183,41 +128,43 @@ it("writes payloads to a shared directory when given one, and keeps them out of 
 });
 
 it("turns a payload that is gone into one of the group's exceptions, logged, and never hangs", async () => {
-  await enqueue(["gone"], 2);
-  await startWorker();
+  await f.enqueue(["gone"], 2);
+  await f.startWorker();
   await until(
-    async () => (await readProgress({ connection: h.redis.connection })).rollouts.finished >= 2,
+    async () => (await readProgress({ connection: f.h.redis.connection })).rollouts.finished >= 2,
   );
-  const [first] = await redis.keys("bull:rollouts:tr:payload:*");
-  await redis.del(first as string);
+  const [first] = await f.redis.keys("bull:rollouts:tr:payload:*");
+  await f.redis.del(first as string);
   const { logger } = await startCollector({});
   await until(
-    async () => (await readProgress({ connection: h.redis.connection })).groups.failed >= 1,
+    async () => (await readProgress({ connection: f.h.redis.connection })).groups.failed >= 1,
   );
   expect(logger.lines.join("\n")).toMatch(/is not in the payload store/);
 });
 
 it("RedisPayloadStore reads back what it wrote in small chunks, characters split across chunks included, with a TTL", async () => {
-  const store = new RedisPayloadStore(redis, { prefix: "p:", chunkBytes: 5, ttlMs: 60_000 });
+  const store = new RedisPayloadStore(f.redis, { prefix: "p:", chunkBytes: 5, ttlMs: 60_000 });
   const body = JSON.stringify({ text: "héllo wörld 🙂 ".repeat(20) });
   await store.put("a#0.x", body);
-  expect(await redis.llen("p:a#0.x")).toBe(Math.ceil(Buffer.byteLength(body) / 5));
-  expect(await redis.pttl("p:a#0.x")).toBeGreaterThan(50_000);
+  expect(await f.redis.llen("p:a#0.x")).toBe(Math.ceil(Buffer.byteLength(body) / 5));
+  expect(await f.redis.pttl("p:a#0.x")).toBeGreaterThan(50_000);
   expect(await store.get("a#0.x")).toBe(body);
   expect(await store.keep("a#0.x")).toBe(true);
-  expect(await redis.pttl("p:a#0.x")).toBe(-1);
+  expect(await f.redis.pttl("p:a#0.x")).toBe(-1);
   expect(await store.keep("never")).toBe(false);
   await store.put("empty", "");
   expect(await store.get("empty")).toBe("");
   await store.delete("a#0.x");
   expect(await store.get("a#0.x")).toBeUndefined();
   await store.delete("never");
-  expect(() => new RedisPayloadStore(redis, { prefix: "p:", ttlMs: 0 })).toThrow(/options\.ttlMs/);
+  expect(() => new RedisPayloadStore(f.redis, { prefix: "p:", ttlMs: 0 })).toThrow(
+    /options\.ttlMs/,
+  );
 });
 
 it("DirectoryPayloadStore keeps every key inside its directory and sweeps payloads older than ttlMs", async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "payloads-"));
-  closers.push(() => rm(dir, { recursive: true, force: true }));
+  f.closers.push(() => rm(dir, { recursive: true, force: true }));
   const store = new DirectoryPayloadStore({ dir: path.join(dir, "p"), ttlMs: 60_000 });
   await store.put("../escape/..", "one");
   await store.put("g#1.abc", "two");
