@@ -230,7 +230,9 @@ describe("recorded logprobs", () => {
     expect(wireLogprobs(t)).toEqual(expected);
   });
 
-  it("are compacted oldest first, in slices, once more than the cap wait for their rollouts", async () => {
+  it("are compacted oldest first, in slices, once more than the cap wait and a full collection has kept them", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
     const big = Array.from({ length: 2000 }, (_, i) => tok(` t${i % 50}`, -i / 1000));
     const perList = big.length * 4; // each token and its three alternatives
     const lists = Array.from(
@@ -238,9 +240,15 @@ describe("recorded logprobs", () => {
       () => CompactLogprobs.capture({ content: big, refusal: null })!,
     );
     for (const l of lists) l.hold();
-    expect(lists.every((l) => !l.isCompacted())).toBe(true);
     const waiting = () => lists.filter((l) => !l.isCompacted()).length * perList;
-    for (let i = 0; i < 500 && waiting() > MAX_WAITING_TOKENS; i++) await nextTurn();
+    // Not before a full collection has shown they are kept: until then they
+    // may be a dropped trajectory's, not worth a token-table lookup each.
+    for (let i = 0; i < 20; i++) await nextTurn();
+    expect(lists.every((l) => !l.isCompacted())).toBe(true);
+    for (let i = 0; i < 500 && waiting() > MAX_WAITING_TOKENS; i++) {
+      gc();
+      await nextTurn();
+    }
     expect(waiting()).toBeLessThanOrEqual(MAX_WAITING_TOKENS);
     expect(lists[0]!.isCompacted()).toBe(true);
     expect(lists[1]!.isCompacted()).toBe(true);
@@ -248,6 +256,40 @@ describe("recorded logprobs", () => {
     expect(lists.at(-1)!.isCompacted()).toBe(false);
     expect(JSON.parse(JSON.stringify(lists[0]))).toEqual(JSON.parse(JSON.stringify(lists.at(-1))));
     for (const l of lists) l.compact();
+  });
+
+  it("of trajectories nobody keeps are left to the garbage collector, never compacted past the cap", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const big = Array.from({ length: 2000 }, (_, i) => tok(` t${i % 50}`, -i / 1000));
+    const perList = big.length * 4;
+    let compacted = 0;
+    let freed = 0;
+    const registry = new FinalizationRegistry<undefined>(() => {
+      freed += 1;
+    });
+    const dropped = Math.ceil((2 * MAX_WAITING_TOKENS) / perList);
+    // Made in a function of their own: nothing of the test's frame keeps one.
+    const holdOne = () => {
+      const list = CompactLogprobs.capture({ content: big, refusal: null })!;
+      const compact = list.compact.bind(list);
+      list.compact = () => {
+        compacted += 1;
+        compact();
+      };
+      list.hold();
+      registry.register(list, undefined);
+    };
+    for (let i = 0; i < dropped; i++) holdOne();
+    // Turns in which the old sweep compacted them, then full collections.
+    for (let i = 0; i < 20; i++) await nextTurn();
+    for (let i = 0; i < 50 && freed < dropped; i++) {
+      await nextTurn();
+      gc();
+    }
+    for (let i = 0; i < 20; i++) await nextTurn();
+    expect(freed).toBe(dropped);
+    expect(compacted).toBe(0);
   });
 
   it("read as the SDK's objects at any time, before and after they are compacted", async () => {
