@@ -97,6 +97,36 @@ function checkExtraFields(body: Body): void {
   }
 }
 
+/** What `asResponse()` of a recorded call needs, kept on its promise. */
+interface RawResponseRecord {
+  asResponse: () => Promise<Response>;
+  request: RecordedCompletion["request"];
+  record: (call: RecordedCompletion) => void;
+  fail: (error: unknown) => void;
+}
+
+const RAW_RESPONSE = Symbol("trajectory-recorder.rawResponse");
+
+/**
+ * `asResponse()` of a recorded call: its caller reads the body themselves,
+ * so the call is recorded from a copy. When the body is already being read,
+ * parse() is running too (withResponse()) and records through onResult.
+ * One function for every call: a closure made per call and set as a new own
+ * property of the SDK's promise kept every answer alive through the young
+ * generation's collections (about 80 KB a 64-token top-5 answer, promoted).
+ */
+function recordedAsResponse(this: { [RAW_RESPONSE]?: RawResponseRecord }): Promise<Response> {
+  const raw = this[RAW_RESPONSE] as RawResponseRecord;
+  return raw.asResponse().then((response) => {
+    if (!response.bodyUsed)
+      response
+        .clone()
+        .json()
+        .then((json) => raw.record(answeredCall(raw.request, json)), raw.fail);
+    return response;
+  });
+}
+
 function recordingCreate(
   original: AnyFn,
   target: object,
@@ -264,20 +294,15 @@ function recordingCreate(
       };
     // Failed requests reject the response promise before any body is read.
     promise.responsePromise?.then(undefined, fail);
-    const asResponse = promise.asResponse?.bind(promise);
-    if (asResponse && !body.stream) {
-      // A caller who takes the raw Response reads the body themselves: record
-      // from a copy. When the body is already being read, parse() is running
-      // too (withResponse()) and records through onResult.
-      promise.asResponse = () =>
-        asResponse().then((response) => {
-          if (!response.bodyUsed)
-            response
-              .clone()
-              .json()
-              .then((json) => record(answeredCall(request, json)), fail);
-          return response;
-        });
+    const asResponse = promise.asResponse;
+    if (typeof asResponse === "function" && !body.stream) {
+      const raw: RawResponseRecord = {
+        asResponse: asResponse.bind(promise),
+        request,
+        record,
+        fail,
+      };
+      Object.assign(promise, { [RAW_RESPONSE]: raw, asResponse: recordedAsResponse });
     }
     return promise;
   };
