@@ -2,7 +2,6 @@ import { mkdtemp, readdir, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Worker } from "bullmq";
-import { Redis } from "ioredis";
 import {
   DirectoryPayloadStore,
   GroupCollector,

@@ -1,7 +1,6 @@
 // Collected groups wait for a batch as small records in Redis, their
 // trajectories in the payload store; the coordinator reads them back just
 // before training, deletes them once trained, and its own keys expire.
-import { Redis } from "ioredis";
 import {
   GroupCollector,
   type PayloadStore,
