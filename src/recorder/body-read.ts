@@ -38,17 +38,19 @@ function redefinable(response: object, key: Key): boolean {
 
 /**
  * Whether the SDK reads this answer as JSON (openai 4 to 7 alike: a media
- * type naming application/json or ending in +json, a body to read). Not
- * lowercased, as openai 4 does not: where the majors differ the scan is left
- * out and the recorder reads the objects.
+ * type naming application/json or ending in +json). Not lowercased, as
+ * openai 4 does not: where the majors differ the scan is left out and the
+ * recorder reads the objects.
  */
 function readAsJson(response: ResponseLike): boolean {
   if (response.status === 204) return false;
   const type = response.headers?.get?.("content-type");
   if (typeof type !== "string") return false;
-  const media = type.split(";")[0]?.trim() ?? "";
-  if (!media.includes("application/json") && !media.endsWith("+json")) return false;
-  return response.headers?.get?.("content-length") !== "0";
+  const semicolon = type.indexOf(";");
+  const media = (semicolon < 0 ? type : type.slice(0, semicolon)).trim();
+  // An empty body needs no header read of its own: the scan gives up on ""
+  // and the SDK's read fails as it would unpatched (see originalJsonError).
+  return media.includes("application/json") || media.endsWith("+json");
 }
 
 /**
