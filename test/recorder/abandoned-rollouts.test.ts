@@ -1,19 +1,16 @@
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
+import { runFixture } from "../helpers/fixture-process.js";
 
 it("frees a rollout that can never settle and stops counting it as running", async () => {
   // In a child process run with --expose-gc: the heap is measured after real
   // collections, and no test runner holds async hooks of its own.
-  const { stdout } = await promisify(execFile)(
-    `${root}node_modules/.bin/tsx`,
-    ["test/recorder/fixtures/abandoned-rollouts.ts", "300"],
-    { cwd: root, env: { ...process.env, NODE_OPTIONS: "--expose-gc" } },
-  );
-  const seen = JSON.parse(stdout.trim().split("\n").at(-1) ?? "");
+  const seen = await runFixture<{
+    heldMB: number;
+    beforeMB: number;
+    afterMB: number;
+    running: number;
+    hooksOn: boolean;
+  }>("test/recorder/fixtures/abandoned-rollouts.ts", ["300"], { exposeGc: true });
   // 300 rollouts, each left waiting on a promise nobody resolves after a
   // 2,000-token answer with logprobs: ~250 MB while they were reachable.
   expect(seen.heldMB - seen.beforeMB).toBeGreaterThan(100);
