@@ -2,8 +2,8 @@
 // API, keep the best, fine-tune the student on them (SFT), and compare
 // student and teacher on the same scenarios.
 //
-//   npx tsx examples/distill/main.ts                 # 16 sessions per scenario
-//   npx tsx examples/distill/main.ts --sessions 32 --eval 32
+//   npx tsx examples/distill/main.ts                 # 32 sessions per scenario
+//   npx tsx examples/distill/main.ts --sessions 64 --eval 64
 //
 // The teacher is any model name the student is not ("teacher-large" here); the
 // embedded emulator answers every such name from its untrained policy, so the
@@ -25,8 +25,8 @@ import { sftRowsFromTrajectories } from "trajectory-recorder/store";
 const { values } = parseArgs({
   options: { sessions: { type: "string" }, eval: { type: "string" } },
 });
-const SESSIONS = Number(values.sessions ?? 16);
-const EVAL_ROLLOUTS = Number(values.eval ?? 16);
+const SESSIONS = Number(values.sessions ?? 32);
+const EVAL_ROLLOUTS = Number(values.eval ?? 32);
 const TEACHER = "teacher-large";
 
 /** A question whose answer only the tool knows. */

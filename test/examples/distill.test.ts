@@ -18,7 +18,7 @@ it("distils a teacher's best Responses sessions into the student, whose score ri
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
   expect(run.stdout).toMatch(
-    /teacher teacher-large: 64 sessions, .* kept \(reward 1\) as \d+ SFT rows/,
+    /teacher teacher-large: 128 sessions, .* kept \(reward 1\) as \d+ SFT rows/,
   );
   const teacher = score(run.stdout, /^\s+teacher teacher-large\s/);
   const before = score(run.stdout, /^\s+student step 0\s/);
