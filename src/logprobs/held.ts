@@ -69,11 +69,7 @@ function watch(): void {
 
 /** Drops the holders the collection freed; compacts if still past the cap. */
 function afterFullCollection(): void {
-  for (const slot of held)
-    if (slot.ref.deref() === undefined) {
-      held.delete(slot);
-      heldTokens -= slot.tokens;
-    }
+  for (const slot of held) if (slot.ref.deref() === undefined) releaseHeld(slot);
   if (heldTokens > MAX_WAITING_TOKENS) scheduleSlices();
   if (held.size > 0) watch();
 }

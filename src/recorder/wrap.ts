@@ -99,7 +99,8 @@ function checkExtraFields(body: Body): void {
 
 /** What `asResponse()` of a recorded call needs, kept on its promise. */
 interface RawResponseRecord {
-  asResponse: () => Promise<Response>;
+  /** The SDK's own `asResponse`, called on the promise. */
+  asResponse: (this: unknown) => Promise<Response>;
   request: RecordedCompletion["request"];
   record: (call: RecordedCompletion) => void;
   fail: (error: unknown) => void;
@@ -117,7 +118,7 @@ const RAW_RESPONSE = Symbol("trajectory-recorder.rawResponse");
  */
 function recordedAsResponse(this: { [RAW_RESPONSE]?: RawResponseRecord }): Promise<Response> {
   const raw = this[RAW_RESPONSE] as RawResponseRecord;
-  return raw.asResponse().then((response) => {
+  return raw.asResponse.call(this).then((response) => {
     if (!response.bodyUsed)
       response
         .clone()
@@ -297,7 +298,7 @@ function recordingCreate(
     const asResponse = promise.asResponse;
     if (typeof asResponse === "function" && !body.stream) {
       const raw: RawResponseRecord = {
-        asResponse: asResponse.bind(promise),
+        asResponse,
         request,
         record,
         fail,
