@@ -10,7 +10,10 @@
 // - a 4-call conversation with the caller asking for logprobs (top 5), at 64
 //   and 2,000 tokens: p50 added per call over the bare forwarder, and the
 //   endpoint's process CPU per call (its rollouts opened and finished inside
-//   the reading) against the forwarder's.
+//   the reading) against the forwarder's; beside them a forwarder through
+//   the `openai` SDK that records nothing (what a hand-written proxy costs)
+//   and the floor: the least recording from the bytes costs (the scan and a
+//   parse, no rollouts, no SDK; see proxy-server.ts).
 //
 // BENCH_ONLY=proxy runs these rows alone; BENCH_PROXY_SCALE=0.3 a third of the samples;
 // BENCH_PROXY_ROWS=conversation the conversation rows only. BENCH_PROXY_BEFORE=<checkout>
@@ -386,8 +389,10 @@ async function benchConversation(): Promise<void> {
   const load = loadavg()[0] as number;
   const upstream = await startUpstream();
   const bare = await startChild("bare", upstream.baseURL);
+  const sdk = await startChild("sdk", upstream.baseURL);
+  const floor = await startChild("floor", upstream.baseURL);
   const beforeDir = process.env.BENCH_PROXY_BEFORE;
-  const children: Child[] = [bare];
+  const children: Child[] = [bare, sdk, floor];
   try {
     const sides: Side[] = [
       {
@@ -395,6 +400,18 @@ async function benchConversation(): Promise<void> {
         child: bare,
         direct: true,
         client: () => new OpenAI({ baseURL: bare.baseURL, apiKey: "k", maxRetries: 0 }),
+      },
+      {
+        name: "SDK forwarder",
+        child: sdk,
+        direct: true,
+        client: () => new OpenAI({ baseURL: sdk.baseURL, apiKey: "k", maxRetries: 0 }),
+      },
+      {
+        name: "floor",
+        child: floor,
+        direct: false,
+        client: () => new OpenAI({ baseURL: floor.baseURL, apiKey: "k", maxRetries: 0 }),
       },
     ];
     if (beforeDir) {
@@ -450,6 +467,8 @@ async function benchConversation(): Promise<void> {
               `${((cpu[k + 1] as number) / bareCpu).toFixed(2)}x`,
             ]),
         ),
+        "endpoint / SDK forwarder": `${((cpu[sides.length - 1] as number) / (cpu[1] as number)).toFixed(2)}x`,
+        "endpoint / floor": `${((cpu[sides.length - 1] as number) / (cpu[2] as number)).toFixed(2)}x`,
       });
     }
     console.log("4-call conversation, the caller asking for logprobs (top 5):");
