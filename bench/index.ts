@@ -22,7 +22,9 @@ const STREAMS = 400;
 const KEPT = 2000;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
 // BENCH_ONLY=percall, responses, logprobs, lineage, shipping, distributed, report, cli or proxy runs those rows alone;
-// BENCH_ONLY=distributed-scale runs the 400-in-flight run (minutes long, so only when named).
+// BENCH_ONLY=distributed-scale runs the 400-in-flight run (minutes long, so only when named);
+// BENCH_ONLY=peers runs the side-by-side with the five peer recorders (it installs them into
+// .bench/peers on its first run, so only when named).
 const ONLY = process.env.BENCH_ONLY;
 
 const json = JSON.stringify({
@@ -320,6 +322,7 @@ if (ONLY === undefined || ONLY === "distributed")
   await (await import("./distributed.js")).benchDistributed();
 if (ONLY === "distributed-scale")
   await (await import("./distributed-scale.js")).benchDistributedScale();
+if (ONLY === "peers") await (await import("./peers.js")).benchPeers();
 if (ONLY === undefined || ONLY === "report") await (await import("./report.js")).benchReport();
 if (ONLY === undefined || ONLY === "cli") await (await import("./cli.js")).benchCli();
 if (ONLY === undefined || ONLY === "proxy") await (await import("./proxy.js")).benchProxy();

@@ -34,7 +34,7 @@ const TOP = 5;
 const LOOP_TOKENS = 64;
 const LOOP_TURNS = 4;
 const LONG_TOKENS = 2000;
-const CHUNKS = 200;
+export const CHUNKS = 200;
 const CONCURRENT = 500;
 /** BENCH_LOGPROBS_SCALE=0.3 runs a third of the samples (a loaded machine takes minutes). */
 const SCALE = Number(process.env.BENCH_LOGPROBS_SCALE ?? 1);
@@ -50,7 +50,7 @@ const rand = () => {
 };
 
 /** How the server spells tokens and how many alternatives it sends. */
-interface Ask {
+export interface Ask {
   ids: boolean;
   top: number;
 }
@@ -68,7 +68,8 @@ const tokens = (ask: Ask, n: number, split = false) =>
     top_logprobs: Array.from({ length: ask.top }, () => token(ask, split)),
   }));
 
-function completion(ask: Ask | null, n: number, split = false): string {
+/** A chat completion of `n` tokens as vLLM answers it (`bench/peers.ts` answers with it too). */
+export function completion(ask: Ask | null, n: number, split = false): string {
   const content = ask ? tokens(ask, n, split) : null;
   return JSON.stringify({
     id: "c",
@@ -87,7 +88,8 @@ function completion(ask: Ask | null, n: number, split = false): string {
   });
 }
 
-function streamed(ask: Ask | null): string {
+/** A stream of {@link CHUNKS} one-token chunks as vLLM sends it. */
+export function streamed(ask: Ask | null): string {
   return `${Array.from(
     { length: CHUNKS },
     (_, i) =>
