@@ -268,8 +268,13 @@ function recordingCreate(
     // and a parse that fails through the derived promise's parseResponse.
     const unwrap = promise._thenUnwrap;
     if (typeof unwrap === "function" && Object.hasOwn(promise, "_thenUnwrap"))
-      promise._thenUnwrap = (transform) => {
-        const derived = unwrap.call(promise, (data: unknown, ...rest: unknown[]) =>
+      // A function on `this`, not an arrow naming `promise`: a variable a
+      // closure names lives in the context every closure of this call
+      // shares (parseAndRecord, fail...), so the built package then kept
+      // each parsed answer (the promise's) alive until a full collection:
+      // 1.7 MB promoted a 2000-token top-5 call, against 0.4 MB now.
+      promise._thenUnwrap = function thenUnwrapAndRecord(this: APIPromiseLike, transform) {
+        const derived = unwrap.call(this, (data: unknown, ...rest: unknown[]) =>
           transform(onResult(data), ...rest),
         );
         const inner = derived?.parseResponse;
