@@ -1,6 +1,10 @@
 // Wrapped vs raw openai client against a loopback server, in one run.
-// Run with `npm run bench` (it builds first: this measures dist/, the code
-// users run). BENCH_WARMUP=n changes the warm-up.
+// Run with `npm run bench`. It builds dist/ first, but tsx follows the root
+// tsconfig's paths, so "trajectory-recorder" loads src/ here, as the rows that
+// take internals from src/ need (dist/'s classes are others: a CompactLogprobs
+// from dist/ is not one to src/'s wire writer). dist/ can differ: a retention
+// of every parsed answer showed in dist/ only (docs/performance.md).
+// BENCH_WARMUP=n changes the warm-up.
 //
 // Every figure compares the two clients under the same load: raw and
 // recorded calls are interleaved, alternating which goes first, so both see
