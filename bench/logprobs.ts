@@ -30,12 +30,13 @@ import { Recorder, TrajectoryGroup } from "trajectory-recorder";
 import { scanAnswer } from "../src/logprobs/index.js";
 import { groupWirePieces, type WireIssue } from "../src/trajectory/wire-writer.js";
 
-const TOP = 5;
-const LOOP_TOKENS = 64;
-const LOOP_TURNS = 4;
-const LONG_TOKENS = 2000;
+// The rows' sizes (bench/peers.ts runs the same rows with them).
+export const TOP = 5;
+export const LOOP_TOKENS = 64;
+export const LOOP_TURNS = 4;
+export const LONG_TOKENS = 2000;
 export const CHUNKS = 200;
-const CONCURRENT = 500;
+export const CONCURRENT = 500;
 /** BENCH_LOGPROBS_SCALE=0.3 runs a third of the samples (a loaded machine takes minutes). */
 const SCALE = Number(process.env.BENCH_LOGPROBS_SCALE ?? 1);
 const n = (rounds: number) => Math.max(2, Math.round(rounds * SCALE));

@@ -14,7 +14,17 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type Ask, CHUNKS, completion, streamed } from "./logprobs.js";
+import {
+  type Ask,
+  CHUNKS,
+  CONCURRENT,
+  completion,
+  LONG_TOKENS,
+  LOOP_TOKENS,
+  LOOP_TURNS,
+  streamed,
+  TOP,
+} from "./logprobs.js";
 import {
   type ChatClient,
   type OpenAIModule,
@@ -23,11 +33,6 @@ import {
   type System,
 } from "./peers-systems.js";
 
-const TOP = 5;
-const LOOP_TOKENS = 64;
-const LOOP_TURNS = 4;
-const LONG_TOKENS = 2000;
-const CONCURRENT = 500;
 // A model the peers know: Traceloop counts a stream's tokens with tiktoken
 // for it (and logs "Unknown model" for a made-up name). The server tells
 // the kinds of call apart by the last message.

@@ -8,7 +8,7 @@
 // keep-alive agent, buffer the answer, scan its logprobs and parse the rest,
 // write the upstream's bytes back), with no rollouts, trajectories or SDK.
 // Commands come on stdin, one per line; answers go to stdout as JSON lines.
-import { Agent, createServer, request } from "node:http";
+import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import OpenAI from "openai";
@@ -25,6 +25,11 @@ const TRAINING_FIELDS = {
 
 const [mode, upstream] = process.argv.slice(2) as ["recording" | "bare" | "sdk" | "floor", string];
 const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+/** Listens on loopback and tells the parent where. */
+async function serve(server: Server): Promise<void> {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  say({ ready: true, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+}
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const heap = () => {
   gc();
@@ -50,8 +55,7 @@ if (mode === "bare") {
     );
     req.pipe(out);
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  say({ ready: true, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+  await serve(server);
 } else if (mode === "floor") {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -96,8 +100,7 @@ if (mode === "bare") {
       out.end(sent);
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  say({ ready: true, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+  await serve(server);
 } else if (mode === "sdk") {
   const client = new OpenAI({ baseURL: upstream, apiKey: "upstream-key", maxRetries: 0 });
   const server = createServer((req, res) => {
@@ -117,8 +120,7 @@ if (mode === "bare") {
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  say({ ready: true, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+  await serve(server);
 } else {
   const recorder = new Recorder({ upstream: { baseURL: upstream, apiKey: "upstream-key" } });
   say({ ready: true, baseURL: await recorder.startEndpoint() });
